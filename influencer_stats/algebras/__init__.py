@@ -1,0 +1,12 @@
+"""Algebras: the small Protocols the logic is written against.
+
+Each is named by role and documents its contract; interpreters satisfy them
+structurally (no inheritance), and mypy checks conformance in the
+composition root.
+"""
+
+from influencer_stats.algebras.collections import CollectionStore
+from influencer_stats.algebras.event_log import EventLog
+from influencer_stats.algebras.videos import VideoStatsSource
+
+__all__ = ["CollectionStore", "EventLog", "VideoStatsSource"]

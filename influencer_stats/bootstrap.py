@@ -1,0 +1,122 @@
+"""The composition root: the only place that knows concrete interpreters.
+
+It turns ``Settings`` into running interpreters. Interpreter modules are
+imported inside the builder that needs them, so a profile that does not use
+a library never imports it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager, suppress
+from typing import Any, BinaryIO
+
+from influencer_stats.algebras import CollectionStore, EventLog, VideoStatsSource
+from influencer_stats.config import Settings
+from influencer_stats.interpreters.http.api import HttpApi
+
+
+async def _open_logger(settings: Settings, stdout: BinaryIO, stack: AsyncExitStack) -> EventLog:
+    match settings.choices.logger:
+        case "silent":
+            from influencer_stats.interpreters.logging.silent import SilentEventLog
+
+            return SilentEventLog()
+        case "all":
+            from influencer_stats.interpreters.logging.structlog_json import StructlogEventLog
+
+            return StructlogEventLog(stdout)
+        case "dropping":
+            from influencer_stats.interpreters.logging.dropping import DroppingEventLog
+            from influencer_stats.interpreters.logging.structlog_json import StructlogEventLog
+
+            dropping = DroppingEventLog(
+                StructlogEventLog(stdout), time.monotonic, limit=settings.log_rate_limit
+            )
+            flusher = asyncio.create_task(dropping.run_flusher(), name="log-flusher")
+            stack.push_async_callback(_cancel, flusher)
+            return dropping
+    raise AssertionError(f"unbuildable logger {settings.choices.logger!r}")
+
+
+async def _cancel(task: asyncio.Task[Any]) -> None:
+    task.cancel()
+    with suppress(asyncio.CancelledError):
+        await task
+
+
+def _build_store(settings: Settings, log: EventLog) -> CollectionStore:
+    match settings.choices.store:
+        case "list":
+            from influencer_stats.interpreters.collections.memory_list import ListCollectionStore
+
+            return ListCollectionStore(log)
+        case "dict":
+            from influencer_stats.interpreters.collections.memory_dict import DictCollectionStore
+
+            return DictCollectionStore()
+    raise AssertionError(f"unbuildable store {settings.choices.store!r}")
+
+
+def _build_source(settings: Settings) -> VideoStatsSource:
+    match settings.choices.video_client:
+        case "fake":
+            from influencer_stats.interpreters.videos.fake import FakeVideoStatsSource
+
+            return FakeVideoStatsSource()
+    raise AssertionError(f"unbuildable video client {settings.choices.video_client!r}")
+
+
+@asynccontextmanager
+async def open_api(settings: Settings, stdout: BinaryIO | None = None) -> AsyncIterator[HttpApi]:
+    """Build every interpreter the settings name; close them all on exit."""
+    async with AsyncExitStack() as stack:
+        log = await _open_logger(settings, stdout or sys.stdout.buffer, stack)
+        store = _build_store(settings, log)
+        source = _build_source(settings)
+        log.info(
+            "service.started",
+            profile=settings.profile,
+            server=settings.choices.server,
+            video_client=settings.choices.video_client,
+            store=settings.choices.store,
+            logger=settings.choices.logger,
+            cache=settings.choices.cache,
+        )
+        yield HttpApi(store, source, log)
+        log.info("service.stopping", profile=settings.profile)
+
+
+def _api_factory(
+    settings: Settings, stdout: BinaryIO | None
+) -> Callable[[], AbstractAsyncContextManager[HttpApi]]:
+    return lambda: open_api(settings, stdout)
+
+
+def build_asgi_app(settings: Settings, stdout: BinaryIO | None = None) -> Any:
+    """The ASGI application for ``settings`` (for uvicorn and ASGI tests)."""
+    match settings.choices.server:
+        case "starlette":
+            from influencer_stats.interpreters.http.starlette_server import create_app
+
+            return create_app(_api_factory(settings, stdout))
+    raise ValueError(f"server {settings.choices.server!r} is not an ASGI application")
+
+
+def serve(settings: Settings) -> None:
+    """Run the configured server until SIGINT/SIGTERM."""
+    import uvicorn
+
+    uvicorn.run(
+        build_asgi_app(settings),
+        host=settings.host,
+        port=settings.port,
+        lifespan="on",
+        access_log=False,
+        log_level="warning",
+        server_header=False,
+        timeout_graceful_shutdown=10,
+    )

@@ -1,0 +1,205 @@
+"""Settings and profiles: which interpreters to run, read from argv and environ.
+
+A profile is a named, declarative bundle of interpreter choices. Every choice
+can be overridden one by one (CLI flag, then environment variable, then the
+profile). The environment is a parameter, so tests pass a dict.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
+
+DEFAULT_YOUTUBE_API_URL = "https://www.googleapis.com/youtube/v3/videos"
+
+#: Every implemented choice per slot. Names that later work will add are in
+#: ``PLANNED`` so users get "not available yet" instead of "unknown".
+CHOICES: Mapping[str, tuple[str, ...]] = {
+    "server": ("starlette",),
+    "video_client": ("fake",),
+    "store": ("list", "dict"),
+    "logger": ("all", "dropping", "silent"),
+    "cache": ("none",),
+}
+PLANNED: Mapping[str, tuple[str, ...]] = {
+    "server": ("aiohttp",),
+    "video_client": ("httpx", "httpx-batched", "aiohttp", "aiohttp-batched"),
+    "store": ("sqlite", "redis"),
+    "logger": (),
+    "cache": ("stats",),
+}
+
+
+class ConfigError(Exception):
+    """The user asked for something that does not exist; exit code 2."""
+
+
+@dataclass(frozen=True, slots=True)
+class Choices:
+    """One interpreter name per slot."""
+
+    server: str
+    video_client: str
+    store: str
+    logger: str
+    cache: str = "none"
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """A named bundle of choices, with a sentence for ``--list-profiles``."""
+
+    name: str
+    description: str
+    choices: Choices
+
+
+PROFILES: Mapping[str, Profile] = {
+    p.name: p
+    for p in (
+        Profile(
+            "demo",
+            "default, offline: fake YouTube, dict store, dropping logger",
+            Choices(server="starlette", video_client="fake", store="dict", logger="dropping"),
+        ),
+        Profile(
+            "v1",
+            "the talk's v1: log everything, linear list store",
+            Choices(server="starlette", video_client="fake", store="list", logger="all"),
+        ),
+    )
+}
+DEFAULT_PROFILE = "demo"
+
+
+@dataclass(frozen=True, slots=True)
+class Secret:
+    """A value that never appears in a repr, a log line or an error."""
+
+    value: str = field(repr=False)
+
+    def __repr__(self) -> str:
+        return "Secret('***')"
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Everything the composition root needs, resolved and validated."""
+
+    profile: str
+    choices: Choices
+    host: str = "127.0.0.1"
+    port: int = 8080
+    youtube_api_url: str = DEFAULT_YOUTUBE_API_URL
+    youtube_api_key: Secret | None = None
+    log_rate_limit: int = 1_000
+
+
+@dataclass(frozen=True, slots=True)
+class CommandLine:
+    """What ``main.py`` was asked to do."""
+
+    settings: Settings
+    list_profiles: bool
+
+
+def _slot_flag(slot: str) -> str:
+    return "--" + slot.replace("_", "-")
+
+
+def _slot_env(slot: str) -> str:
+    return "INFLUENCER_STATS_" + slot.upper()
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="main.py",
+        description="influencer-stats: YouTube statistics for collections of videos.",
+    )
+    parser.add_argument(
+        "--profile", help=f"profile name (env INFLUENCER_STATS_PROFILE, default {DEFAULT_PROFILE})"
+    )
+    parser.add_argument("--host", help="bind address (env INFLUENCER_STATS_HOST, default 127.0.0.1)")
+    parser.add_argument("--port", help="bind port (env INFLUENCER_STATS_PORT, default 8080)")
+    parser.add_argument("--list-profiles", action="store_true", help="print the profiles and exit")
+    for slot in CHOICES:
+        parser.add_argument(
+            _slot_flag(slot),
+            dest=slot,
+            help=f"override the profile's {slot.replace('_', ' ')} (env {_slot_env(slot)})",
+        )
+    return parser
+
+
+def _choose(slot: str, name: str) -> str:
+    if name in CHOICES[slot]:
+        return name
+    valid = ", ".join(CHOICES[slot])
+    if name in PLANNED[slot]:
+        raise ConfigError(f"{slot.replace('_', ' ')} {name!r} is not available yet; available: {valid}")
+    raise ConfigError(f"unknown {slot.replace('_', ' ')} {name!r}; valid: {valid}")
+
+
+def _port(raw: str) -> int:
+    if raw.isdigit() and 0 < int(raw) < 65536:
+        return int(raw)
+    raise ConfigError(f"port must be 1-65535, got {raw!r}")
+
+
+def resolve(
+    profile_name: str | None,
+    overrides: Mapping[str, str | None],
+    environ: Mapping[str, str],
+    *,
+    host: str | None = None,
+    port: str | None = None,
+) -> Settings:
+    """Settings from a profile, per-slot overrides, then environment fallbacks."""
+    name = profile_name or environ.get("INFLUENCER_STATS_PROFILE") or DEFAULT_PROFILE
+    profile = PROFILES.get(name)
+    if profile is None:
+        raise ConfigError(f"unknown profile {name!r}; valid: {', '.join(PROFILES)}")
+    chosen = {
+        f.name: _choose(
+            f.name,
+            overrides.get(f.name) or environ.get(_slot_env(f.name)) or getattr(profile.choices, f.name),
+        )
+        for f in fields(Choices)
+    }
+    key = environ.get("YOUTUBE_API_KEY")
+    return Settings(
+        profile=name,
+        choices=replace(profile.choices, **chosen),
+        host=host or environ.get("INFLUENCER_STATS_HOST") or "127.0.0.1",
+        port=_port(port or environ.get("INFLUENCER_STATS_PORT") or "8080"),
+        youtube_api_url=environ.get("YOUTUBE_API_URL") or DEFAULT_YOUTUBE_API_URL,
+        youtube_api_key=Secret(key) if key else None,
+    )
+
+
+def parse_command_line(argv: Sequence[str], environ: Mapping[str, str]) -> CommandLine:
+    """Parse ``main.py`` arguments; argparse itself exits 2 on malformed flags."""
+    args = _parser().parse_args(list(argv))
+    settings = resolve(
+        args.profile,
+        {slot: getattr(args, slot) for slot in CHOICES},
+        environ,
+        host=args.host,
+        port=args.port,
+    )
+    return CommandLine(settings=settings, list_profiles=args.list_profiles)
+
+
+def describe_profiles() -> str:
+    """A table of every profile and its choices."""
+    header = ("profile", *(f.name.replace("_", "-") for f in fields(Choices)), "description")
+    rows = [
+        (p.name, *(getattr(p.choices, f.name) for f in fields(Choices)), p.description)
+        for p in PROFILES.values()
+    ]
+    widths = [max(len(str(row[i])) for row in (header, *rows)) for i in range(len(header))]
+    return "\n".join(
+        "  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+        for row in (header, *rows)
+    )

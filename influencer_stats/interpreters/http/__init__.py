@@ -1,0 +1,1 @@
+"""The HTTP edge: one framework-neutral API module, thin server adapters."""

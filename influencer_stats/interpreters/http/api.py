@@ -1,0 +1,151 @@
+"""The API's request handling, independent of any server framework.
+
+Servers parse the route and read the body (with the size limit), then call
+one method here and write the ``Reply`` it returns. Everything else (JSON,
+validation, status codes, problem bodies) lives here or in ``problems``, so
+every server behaves identically.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable
+from typing import Concatenate, ParamSpec
+
+import msgspec
+import orjson
+from returns.result import Failure, Success
+
+from influencer_stats.algebras import CollectionStore, EventLog, VideoStatsSource
+from influencer_stats.interpreters.http import problems
+from influencer_stats.interpreters.http.problems import JSON, Reply
+from influencer_stats.logic.models import CollectionStats, Created
+from influencer_stats.logic.service import get_stats
+from influencer_stats.logic.validation import parse_collection_body, parse_collection_id
+
+MAX_BODY_BYTES = 1024 * 1024
+_decode = msgspec.json.Decoder().decode
+_P = ParamSpec("_P")
+_HEALTHY = Reply(200, b'{"status":"ok"}')
+_NO_CONTENT = Reply(204, b"")
+
+
+def _stats_body(stats: CollectionStats) -> bytes:
+    return orjson.dumps(
+        {
+            "impressions": stats.impressions,
+            "engagements": stats.engagements,
+            "score": stats.score,
+            "videos": stats.videos,
+            "missing": stats.missing,
+        }
+    )
+
+
+def _guarded(
+    handler: Callable[Concatenate[HttpApi, _P], Awaitable[Reply]],
+) -> Callable[Concatenate[HttpApi, _P], Awaitable[Reply]]:
+    """Turn a bug into a logged 500 problem instead of a stack trace on the wire."""
+
+    @functools.wraps(handler)
+    async def guarded(self: HttpApi, /, *args: _P.args, **kwargs: _P.kwargs) -> Reply:
+        try:
+            return await handler(self, *args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - the edge is where bugs stop
+            self.log.error("http.unhandled_error", handler=handler.__name__, error=repr(exc)[:500])
+            return problems.internal_error()
+
+    return guarded
+
+
+class HttpApi:
+    """The service's HTTP behaviour, built from the algebras it needs."""
+
+    max_body_bytes = MAX_BODY_BYTES
+
+    def __init__(self, store: CollectionStore, source: VideoStatsSource, log: EventLog) -> None:
+        self.store = store
+        self.source = source
+        self.log = log
+
+    def health(self) -> Reply:
+        return _HEALTHY
+
+    @_guarded
+    async def list_collections(self) -> Reply:
+        match await self.store.ids():
+            case Success(ids):
+                return Reply(200, orjson.dumps({"ids": ids}))
+            case Failure(error):
+                return problems.for_error(error)
+        raise AssertionError("unreachable")
+
+    @_guarded
+    async def get_collection(self, raw_id: str) -> Reply:
+        match parse_collection_id(raw_id):
+            case Failure(invalid):
+                return problems.invalid_input(invalid)
+            case Success(collection_id):
+                pass
+        match await self.store.get(collection_id):
+            case Success(collection):
+                return Reply(200, orjson.dumps({"videos": collection.videos}))
+            case Failure(error):
+                return problems.for_error(error)
+        raise AssertionError("unreachable")
+
+    @_guarded
+    async def put_collection(self, raw_id: str, body: bytes) -> Reply:
+        match parse_collection_id(raw_id):
+            case Failure(invalid):
+                return problems.invalid_input(invalid)
+            case Success(collection_id):
+                pass
+        try:
+            document = _decode(body)
+        except msgspec.DecodeError as exc:
+            return problems.malformed_json(f"the body is not valid JSON: {exc}")
+        match parse_collection_body(document):
+            case Failure(invalid):
+                return problems.invalid_input(invalid)
+            case Success(videos):
+                pass
+        match await self.store.save(collection_id, videos):
+            case Failure(error):
+                return problems.for_error(error)
+            case Success(outcome):
+                created = isinstance(outcome, Created)
+        self.log.info("collection.saved", collection=collection_id, videos=len(videos), created=created)
+        body_out = orjson.dumps({"videos": videos})
+        if created:
+            return Reply(201, body_out, JSON, (("location", f"/collections/{collection_id}"),))
+        return Reply(200, body_out)
+
+    @_guarded
+    async def delete_collection(self, raw_id: str) -> Reply:
+        match parse_collection_id(raw_id):
+            case Failure(invalid):
+                return problems.invalid_input(invalid)
+            case Success(collection_id):
+                pass
+        match await self.store.delete(collection_id):
+            case Failure(error):
+                return problems.for_error(error)
+            case Success(_):
+                self.log.info("collection.deleted", collection=collection_id)
+                return _NO_CONTENT
+        raise AssertionError("unreachable")
+
+    @_guarded
+    async def collection_stats(self, raw_id: str) -> Reply:
+        match parse_collection_id(raw_id):
+            case Failure(invalid):
+                return problems.invalid_input(invalid)
+            case Success(collection_id):
+                pass
+        match await get_stats(collection_id, self.store, self.source, self.log):
+            case Success(stats):
+                return Reply(200, _stats_body(stats))
+            case Failure(error):
+                return problems.for_error(error)
+        raise AssertionError("unreachable")

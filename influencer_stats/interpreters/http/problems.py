@@ -1,0 +1,130 @@
+"""RFC 9457 problem responses: every error maps to exactly one, in one place.
+
+Both servers answer through this module, so a given failure produces the same
+status, headers and body whichever server runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import orjson
+
+from influencer_stats.logic.models import (
+    CollectionNotFound,
+    InvalidUpstreamData,
+    QuotaExceeded,
+    StatsError,
+    StoreUnavailable,
+    UpstreamMisconfigured,
+    UpstreamTimeout,
+    UpstreamUnavailable,
+)
+from influencer_stats.logic.validation import InvalidInput
+
+PROBLEM_JSON = "application/problem+json"
+JSON = "application/json"
+_TYPE = "urn:influencer-stats:problem:"
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A complete HTTP response, independent of any server framework."""
+
+    status: int
+    body: bytes = b""
+    content_type: str = JSON
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+def problem(
+    status: int,
+    slug: str,
+    title: str,
+    detail: str,
+    *,
+    headers: tuple[tuple[str, str], ...] = (),
+    **extensions: object,
+) -> Reply:
+    """A problem+json reply; ``extensions`` become extra members."""
+    document: dict[str, object] = {
+        "type": _TYPE + slug,
+        "title": title,
+        "status": status,
+        "detail": detail,
+        **extensions,
+    }
+    return Reply(status, orjson.dumps(document), PROBLEM_JSON, headers)
+
+
+def malformed_json(detail: str) -> Reply:
+    return problem(400, "malformed-json", "Malformed JSON", detail)
+
+
+def invalid_input(error: InvalidInput) -> Reply:
+    value = error.value if isinstance(error.value, (str, int, float, bool, type(None))) else str(error.value)
+    return problem(
+        422,
+        "validation-error",
+        "Invalid request",
+        f"{error.field} {error.reason} (got {value!r})",
+        field=error.field,
+        value=value,
+    )
+
+
+def body_too_large(limit: int) -> Reply:
+    return problem(413, "body-too-large", "Request body too large", f"the body must be at most {limit} bytes")
+
+
+def route_not_found(path: str) -> Reply:
+    return problem(404, "route-not-found", "Not found", f"no route matches {path[:200]!r}")
+
+
+def method_not_allowed(method: str, allowed: tuple[str, ...]) -> Reply:
+    return problem(
+        405,
+        "method-not-allowed",
+        "Method not allowed",
+        f"{method[:20]} is not allowed here; use {', '.join(allowed)}",
+        headers=(("allow", ", ".join(allowed)),),
+    )
+
+
+def internal_error() -> Reply:
+    return problem(
+        500, "internal-error", "Internal server error", "an unexpected error occurred; it has been logged"
+    )
+
+
+def for_error(error: StatsError) -> Reply:
+    """The one mapping from a domain or upstream failure to a response."""
+    match error:
+        case CollectionNotFound(id=collection_id):
+            return problem(
+                404, "collection-not-found", "Collection not found", f"no collection has id {collection_id!r}"
+            )
+        case StoreUnavailable(detail=detail):
+            return problem(
+                503,
+                "store-unavailable",
+                "Collection storage unavailable",
+                detail,
+                headers=(("retry-after", "1"),),
+            )
+        case QuotaExceeded(detail=detail, retry_after_s=retry_after):
+            return problem(
+                503,
+                "upstream-quota-exceeded",
+                "YouTube quota exceeded",
+                detail,
+                headers=(("retry-after", str(retry_after)),),
+            )
+        case UpstreamMisconfigured(detail=detail):
+            return problem(502, "upstream-misconfigured", "YouTube rejected the service's request", detail)
+        case UpstreamUnavailable(detail=detail):
+            return problem(502, "upstream-unavailable", "YouTube unavailable", detail)
+        case UpstreamTimeout(detail=detail):
+            return problem(504, "upstream-timeout", "YouTube timed out", detail)
+        case InvalidUpstreamData(detail=detail):
+            return problem(502, "upstream-invalid-response", "YouTube sent an invalid response", detail)

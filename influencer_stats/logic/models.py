@@ -1,0 +1,131 @@
+"""Domain values: frozen, hashable, free of any infrastructure.
+
+Everything the logic computes with, and every expected failure an algebra can
+report, is defined here. Algebras and interpreters import these; this module
+imports nothing of theirs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import NewType
+
+CollectionId = NewType("CollectionId", str)
+VideoId = NewType("VideoId", str)
+
+
+@dataclass(frozen=True, slots=True)
+class VideoStats:
+    """Public counters of one video. Hidden or private counters are 0."""
+
+    views: int = 0
+    likes: int = 0
+    comments: int = 0
+    dislikes: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Collection:
+    """A named list of video ids, in the order the user gave them."""
+
+    id: CollectionId
+    videos: tuple[VideoId, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class VideoBatch:
+    """What a video stats source found for the ids it was asked about.
+
+    Every requested id is either a key of ``stats`` or listed in ``missing``.
+    """
+
+    stats: Mapping[VideoId, VideoStats]
+    missing: tuple[VideoId, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class CollectionStats:
+    """The aggregate the API returns for one collection."""
+
+    impressions: int
+    engagements: int
+    score: int
+    videos: int
+    missing: tuple[VideoId, ...]
+
+
+# --- Saving a collection -----------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Created:
+    """The collection did not exist and now does."""
+
+
+@dataclass(frozen=True, slots=True)
+class Replaced:
+    """The collection existed and its videos were replaced."""
+
+
+SaveOutcome = Created | Replaced
+
+
+# --- Expected failures (closed unions of frozen values) ----------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CollectionNotFound:
+    """No collection has this id."""
+
+    id: CollectionId
+
+
+@dataclass(frozen=True, slots=True)
+class StoreUnavailable:
+    """The collection storage could not answer (e.g. its server is down)."""
+
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class QuotaExceeded:
+    """The upstream refused for quota or rate reasons; retrying now is futile."""
+
+    detail: str
+    retry_after_s: int = 60
+
+
+@dataclass(frozen=True, slots=True)
+class UpstreamMisconfigured:
+    """The upstream rejected our request itself (bad key, bad request)."""
+
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class UpstreamUnavailable:
+    """The upstream failed transiently (5xx, 429, connection error, breaker open)."""
+
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class UpstreamTimeout:
+    """The upstream did not answer within the per-call timeout or the deadline."""
+
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class InvalidUpstreamData:
+    """The upstream answered with a body we cannot trust."""
+
+    detail: str
+
+
+UpstreamError = (
+    QuotaExceeded | UpstreamMisconfigured | UpstreamUnavailable | UpstreamTimeout | InvalidUpstreamData
+)
+StoreError = StoreUnavailable
+StatsError = CollectionNotFound | StoreUnavailable | UpstreamError

@@ -1,0 +1,119 @@
+"""The CollectionStore contract, run against every interpreter (the TCK).
+
+A new store passes when it is added to ``STORES`` and this file passes
+unchanged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+
+import pytest
+from returns.result import Failure, Success
+
+from influencer_stats.algebras import CollectionStore
+from influencer_stats.interpreters.collections.memory_dict import DictCollectionStore
+from influencer_stats.interpreters.collections.memory_list import ListCollectionStore
+from influencer_stats.logic.models import (
+    Collection,
+    CollectionId,
+    CollectionNotFound,
+    Created,
+    Replaced,
+    VideoId,
+)
+from influencer_stats.testing.event_log import CapturingEventLog
+from influencer_stats.testing.synthetic import synthetic_video_id
+
+StoreFactory = Callable[[], AbstractAsyncContextManager[CollectionStore]]
+
+
+@asynccontextmanager
+async def list_store() -> AsyncIterator[CollectionStore]:
+    yield ListCollectionStore(CapturingEventLog())
+
+
+@asynccontextmanager
+async def dict_store() -> AsyncIterator[CollectionStore]:
+    yield DictCollectionStore()
+
+
+STORES: dict[str, StoreFactory] = {"list": list_store, "dict": dict_store}
+
+ONE, TWO = CollectionId("one"), CollectionId("two")
+A, B, C = VideoId("-4lB5EKS5Uk"), VideoId("-jlLkTtgWUk"), VideoId("1FEFpk-uIYo")
+
+
+@pytest.fixture(params=list(STORES))
+async def store(request: pytest.FixtureRequest) -> AsyncIterator[CollectionStore]:
+    async with STORES[request.param]() as opened:
+        yield opened
+
+
+async def test_saving_a_new_collection_creates_it(store: CollectionStore) -> None:
+    assert await store.save(ONE, (A, B)) == Success(Created())
+    assert await store.get(ONE) == Success(Collection(ONE, (A, B)))
+
+
+async def test_saving_again_replaces_the_videos(store: CollectionStore) -> None:
+    await store.save(ONE, (A, B))
+
+    assert await store.save(ONE, (C,)) == Success(Replaced())
+    assert await store.get(ONE) == Success(Collection(ONE, (C,)))
+
+
+async def test_order_and_duplicates_are_kept(store: CollectionStore) -> None:
+    await store.save(ONE, (C, A, C))
+
+    assert await store.get(ONE) == Success(Collection(ONE, (C, A, C)))
+
+
+async def test_an_empty_collection_is_a_collection(store: CollectionStore) -> None:
+    await store.save(ONE, ())
+
+    assert await store.get(ONE) == Success(Collection(ONE, ()))
+
+
+async def test_an_unknown_id_is_not_found(store: CollectionStore) -> None:
+    assert await store.get(ONE) == Failure(CollectionNotFound(ONE))
+
+
+async def test_delete_removes_and_a_second_delete_is_not_found(store: CollectionStore) -> None:
+    await store.save(ONE, (A,))
+    await store.save(TWO, (B,))
+
+    assert await store.delete(ONE) == Success(None)
+    assert await store.get(ONE) == Failure(CollectionNotFound(ONE))
+    assert await store.delete(ONE) == Failure(CollectionNotFound(ONE))
+    assert await store.get(TWO) == Success(Collection(TWO, (B,)))
+
+
+async def test_ids_lists_every_collection_sorted(store: CollectionStore) -> None:
+    assert await store.ids() == Success(())
+    for name in ("b", "c", "a"):
+        await store.save(CollectionId(name), (A,))
+
+    assert await store.ids() == Success(("a", "b", "c"))
+
+
+async def test_a_large_collection_round_trips(store: CollectionStore) -> None:
+    videos = tuple(synthetic_video_id(n) for n in range(5_000))
+
+    await store.save(ONE, videos)
+
+    assert await store.get(ONE) == Success(Collection(ONE, videos))
+
+
+async def test_concurrent_writers_leave_one_of_the_written_values(store: CollectionStore) -> None:
+    values = [tuple(synthetic_video_id(n * 10 + k) for k in range(3)) for n in range(50)]
+
+    outcomes = await asyncio.gather(*(store.save(ONE, v) for v in values))
+
+    assert sum(o == Success(Created()) for o in outcomes) == 1
+    match await store.get(ONE):
+        case Success(collection):
+            assert collection.videos in values
+        case other:
+            raise AssertionError(other)

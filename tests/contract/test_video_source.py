@@ -1,0 +1,67 @@
+"""The VideoStatsSource contract, run against every interpreter.
+
+Each source is opened against the same synthetic world (the fake computes
+it; networked clients later talk to the YouTube double serving it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+
+import pytest
+from returns.result import Success
+
+from influencer_stats.algebras import VideoStatsSource
+from influencer_stats.interpreters.videos.fake import FakeVideoStatsSource
+from influencer_stats.logic.models import VideoBatch, VideoId
+from influencer_stats.testing.synthetic import synthetic_stats, synthetic_video_id
+
+SourceFactory = Callable[[], AbstractAsyncContextManager[VideoStatsSource]]
+
+
+@asynccontextmanager
+async def fake_source() -> AsyncIterator[VideoStatsSource]:
+    yield FakeVideoStatsSource()
+
+
+SOURCES: dict[str, SourceFactory] = {"fake": fake_source}
+
+
+@pytest.fixture(params=list(SOURCES))
+async def source(request: pytest.FixtureRequest) -> AsyncIterator[VideoStatsSource]:
+    async with SOURCES[request.param]() as opened:
+        yield opened
+
+
+async def test_known_videos_come_back_with_their_statistics(source: VideoStatsSource) -> None:
+    ids = [VideoId("-4lB5EKS5Uk"), VideoId("-jlLkTtgWUk")]
+
+    result = await source.fetch(ids)
+
+    assert result == Success(VideoBatch({i: synthetic_stats(i) for i in ids}, ()))
+
+
+async def test_unknown_videos_are_missing_not_errors(source: VideoStatsSource) -> None:
+    known, unknown = VideoId("1FEFpk-uIYo"), VideoId("XXXXXXXXXXX")
+
+    result = await source.fetch([known, unknown])
+
+    assert result == Success(VideoBatch({known: synthetic_stats(known)}, (unknown,)))
+
+
+async def test_an_empty_request_is_an_empty_batch(source: VideoStatsSource) -> None:
+    assert await source.fetch([]) == Success(VideoBatch({}, ()))
+
+
+async def test_every_id_of_a_large_request_is_accounted_for_exactly_once(source: VideoStatsSource) -> None:
+    ids = [synthetic_video_id(n) for n in range(121)] + [VideoId("X1234567890")]
+
+    match await source.fetch(ids):
+        case Success(batch):
+            assert set(batch.stats) | set(batch.missing) == set(ids)
+            assert not set(batch.stats) & set(batch.missing)
+            assert batch.missing == (VideoId("X1234567890"),)
+            assert all(batch.stats[i] == synthetic_stats(i) for i in batch.stats)
+        case other:
+            raise AssertionError(other)

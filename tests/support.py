@@ -1,0 +1,81 @@
+"""Starting the real service as a process, for end-to-end tests."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class RunningService:
+    url: str
+    process: subprocess.Popen[bytes]
+    log_path: Path
+
+    def output(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+
+def wait_until_healthy(url: str, process: subprocess.Popen[bytes], timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"service exited with {process.returncode} before answering")
+        try:
+            if httpx.get(url + "/healthz", timeout=0.5).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.05)
+    raise TimeoutError(f"{url} did not become healthy within {timeout}s")
+
+
+def stop(process: subprocess.Popen[bytes], timeout: float = 15.0) -> int:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(5)
+    return process.returncode
+
+
+@contextmanager
+def running_service(
+    args: Sequence[str],
+    log_path: Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    command: Sequence[str] | None = None,
+) -> Iterator[RunningService]:
+    """Run ``main.py ARGS --port <free>`` (or ``command``) until the block ends."""
+    port = free_port()
+    argv = [*(command or [sys.executable, "main.py"]), *args, "--port", str(port)]
+    full_env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(argv, cwd=ROOT, env=full_env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_healthy(url, process)
+        yield RunningService(url, process, log_path)
+    finally:
+        stop(process)

@@ -1,0 +1,115 @@
+"""The stats use case, run against in-memory fakes (no network)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from returns.result import Failure, Result, Success
+
+from influencer_stats.interpreters.collections.memory_dict import DictCollectionStore
+from influencer_stats.interpreters.videos.fake import FakeVideoStatsSource
+from influencer_stats.logic.models import (
+    CollectionId,
+    CollectionNotFound,
+    QuotaExceeded,
+    UpstreamError,
+    VideoBatch,
+    VideoId,
+)
+from influencer_stats.logic.service import get_stats
+from influencer_stats.testing.event_log import CapturingEventLog
+from influencer_stats.testing.synthetic import synthetic_stats
+
+ONE = CollectionId("campaign-1")
+A, B, UNKNOWN = VideoId("-4lB5EKS5Uk"), VideoId("-jlLkTtgWUk"), VideoId("X0000000000")
+
+
+class RecordingSource:
+    """Answers with a scripted result and records every request."""
+
+    def __init__(self, result: Result[VideoBatch, UpstreamError]) -> None:
+        self.result = result
+        self.requests: list[tuple[VideoId, ...]] = []
+
+    async def fetch(self, ids: Sequence[VideoId]) -> Result[VideoBatch, UpstreamError]:
+        self.requests.append(tuple(ids))
+        return self.result
+
+
+async def test_stats_of_a_saved_collection_sum_its_videos() -> None:
+    store = DictCollectionStore()
+    await store.save(ONE, (A, B))
+
+    result = await get_stats(ONE, store, FakeVideoStatsSource(), CapturingEventLog())
+
+    expected_views = synthetic_stats(A).views + synthetic_stats(B).views
+    match result:
+        case Success(stats):
+            assert stats.impressions == expected_views
+            assert stats.videos == 2
+        case Failure(error):
+            raise AssertionError(error)
+
+
+async def test_each_distinct_video_is_fetched_once_in_a_single_call() -> None:
+    store = DictCollectionStore()
+    await store.save(ONE, (A, B, A, B, A))
+    source = RecordingSource(Success(VideoBatch({})))
+
+    await get_stats(ONE, store, source, CapturingEventLog())
+
+    assert source.requests == [(A, B)]
+
+
+async def test_unknown_videos_are_listed_as_missing() -> None:
+    store = DictCollectionStore()
+    await store.save(ONE, (A, UNKNOWN))
+
+    result = await get_stats(ONE, store, FakeVideoStatsSource(), CapturingEventLog())
+
+    assert result.map(lambda s: (s.videos, s.missing)) == Success((1, (UNKNOWN,)))
+
+
+async def test_an_unknown_collection_is_not_found_and_the_source_is_not_called() -> None:
+    source = RecordingSource(Success(VideoBatch({})))
+
+    result = await get_stats(ONE, DictCollectionStore(), source, CapturingEventLog())
+
+    assert result == Failure(CollectionNotFound(ONE))
+    assert source.requests == []
+
+
+async def test_an_empty_collection_is_zeros_without_an_upstream_call() -> None:
+    store = DictCollectionStore()
+    await store.save(ONE, ())
+    source = RecordingSource(Failure(QuotaExceeded("should not be asked")))
+
+    result = await get_stats(ONE, store, source, CapturingEventLog())
+
+    assert result.map(lambda s: (s.impressions, s.engagements, s.score, s.videos)) == Success((0, 0, 0, 0))
+    assert source.requests == []
+
+
+async def test_an_upstream_failure_comes_back_as_the_same_value_and_is_logged() -> None:
+    store = DictCollectionStore()
+    await store.save(ONE, (A,))
+    log = CapturingEventLog()
+    quota = QuotaExceeded("daily quota", retry_after_s=3600)
+
+    result = await get_stats(ONE, store, RecordingSource(Failure(quota)), log)
+
+    assert result == Failure(quota)
+    [event] = log.named("stats.upstream_failed")
+    assert event.level == "warning"
+    assert event.fields["error"] == "QuotaExceeded"
+
+
+async def test_a_successful_computation_is_logged_for_operators() -> None:
+    store = DictCollectionStore()
+    await store.save(ONE, (A, UNKNOWN))
+    log = CapturingEventLog()
+
+    await get_stats(ONE, store, FakeVideoStatsSource(), log)
+
+    [event] = log.named("stats.computed")
+    assert event.fields == {"collection": ONE, "videos": 1, "missing": 1}
