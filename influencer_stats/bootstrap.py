@@ -61,13 +61,65 @@ def _build_store(settings: Settings, log: EventLog) -> CollectionStore:
     raise AssertionError(f"unbuildable store {settings.choices.store!r}")
 
 
-def _build_source(settings: Settings) -> VideoStatsSource:
-    match settings.choices.video_client:
-        case "fake":
-            from influencer_stats.interpreters.videos.fake import FakeVideoStatsSource
+async def _open_source(settings: Settings, log: EventLog, stack: AsyncExitStack) -> VideoStatsSource:
+    client = settings.choices.video_client
+    if client == "fake":
+        from influencer_stats.interpreters.videos.fake import FakeVideoStatsSource
 
-            return FakeVideoStatsSource()
-    raise AssertionError(f"unbuildable video client {settings.choices.video_client!r}")
+        return FakeVideoStatsSource()
+    from influencer_stats.interpreters.videos.circuit_breaker import CircuitBreakerSource
+    from influencer_stats.interpreters.videos.youtube_api import MAX_IDS_PER_CALL, VideosListCall
+    from influencer_stats.interpreters.videos.youtube_source import UpstreamPolicy, YouTubeVideoStatsSource
+
+    key = settings.youtube_api_key.value if settings.youtube_api_key else None
+    pool = settings.upstream_connections
+    call: VideosListCall
+    if client in ("httpx", "httpx-batched"):
+        import logging
+
+        import httpx
+
+        from influencer_stats.interpreters.videos.httpx_client import HttpxVideosList
+
+        # httpx logs every request URL at INFO; keep it out of any log.
+        logging.getLogger("httpx").setLevel(logging.WARNING)
+        http = httpx.AsyncClient(
+            limits=httpx.Limits(max_connections=pool, max_keepalive_connections=pool),
+            timeout=httpx.Timeout(settings.upstream_call_timeout_s),
+        )
+        stack.push_async_callback(http.aclose)
+        call = HttpxVideosList(http, settings.youtube_api_url, key)
+    elif client in ("aiohttp", "aiohttp-batched"):
+        import aiohttp
+
+        from influencer_stats.interpreters.videos.aiohttp_client import AiohttpVideosList
+
+        session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=pool, limit_per_host=pool, ttl_dns_cache=300),
+            timeout=aiohttp.ClientTimeout(
+                total=None,
+                sock_connect=settings.upstream_call_timeout_s,
+                sock_read=settings.upstream_call_timeout_s,
+            ),
+        )
+        stack.push_async_callback(session.close)
+        call = AiohttpVideosList(session, settings.youtube_api_url, key)
+    else:
+        raise AssertionError(f"unbuildable video client {client!r}")
+    policy = UpstreamPolicy(
+        ids_per_call=MAX_IDS_PER_CALL if client.endswith("-batched") else 1,
+        concurrency=settings.upstream_concurrency,
+        call_timeout_s=settings.upstream_call_timeout_s,
+        deadline_s=settings.upstream_deadline_s,
+    )
+    source = YouTubeVideoStatsSource(call, policy, log, clock=time.monotonic)
+    return CircuitBreakerSource(
+        source,
+        time.monotonic,
+        log,
+        threshold=settings.breaker_threshold,
+        cooldown_s=settings.breaker_cooldown_s,
+    )
 
 
 @asynccontextmanager
@@ -76,7 +128,7 @@ async def open_api(settings: Settings, stdout: BinaryIO | None = None) -> AsyncI
     async with AsyncExitStack() as stack:
         log = await _open_logger(settings, stdout or sys.stdout.buffer, stack)
         store = _build_store(settings, log)
-        source = _build_source(settings)
+        source = await _open_source(settings, log, stack)
         log.info(
             "service.started",
             profile=settings.profile,
@@ -108,6 +160,9 @@ def build_asgi_app(settings: Settings, stdout: BinaryIO | None = None) -> Any:
 
 def serve(settings: Settings) -> None:
     """Run the configured server until SIGINT/SIGTERM."""
+    if settings.choices.server == "aiohttp":
+        _serve_aiohttp(settings)
+        return
     import uvicorn
 
     uvicorn.run(
@@ -119,4 +174,25 @@ def serve(settings: Settings) -> None:
         log_level="warning",
         server_header=False,
         timeout_graceful_shutdown=10,
+    )
+
+
+def _serve_aiohttp(settings: Settings) -> None:
+    from aiohttp import web
+
+    from influencer_stats.interpreters.http.aiohttp_server import create_app
+
+    try:
+        import uvloop
+    except ImportError:  # pragma: no cover - uvloop is optional
+        pass
+    else:
+        asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
+    web.run_app(
+        create_app(_api_factory(settings, None)),
+        host=settings.host,
+        port=settings.port,
+        access_log=None,
+        print=None,
+        shutdown_timeout=10,
     )

@@ -16,15 +16,15 @@ DEFAULT_YOUTUBE_API_URL = "https://www.googleapis.com/youtube/v3/videos"
 #: Every implemented choice per slot. Names that later work will add are in
 #: ``PLANNED`` so users get "not available yet" instead of "unknown".
 CHOICES: Mapping[str, tuple[str, ...]] = {
-    "server": ("starlette",),
-    "video_client": ("fake",),
+    "server": ("starlette", "aiohttp"),
+    "video_client": ("fake", "httpx", "httpx-batched", "aiohttp", "aiohttp-batched"),
     "store": ("list", "dict"),
     "logger": ("all", "dropping", "silent"),
     "cache": ("none",),
 }
 PLANNED: Mapping[str, tuple[str, ...]] = {
-    "server": ("aiohttp",),
-    "video_client": ("httpx", "httpx-batched", "aiohttp", "aiohttp-batched"),
+    "server": (),
+    "video_client": (),
     "store": ("sqlite", "redis"),
     "logger": (),
     "cache": ("stats",),
@@ -68,6 +68,11 @@ PROFILES: Mapping[str, Profile] = {
             "the talk's v1: log everything, linear list store",
             Choices(server="starlette", video_client="fake", store="list", logger="all"),
         ),
+        Profile(
+            "youtube",
+            "the real YouTube Data API (needs YOUTUBE_API_KEY): batched aiohttp client",
+            Choices(server="starlette", video_client="aiohttp-batched", store="dict", logger="dropping"),
+        ),
     )
 }
 DEFAULT_PROFILE = "demo"
@@ -94,6 +99,12 @@ class Settings:
     youtube_api_url: str = DEFAULT_YOUTUBE_API_URL
     youtube_api_key: Secret | None = None
     log_rate_limit: int = 1_000
+    upstream_call_timeout_s: float = 1.0
+    upstream_deadline_s: float = 2.0
+    upstream_concurrency: int = 16
+    upstream_connections: int = 64
+    breaker_threshold: int = 5
+    breaker_cooldown_s: float = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +158,19 @@ def _port(raw: str) -> int:
     raise ConfigError(f"port must be 1-65535, got {raw!r}")
 
 
+def _number(environ: Mapping[str, str], name: str, default: float, *, integer: bool = False) -> float:
+    raw = environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw) if integer else float(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be a {'whole ' if integer else ''}number, got {raw!r}") from None
+    if value <= 0:
+        raise ConfigError(f"{name} must be positive, got {raw!r}")
+    return value
+
+
 def resolve(
     profile_name: str | None,
     overrides: Mapping[str, str | None],
@@ -168,13 +192,28 @@ def resolve(
         for f in fields(Choices)
     }
     key = environ.get("YOUTUBE_API_KEY")
+    url = environ.get("YOUTUBE_API_URL") or DEFAULT_YOUTUBE_API_URL
+    if not url.startswith(("http://", "https://")):
+        raise ConfigError(f"YOUTUBE_API_URL must be an http(s) URL, got {url[:100]!r}")
+    choices = replace(profile.choices, **chosen)
+    if choices.video_client != "fake" and url == DEFAULT_YOUTUBE_API_URL and not key:
+        raise ConfigError(
+            f"video client {choices.video_client!r} calls the real YouTube API: set YOUTUBE_API_KEY "
+            "(or point YOUTUBE_API_URL at a videos.list double)"
+        )
     return Settings(
         profile=name,
-        choices=replace(profile.choices, **chosen),
+        choices=choices,
         host=host or environ.get("INFLUENCER_STATS_HOST") or "127.0.0.1",
         port=_port(port or environ.get("INFLUENCER_STATS_PORT") or "8080"),
-        youtube_api_url=environ.get("YOUTUBE_API_URL") or DEFAULT_YOUTUBE_API_URL,
+        youtube_api_url=url,
         youtube_api_key=Secret(key) if key else None,
+        upstream_call_timeout_s=_number(environ, "INFLUENCER_STATS_UPSTREAM_TIMEOUT", 1.0),
+        upstream_deadline_s=_number(environ, "INFLUENCER_STATS_UPSTREAM_DEADLINE", 2.0),
+        upstream_concurrency=int(_number(environ, "INFLUENCER_STATS_UPSTREAM_CONCURRENCY", 16, integer=True)),
+        upstream_connections=int(_number(environ, "INFLUENCER_STATS_UPSTREAM_CONNECTIONS", 64, integer=True)),
+        breaker_threshold=int(_number(environ, "INFLUENCER_STATS_BREAKER_THRESHOLD", 5, integer=True)),
+        breaker_cooldown_s=_number(environ, "INFLUENCER_STATS_BREAKER_COOLDOWN", 5.0),
     )
 
 

@@ -1,0 +1,65 @@
+"""``videos.list`` over aiohttp."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import aiohttp
+from returns.result import Failure, Result
+
+from influencer_stats.interpreters.videos.youtube_api import (
+    API_KEY_HEADER,
+    MAX_BODY_BYTES,
+    StatsByVideo,
+    classify_error,
+    parse_videos_list,
+    request_url,
+)
+from influencer_stats.logic.models import (
+    InvalidUpstreamData,
+    UpstreamError,
+    UpstreamTimeout,
+    UpstreamUnavailable,
+    VideoId,
+)
+
+
+class AiohttpVideosList:
+    """``VideosListCall`` on a shared ``aiohttp.ClientSession`` (opened by the root).
+
+    The key travels in the ``X-Goog-Api-Key`` header, never in the URL.
+    """
+
+    def __init__(
+        self,
+        session: aiohttp.ClientSession,
+        base_url: str,
+        api_key: str | None,
+        max_body: int = MAX_BODY_BYTES,
+    ) -> None:
+        self._session = session
+        self._base_url = base_url
+        self._headers = {API_KEY_HEADER: api_key} if api_key else {}
+        self._max_body = max_body
+
+    async def __call__(self, ids: Sequence[VideoId]) -> Result[StatsByVideo, UpstreamError]:
+        try:
+            async with self._session.get(
+                request_url(self._base_url, ids), headers=self._headers, skip_auto_headers=("User-Agent",)
+            ) as response:
+                declared = response.content_length
+                if declared is not None and declared > self._max_body:
+                    return Failure(InvalidUpstreamData(f"videos.list body over {self._max_body} bytes"))
+                body = bytearray()
+                async for chunk in response.content.iter_any():
+                    body += chunk
+                    if len(body) > self._max_body:
+                        return Failure(InvalidUpstreamData(f"videos.list body over {self._max_body} bytes"))
+                status = response.status
+        except aiohttp.ServerTimeoutError:
+            return Failure(UpstreamTimeout("YouTube call timed out (ServerTimeoutError)"))
+        except aiohttp.ClientError as exc:
+            return Failure(UpstreamUnavailable(f"YouTube connection failed ({type(exc).__name__})"))
+        if status != 200:
+            return Failure(classify_error(status, bytes(body)))
+        return parse_videos_list(bytes(body))

@@ -1,0 +1,59 @@
+"""``videos.list`` over httpx."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import httpx
+from returns.result import Failure, Result
+
+from influencer_stats.interpreters.videos.youtube_api import (
+    API_KEY_HEADER,
+    MAX_BODY_BYTES,
+    StatsByVideo,
+    classify_error,
+    parse_videos_list,
+    request_url,
+)
+from influencer_stats.logic.models import (
+    InvalidUpstreamData,
+    UpstreamError,
+    UpstreamTimeout,
+    UpstreamUnavailable,
+    VideoId,
+)
+
+
+class HttpxVideosList:
+    """``VideosListCall`` on a shared ``httpx.AsyncClient`` (opened by the root).
+
+    The key travels in the ``X-Goog-Api-Key`` header, never in the URL, so no
+    URL logged anywhere carries it.
+    """
+
+    def __init__(
+        self, client: httpx.AsyncClient, base_url: str, api_key: str | None, max_body: int = MAX_BODY_BYTES
+    ) -> None:
+        self._client = client
+        self._base_url = base_url
+        self._headers = {API_KEY_HEADER: api_key} if api_key else {}
+        self._max_body = max_body
+
+    async def __call__(self, ids: Sequence[VideoId]) -> Result[StatsByVideo, UpstreamError]:
+        try:
+            async with self._client.stream(
+                "GET", request_url(self._base_url, ids), headers=self._headers
+            ) as response:
+                body = bytearray()
+                async for chunk in response.aiter_raw():
+                    body += chunk
+                    if len(body) > self._max_body:
+                        return Failure(InvalidUpstreamData(f"videos.list body over {self._max_body} bytes"))
+                status = response.status_code
+        except httpx.TimeoutException as exc:
+            return Failure(UpstreamTimeout(f"YouTube call timed out ({type(exc).__name__})"))
+        except httpx.TransportError as exc:
+            return Failure(UpstreamUnavailable(f"YouTube connection failed ({type(exc).__name__})"))
+        if status != 200:
+            return Failure(classify_error(status, bytes(body)))
+        return parse_videos_list(bytes(body))

@@ -1,0 +1,157 @@
+"""The YouTube Data API's ``videos.list`` wire format, shared by every HTTP client.
+
+What a client needs to speak ``videos.list`` without knowing which HTTP library
+sends it: the request URL, the response parser and the error classifier. Only
+the library-specific send lives in ``httpx_client`` / ``aiohttp_client``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+from urllib.parse import quote
+
+import msgspec
+from returns.result import Failure, Result, Success
+
+from influencer_stats.logic.models import (
+    InvalidUpstreamData,
+    QuotaExceeded,
+    UpstreamError,
+    UpstreamMisconfigured,
+    UpstreamUnavailable,
+    VideoId,
+    VideoStats,
+)
+
+#: Google's documented maximum of ids per ``videos.list`` call.
+MAX_IDS_PER_CALL = 50
+#: A 50-id answer is about 20 KB; anything near this is not a videos.list answer.
+MAX_BODY_BYTES = 1024 * 1024
+API_KEY_HEADER = "X-Goog-Api-Key"
+
+StatsByVideo = dict[VideoId, VideoStats]
+
+
+class VideosListCall(Protocol):
+    """One ``videos.list`` request for at most 50 distinct ids.
+
+    Returns the stats of the ids the API returned (absent ones are simply not
+    keys) or the classified failure. Transport errors become
+    ``UpstreamUnavailable``; it raises only on cancellation (timeouts are
+    applied around it, by the caller).
+    """
+
+    async def __call__(self, ids: Sequence[VideoId]) -> Result[StatsByVideo, UpstreamError]: ...
+
+
+def request_url(base_url: str, ids: Sequence[VideoId]) -> str:
+    """``base?part=statistics&id=a,b,c`` with literal commas, never the key."""
+    return base_url + "?part=statistics&id=" + ",".join(quote(i, safe="-_") for i in ids)
+
+
+class _Statistics(msgspec.Struct):
+    viewCount: str | int | None = None  # noqa: N815 - the API's field names
+    likeCount: str | int | None = None  # noqa: N815
+    commentCount: str | int | None = None  # noqa: N815
+    dislikeCount: str | int | None = None  # noqa: N815
+
+
+class _Item(msgspec.Struct):
+    id: str
+    statistics: _Statistics = msgspec.field(default_factory=_Statistics)
+
+
+class _VideoListResponse(msgspec.Struct):
+    items: list[_Item] = msgspec.field(default_factory=list)
+
+
+class _ErrorReason(msgspec.Struct):
+    reason: str = ""
+    domain: str = ""
+
+
+class _ErrorBody(msgspec.Struct):
+    code: int = 0
+    errors: list[_ErrorReason] = msgspec.field(default_factory=list)
+    status: str = ""
+
+
+class _ErrorResponse(msgspec.Struct):
+    error: _ErrorBody
+
+
+_decode_list = msgspec.json.Decoder(_VideoListResponse).decode
+_decode_error = msgspec.json.Decoder(_ErrorResponse).decode
+
+
+class _BadCountError(ValueError):
+    pass
+
+
+def _count(value: str | int | None) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, int):
+        if value < 0:
+            raise _BadCountError(value)
+        return value
+    if not value.isdigit():  # also rejects "-5", "1e3", ""
+        raise _BadCountError(value)
+    return int(value)
+
+
+def parse_videos_list(body: bytes) -> Result[StatsByVideo, UpstreamError]:
+    """Stats by id from a 200 answer; a body we cannot trust is invalid data."""
+    try:
+        response = _decode_list(body)
+        return Success(
+            {
+                VideoId(item.id): VideoStats(
+                    views=_count(item.statistics.viewCount),
+                    likes=_count(item.statistics.likeCount),
+                    comments=_count(item.statistics.commentCount),
+                    dislikes=_count(item.statistics.dislikeCount),
+                )
+                for item in response.items
+            }
+        )
+    except msgspec.DecodeError as exc:  # ValidationError is a subclass
+        return Failure(InvalidUpstreamData(f"videos.list body does not parse: {str(exc)[:200]}"))
+    except _BadCountError as exc:
+        return Failure(
+            InvalidUpstreamData(
+                f"videos.list sent a count that is not a non-negative integer: {str(exc)[:40]!r}"
+            )
+        )
+
+
+_QUOTA_REASONS = frozenset(
+    {"quotaExceeded", "dailyLimitExceeded", "rateLimitExceeded", "userRateLimitExceeded"}
+)
+_DAILY_REASONS = frozenset({"quotaExceeded", "dailyLimitExceeded"})
+
+
+def classify_error(status: int, body: bytes) -> UpstreamError:
+    """The failure a non-200 answer stands for (the body is parsed if it can be).
+
+    Upstream messages are not echoed: only status and reason, which carry no
+    secret and no user data.
+    """
+    try:
+        reasons = [r.reason for r in _decode_error(body).error.errors]
+    except msgspec.DecodeError:
+        reasons = []
+    reason = reasons[0] if reasons else "unknown"
+    if status == 403 and reason in _QUOTA_REASONS:
+        # Daily quota resets at midnight Pacific time; rate limits in seconds.
+        retry_after = 3600 if reason in _DAILY_REASONS else 60
+        return QuotaExceeded(f"YouTube answered 403 {reason}", retry_after_s=retry_after)
+    if status == 429 or status >= 500:
+        return UpstreamUnavailable(f"YouTube answered {status} {reason}")
+    return UpstreamMisconfigured(f"YouTube answered {status} {reason}")
+
+
+def is_transient(error: UpstreamError) -> bool:
+    """Whether retrying the same call may succeed: 5xx, 429, connection errors."""
+    return isinstance(error, UpstreamUnavailable)

@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Bring up a Docker engine and the local images the integration tests need.
+#
+#   eval "$(scripts/docker-up.sh)" && export IT_LOCAL_IMAGES
+#
+# stdout is exactly one line meant for `eval`; progress goes to stderr:
+#   IT_LOCAL_IMAGES=0  an engine we do not own answered (e.g. Docker Desktop) and the
+#                      local/* images are absent: tests use the official images
+#                      (redis:7-alpine, nginx:1.27-alpine, python:3.11-slim) with port mapping.
+#   IT_LOCAL_IMAGES=1  otherwise: the local/* images exist (built here if we own the engine);
+#                      tests use them with host networking on 127.0.0.1 and Ryuk disabled.
+#
+# "We own the engine" = we start dockerd here, or the answering dockerd was started by an
+# earlier run of this script (its command line has --bridge=none). Only then do we build
+# images and remove leftover testcontainers containers; a developer's engine is left alone.
+#
+# Starting an engine needs root, Debian/apt-get (docker.io and debootstrap are installed
+# if missing) and follows /work/shared/DOCKER.md: no Docker Hub, overlay2, no bridge,
+# no iptables, host networking only. Idempotent: a second run only checks.
+set -euo pipefail
+
+exec 3>&1 1>&2 # everything below writes progress to stderr; fd 3 is the eval-able stdout
+log() { printf 'docker-up: %s\n' "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+LOG=/var/log/dockerd.log
+IMAGES=(local/debian:bookworm local/redis:7 local/nginx:1.27 local/python-aiohttp:3.11)
+PATH=$PATH:/usr/local/sbin:/usr/sbin:/sbin # dockerd, debootstrap live in sbin
+export DOCKER_BUILDKIT=0 # legacy builder: `docker build --network host` works with it
+
+engine_answers() { timeout 10 docker version >/dev/null 2>&1; }
+have_image() { docker image inspect "$1" >/dev/null 2>&1; }
+
+# dockerd started by this script (now or in an earlier run)?
+engine_is_ours() {
+    local pid
+    pid=$(cat /var/run/docker.pid 2>/dev/null) || return 1
+    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q -- '--bridge=none'
+}
+
+# A live dockerd process; zombies do not count (PID 1 of a container may never reap them).
+dockerd_alive() {
+    local pid state
+    for pid in $(pgrep -x dockerd); do
+        state=$(ps -o stat= -p "$pid") && [[ -n $state && $state != Z* ]] && return 0
+    done
+    return 1
+}
+
+start_engine() {
+    [[ $(id -u) -eq 0 ]] || die "no Docker engine answers and we are not root (uid $(id -u)): cannot start dockerd"
+    [[ -r /etc/debian_version ]] && command -v apt-get >/dev/null \
+        || die "no Docker engine answers and this is not Debian with apt-get: install and start Docker yourself"
+    if ! command -v dockerd >/dev/null || ! command -v docker >/dev/null || ! command -v debootstrap >/dev/null; then
+        log "installing docker.io debootstrap (apt-get)"
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io debootstrap
+    fi
+    # A killed dockerd leaves pid files that make the next start fail.
+    if ! dockerd_alive; then
+        rm -f /var/run/docker.pid /var/run/docker/containerd/containerd.pid
+    fi
+    log "starting dockerd (overlay2, no bridge, no iptables), log in $LOG"
+    # setsid + all fds redirected: the daemon must outlive this script's process group
+    # and must not hold the caller's $(...) pipe open (eval would hang forever).
+    setsid nohup dockerd --storage-driver=overlay2 --bridge=none --iptables=false --ip-masq=false \
+        </dev/null >"$LOG" 2>&1 &
+    local pid=$! i
+    for ((i = 0; i < 150; i++)); do # 150 x 0.2 s = 30 s
+        engine_answers && break
+        kill -0 "$pid" 2>/dev/null || { tail -n 20 "$LOG" >&2; die "dockerd exited, see $LOG"; }
+        sleep 0.2
+    done
+    engine_answers || { tail -n 20 "$LOG" >&2; die "dockerd did not answer within 30 s, see $LOG"; }
+    log "dockerd answers (pid $pid)"
+}
+
+build_base() {
+    command -v debootstrap >/dev/null || die "debootstrap is missing (apt-get install debootstrap)"
+    local dir
+    dir=$(mktemp -d /tmp/debootstrap.XXXXXX)
+    # shellcheck disable=SC2064 # expand $dir now
+    trap "rm -rf '$dir'" EXIT
+    log "debootstrap --variant=minbase bookworm (about 40 s)"
+    debootstrap --variant=minbase bookworm "$dir" "${DEBIAN_MIRROR:-http://deb.debian.org/debian}" >/dev/null
+    rm -rf "$dir"/var/cache/apt/archives/*.deb "$dir"/var/lib/apt/lists/*
+    # Like Docker's old mkimage script: package installs in image builds never start services.
+    printf '#!/bin/sh\nexit 101\n' >"$dir/usr/sbin/policy-rc.d"
+    chmod 755 "$dir/usr/sbin/policy-rc.d"
+    tar -C "$dir" -c . | docker import --change 'CMD ["bash"]' - local/debian:bookworm >/dev/null
+    rm -rf "$dir"
+    trap - EXIT
+}
+
+build_image() { # build_image TAG DIR
+    log "building $1 from docker/$2"
+    local out
+    out=$(mktemp)
+    docker build --network host -t "$1" "$ROOT/docker/$2" >"$out" 2>&1 \
+        || { tail -n 30 "$out" >&2; rm -f "$out"; die "building $1 failed"; }
+    rm -f "$out"
+}
+
+owned=0
+if engine_answers; then
+    if engine_is_ours; then owned=1; log "engine answers (started earlier by this script)"
+    else log "engine answers (not ours): installing and starting nothing"; fi
+else
+    start_engine
+    owned=1
+fi
+
+if [[ $owned -eq 0 ]]; then
+    for image in "${IMAGES[@]}"; do
+        have_image "$image" || { log "$image absent: official images"; echo IT_LOCAL_IMAGES=0 >&3; exit 0; }
+    done
+    echo IT_LOCAL_IMAGES=1 >&3
+    exit 0
+fi
+
+# Images are stored per storage driver: another driver would silently "lose" them.
+driver=$(docker info --format '{{.Driver}}')
+[[ $driver == overlay2 ]] || die "dockerd uses storage driver '$driver', expected overlay2"
+
+# Ryuk is disabled with local images, so leftovers of a killed run are removed here.
+docker ps -aq --filter label=org.testcontainers=true | xargs -r docker rm -f >/dev/null
+
+have_image local/debian:bookworm || build_base
+have_image local/redis:7 || build_image local/redis:7 redis
+have_image local/nginx:1.27 || build_image local/nginx:1.27 nginx
+have_image local/python-aiohttp:3.11 || build_image local/python-aiohttp:3.11 python-aiohttp
+log "images ready: ${IMAGES[*]}"
+echo IT_LOCAL_IMAGES=1 >&3

@@ -1,0 +1,117 @@
+"""The videos.list wire format: parsing answers and classifying errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from returns.result import Failure, Success
+
+from influencer_stats.interpreters.videos.youtube_api import classify_error, parse_videos_list, request_url
+from influencer_stats.logic.models import (
+    InvalidUpstreamData,
+    QuotaExceeded,
+    UpstreamMisconfigured,
+    UpstreamUnavailable,
+    VideoId,
+    VideoStats,
+)
+
+# The real answer for the original README's first video (REFERENCE.md, section 1).
+REAL_ANSWER = b"""{"kind":"youtube#videoListResponse","etag":"x","pageInfo":{"totalResults":1,"resultsPerPage":1},
+"items":[{"kind":"youtube#video","etag":"y","id":"-4lB5EKS5Uk","statistics":{"viewCount":"261734",
+"likeCount":"14237","dislikeCount":"928","favoriteCount":"8001","commentCount":"451"}}]}"""
+
+
+def error_body(code: int, reason: str, domain: str = "global") -> bytes:
+    return json.dumps(
+        {"error": {"code": code, "message": "m", "errors": [{"message": "m", "domain": domain, "reason": reason}]}}
+    ).encode()
+
+
+def test_a_real_answer_parses_counts_sent_as_strings() -> None:
+    assert parse_videos_list(REAL_ANSWER) == Success(
+        {VideoId("-4lB5EKS5Uk"): VideoStats(views=261734, likes=14237, comments=451, dislikes=928)}
+    )
+
+
+def test_hidden_counters_count_zero() -> None:
+    body = b'{"items":[{"id":"aaaaaaaaaaa","statistics":{"viewCount":"10"}}]}'
+
+    assert parse_videos_list(body) == Success({VideoId("aaaaaaaaaaa"): VideoStats(views=10)})
+
+
+def test_an_answer_without_items_has_no_videos() -> None:
+    assert parse_videos_list(b'{"kind":"youtube#videoListResponse","items":[]}') == Success({})
+    assert parse_videos_list(b'{"kind":"youtube#videoListResponse"}') == Success({})
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"items":[{"id":"aaaaaaaaaaa","statistics":{"viewCount":"-5"}}]}',
+        b'{"items":[{"id":"aaaaaaaaaaa","statistics":{"viewCount":"abc"}}]}',
+        b'{"items":[{"id":"aaaaaaaaaaa","statistics":{"likeCount":-1}}]}',
+        b'{"items":[{"id":"aaaaaaaaaaa","statistics":{"viewCount":1.5}}]}',
+        b'{"items":[{"statistics":{}}]}',
+        b'{"items":[{"id":"aaaa',
+        b"<html>502 Bad Gateway</html>",
+        b'{"items":{}}',
+    ],
+)
+def test_a_body_we_cannot_trust_is_invalid_upstream_data(body: bytes) -> None:
+    assert isinstance(parse_videos_list(body), Failure)
+    assert isinstance(parse_videos_list(body).failure(), InvalidUpstreamData)
+
+
+@pytest.mark.parametrize(
+    ("status", "reason", "expected", "retry_after"),
+    [
+        (403, "quotaExceeded", QuotaExceeded, 3600),
+        (403, "dailyLimitExceeded", QuotaExceeded, 3600),
+        (403, "rateLimitExceeded", QuotaExceeded, 60),
+    ],
+)
+def test_quota_and_rate_limit_403s_are_quota_with_a_retry_after(
+    status: int, reason: str, expected: type, retry_after: int
+) -> None:
+    error = classify_error(status, error_body(status, reason, "youtube.quota"))
+
+    assert isinstance(error, expected)
+    assert isinstance(error, QuotaExceeded)
+    assert error.retry_after_s == retry_after
+
+
+@pytest.mark.parametrize(
+    ("status", "reason", "expected"),
+    [
+        (400, "keyInvalid", UpstreamMisconfigured),
+        (400, "badRequest", UpstreamMisconfigured),
+        (403, "forbidden", UpstreamMisconfigured),
+        (403, "accessNotConfigured", UpstreamMisconfigured),
+        (500, "backendError", UpstreamUnavailable),
+        (503, "backendError", UpstreamUnavailable),
+        (429, "rateLimitExceeded", UpstreamUnavailable),
+    ],
+)
+def test_other_errors_are_classified_by_status_and_reason(status: int, reason: str, expected: type) -> None:
+    assert isinstance(classify_error(status, error_body(status, reason)), expected)
+
+
+def test_an_error_without_a_google_body_is_classified_by_status_alone() -> None:
+    assert isinstance(classify_error(502, b"<html>bad gateway</html>"), UpstreamUnavailable)
+    assert isinstance(classify_error(404, b""), UpstreamMisconfigured)
+
+
+def test_the_error_detail_never_echoes_the_upstream_message() -> None:
+    body = json.dumps(
+        {"error": {"code": 400, "message": "key=SECRET123 bad", "errors": [{"reason": "keyInvalid"}]}}
+    ).encode()
+
+    assert "SECRET123" not in classify_error(400, body).detail
+
+
+def test_the_request_url_has_literal_commas_and_no_key() -> None:
+    url = request_url("http://127.0.0.1:1/youtube/v3/videos", [VideoId("-4lB5EKS5Uk"), VideoId("a_b-c000000")])
+
+    assert url == "http://127.0.0.1:1/youtube/v3/videos?part=statistics&id=-4lB5EKS5Uk,a_b-c000000"
