@@ -6,16 +6,25 @@ it; networked clients later talk to the YouTube double serving it).
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
+import aiohttp
+import httpx
 import pytest
 from returns.result import Success
 
 from influencer_stats.algebras import VideoStatsSource
+from influencer_stats.interpreters.videos.aiohttp_client import AiohttpVideosList
 from influencer_stats.interpreters.videos.fake import FakeVideoStatsSource
+from influencer_stats.interpreters.videos.httpx_client import HttpxVideosList
+from influencer_stats.interpreters.videos.youtube_api import VideosListCall
+from influencer_stats.interpreters.videos.youtube_source import UpstreamPolicy, YouTubeVideoStatsSource
 from influencer_stats.logic.models import VideoBatch, VideoId
+from influencer_stats.testing.event_log import CapturingEventLog
 from influencer_stats.testing.synthetic import synthetic_stats, synthetic_video_id
+from influencer_stats.testing.youtube_double import running_double
 
 SourceFactory = Callable[[], AbstractAsyncContextManager[VideoStatsSource]]
 
@@ -25,7 +34,39 @@ async def fake_source() -> AsyncIterator[VideoStatsSource]:
     yield FakeVideoStatsSource()
 
 
-SOURCES: dict[str, SourceFactory] = {"fake": fake_source}
+def youtube_source(client: str, ids_per_call: int) -> SourceFactory:
+    """A real HTTP client of ``client`` talking to the YouTube double on a real socket."""
+
+    @asynccontextmanager
+    async def opened() -> AsyncIterator[VideoStatsSource]:
+        async with running_double(require_key=KEY) as double:
+            call: VideosListCall
+            if client == "httpx":
+                async with httpx.AsyncClient() as http:
+                    call = HttpxVideosList(http, double.url, KEY)
+                    yield _source(call, ids_per_call)
+            else:
+                async with aiohttp.ClientSession() as session:
+                    call = AiohttpVideosList(session, double.url, KEY)
+                    yield _source(call, ids_per_call)
+
+    return opened
+
+
+def _source(call: VideosListCall, ids_per_call: int) -> VideoStatsSource:
+    return YouTubeVideoStatsSource(
+        call, UpstreamPolicy(ids_per_call=ids_per_call), CapturingEventLog(), clock=time.monotonic
+    )
+
+
+KEY = "contract-test-key"
+SOURCES: dict[str, SourceFactory] = {
+    "fake": fake_source,
+    "httpx": youtube_source("httpx", 1),
+    "httpx-batched": youtube_source("httpx", 50),
+    "aiohttp": youtube_source("aiohttp", 1),
+    "aiohttp-batched": youtube_source("aiohttp", 50),
+}
 
 
 @pytest.fixture(params=list(SOURCES))
