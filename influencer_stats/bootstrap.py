@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager, suppress
 from typing import Any, BinaryIO
 
-from influencer_stats.algebras import CollectionStore, EventLog, VideoStatsSource
+from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, EventLog, VideoStatsSource
 from influencer_stats.config import Settings
 from influencer_stats.interpreters.http.api import HttpApi
 
@@ -59,6 +59,30 @@ def _build_store(settings: Settings, log: EventLog) -> CollectionStore:
 
             return DictCollectionStore()
     raise AssertionError(f"unbuildable store {settings.choices.store!r}")
+
+
+def _build_stats(
+    settings: Settings, store: CollectionStore, source: VideoStatsSource, log: EventLog
+) -> tuple[CollectionStatsQuery, CollectionStore]:
+    """The stats query, and the store every write must go through (to invalidate it)."""
+    from influencer_stats.interpreters.stats.computed import ComputedStats
+
+    computed = ComputedStats(store, source, log)
+    match settings.choices.cache:
+        case "none":
+            return computed, store
+        case "stats":
+            from influencer_stats.interpreters.stats.cache import CachedStats, CachePolicy, InvalidatingStore
+
+            policy = CachePolicy(
+                ttl_s=settings.cache_ttl_s,
+                stale_while_revalidate_s=settings.cache_stale_while_revalidate_s,
+                stale_if_error_s=settings.cache_stale_if_error_s,
+                max_entries=settings.cache_max_entries,
+            )
+            cached = CachedStats(computed, time.monotonic, log, policy)
+            return cached, InvalidatingStore(store, cached)
+    raise AssertionError(f"unbuildable cache {settings.choices.cache!r}")
 
 
 async def _open_source(settings: Settings, log: EventLog, stack: AsyncExitStack) -> VideoStatsSource:
@@ -129,6 +153,7 @@ async def open_api(settings: Settings, stdout: BinaryIO | None = None) -> AsyncI
         log = await _open_logger(settings, stdout or sys.stdout.buffer, stack)
         store = _build_store(settings, log)
         source = await _open_source(settings, log, stack)
+        stats, store = _build_stats(settings, store, source, log)
         log.info(
             "service.started",
             profile=settings.profile,
@@ -138,7 +163,7 @@ async def open_api(settings: Settings, stdout: BinaryIO | None = None) -> AsyncI
             logger=settings.choices.logger,
             cache=settings.choices.cache,
         )
-        yield HttpApi(store, source, log)
+        yield HttpApi(store, stats, log)
         log.info("service.stopping", profile=settings.profile)
 
 
@@ -155,6 +180,10 @@ def build_asgi_app(settings: Settings, stdout: BinaryIO | None = None) -> Any:
             from influencer_stats.interpreters.http.starlette_server import create_app
 
             return create_app(_api_factory(settings, stdout))
+        case "asgi":
+            from influencer_stats.interpreters.http.asgi_server import AsgiApp
+
+            return AsgiApp(_api_factory(settings, stdout))
     raise ValueError(f"server {settings.choices.server!r} is not an ASGI application")
 
 

@@ -16,18 +16,18 @@ DEFAULT_YOUTUBE_API_URL = "https://www.googleapis.com/youtube/v3/videos"
 #: Every implemented choice per slot. Names that later work will add are in
 #: ``PLANNED`` so users get "not available yet" instead of "unknown".
 CHOICES: Mapping[str, tuple[str, ...]] = {
-    "server": ("starlette", "aiohttp"),
+    "server": ("starlette", "aiohttp", "asgi"),
     "video_client": ("fake", "httpx", "httpx-batched", "aiohttp", "aiohttp-batched"),
     "store": ("list", "dict"),
     "logger": ("all", "dropping", "silent"),
-    "cache": ("none",),
+    "cache": ("none", "stats"),
 }
 PLANNED: Mapping[str, tuple[str, ...]] = {
     "server": (),
     "video_client": (),
     "store": ("sqlite", "redis"),
     "logger": (),
-    "cache": ("stats",),
+    "cache": (),
 }
 
 
@@ -65,8 +65,37 @@ PROFILES: Mapping[str, Profile] = {
         ),
         Profile(
             "v1",
-            "the talk's v1: log everything, linear list store",
-            Choices(server="starlette", video_client="fake", store="list", logger="all"),
+            "the talk's v1: log everything, list store, httpx call per video",
+            Choices(server="starlette", video_client="httpx", store="list", logger="all"),
+        ),
+        Profile(
+            "v2",
+            "v1 with a logger that drops above 1,000 events/s",
+            Choices(server="starlette", video_client="httpx", store="list", logger="dropping"),
+        ),
+        Profile(
+            "v3",
+            "v2 with another HTTP client: aiohttp, still one call per video",
+            Choices(server="starlette", video_client="aiohttp", store="list", logger="dropping"),
+        ),
+        Profile(
+            "v4",
+            "v3 with statistics cached (TTL, single-flight, stale-while-revalidate)",
+            Choices(
+                server="starlette", video_client="aiohttp", store="list", logger="dropping", cache="stats"
+            ),
+        ),
+        Profile(
+            "v5",
+            "v4 with another HTTP server: hand-routed ASGI on uvicorn",
+            Choices(server="asgi", video_client="aiohttp", store="list", logger="dropping", cache="stats"),
+        ),
+        Profile(
+            "fast",
+            "everything measured fastest: dict store, batched aiohttp, cache, raw ASGI",
+            Choices(
+                server="asgi", video_client="aiohttp-batched", store="dict", logger="dropping", cache="stats"
+            ),
         ),
         Profile(
             "youtube",
@@ -105,6 +134,10 @@ class Settings:
     upstream_connections: int = 64
     breaker_threshold: int = 5
     breaker_cooldown_s: float = 5.0
+    cache_ttl_s: float = 10.0
+    cache_stale_while_revalidate_s: float = 30.0
+    cache_stale_if_error_s: float = 300.0
+    cache_max_entries: int = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,6 +247,10 @@ def resolve(
         upstream_connections=int(_number(environ, "INFLUENCER_STATS_UPSTREAM_CONNECTIONS", 64, integer=True)),
         breaker_threshold=int(_number(environ, "INFLUENCER_STATS_BREAKER_THRESHOLD", 5, integer=True)),
         breaker_cooldown_s=_number(environ, "INFLUENCER_STATS_BREAKER_COOLDOWN", 5.0),
+        cache_ttl_s=_number(environ, "INFLUENCER_STATS_CACHE_TTL", 10.0),
+        cache_stale_while_revalidate_s=_number(environ, "INFLUENCER_STATS_CACHE_SWR", 30.0),
+        cache_stale_if_error_s=_number(environ, "INFLUENCER_STATS_CACHE_SIE", 300.0),
+        cache_max_entries=int(_number(environ, "INFLUENCER_STATS_CACHE_MAX_ENTRIES", 10_000, integer=True)),
     )
 
 

@@ -79,3 +79,17 @@ def running_service(
         yield RunningService(url, process, log_path)
     finally:
         stop(process)
+
+
+@contextmanager
+def running_double_process(log_path: Path) -> Iterator[str]:
+    """The project's YouTube double as its own process; yields its videos.list URL."""
+    port = free_port()
+    argv = [sys.executable, "-m", "influencer_stats.testing.youtube_double", "--port", str(port)]
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(argv, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        wait_until_healthy(f"http://127.0.0.1:{port}", process)
+        yield f"http://127.0.0.1:{port}/youtube/v3/videos"
+    finally:
+        stop(process)

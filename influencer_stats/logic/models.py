@@ -129,3 +129,29 @@ UpstreamError = (
 )
 StoreError = StoreUnavailable
 StatsError = CollectionNotFound | StoreUnavailable | UpstreamError
+
+
+# --- Answers about statistics -------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CacheInfo:
+    """How a cached answer was served (rendered as RFC 9211 ``Cache-Status``).
+
+    ``ttl_s`` is the freshness left; negative once stale. ``stale_reason`` is
+    ``"revalidating"`` (served while one refresh runs) or ``"stale-if-error"``
+    (the upstream failed; the last good value is served instead).
+    """
+
+    hit: bool
+    age_s: float
+    ttl_s: float
+    stale_reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StatsAnswer:
+    """Statistics of a collection plus, when a cache served them, how."""
+
+    stats: CollectionStats
+    cache: CacheInfo | None = None

@@ -9,7 +9,7 @@ import pytest
 
 from tests.support import RunningService, running_service
 
-SERVERS = ["starlette", "aiohttp"]
+SERVERS = ["starlette", "aiohttp", "asgi"]
 
 
 @pytest.fixture(scope="module", params=SERVERS)

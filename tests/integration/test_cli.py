@@ -12,7 +12,7 @@ import httpx
 import orjson
 import pytest
 
-from tests.support import ROOT, running_service
+from tests.support import ROOT, running_double_process, running_service
 
 
 def run_main(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -34,7 +34,17 @@ def test_list_profiles_prints_every_profile_with_its_choices() -> None:
     lines = result.stdout.splitlines()
     assert lines[0].split()[:6] == ["profile", "server", "video-client", "store", "logger", "cache"]
     assert any(line.split()[:5] == ["demo", "starlette", "fake", "dict", "dropping"] for line in lines)
-    assert any(line.split()[:5] == ["v1", "starlette", "fake", "list", "all"] for line in lines)
+    assert any(line.split()[:5] == ["v1", "starlette", "httpx", "list", "all"] for line in lines)
+    assert {line.split()[0] for line in lines[1:]} >= {
+        "demo",
+        "v1",
+        "v2",
+        "v3",
+        "v4",
+        "v5",
+        "fast",
+        "youtube",
+    }
 
 
 def test_an_unknown_profile_exits_2_listing_the_valid_names() -> None:
@@ -70,8 +80,22 @@ def test_a_bad_port_exits_2() -> None:
     assert run_main("--port", "99999").returncode == 2
 
 
+def test_a_real_youtube_client_without_a_key_exits_2_saying_what_to_set() -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("YOUTUBE_API_KEY", "YOUTUBE_API_URL")}
+
+    result = run_main("--profile", "v1", env=env)
+
+    assert result.returncode == 2
+    assert "YOUTUBE_API_KEY" in result.stderr
+
+
 def test_profile_v1_serves_and_logs_every_event_as_json(tmp_path: Path) -> None:
-    with running_service(["--profile", "v1"], tmp_path / "v1.log") as service:
+    with (
+        running_double_process(tmp_path / "double.log") as double_url,
+        running_service(
+            ["--profile", "v1"], tmp_path / "v1.log", env={"YOUTUBE_API_URL": double_url}
+        ) as service,
+    ):
         for n in range(3):
             httpx.put(f"{service.url}/collections/c{n}", json={"videos": ["-4lB5EKS5Uk"]})
         stats = httpx.get(f"{service.url}/collections/c2/stats")
@@ -85,7 +109,7 @@ def test_profile_v1_serves_and_logs_every_event_as_json(tmp_path: Path) -> None:
 
 
 def test_environment_variables_pick_the_profile_and_override_choices(tmp_path: Path) -> None:
-    env = {**os.environ, "INFLUENCER_STATS_PROFILE": "v1", "INFLUENCER_STATS_LOGGER": "silent"}
+    env = {**os.environ, "INFLUENCER_STATS_STORE": "list", "INFLUENCER_STATS_LOGGER": "silent"}
     with running_service([], tmp_path / "env.log", env=env) as service:
         httpx.put(f"{service.url}/collections/c", json={"videos": []})
 

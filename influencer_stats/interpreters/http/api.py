@@ -16,11 +16,10 @@ import msgspec
 import orjson
 from returns.result import Failure, Success
 
-from influencer_stats.algebras import CollectionStore, EventLog, VideoStatsSource
+from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, EventLog
 from influencer_stats.interpreters.http import problems
 from influencer_stats.interpreters.http.problems import JSON, Reply
-from influencer_stats.logic.models import CollectionStats, Created
-from influencer_stats.logic.service import get_stats
+from influencer_stats.logic.models import CacheInfo, CollectionStats, Created
 from influencer_stats.logic.validation import parse_collection_body, parse_collection_id
 
 MAX_BODY_BYTES = 1024 * 1024
@@ -40,6 +39,16 @@ def _stats_body(stats: CollectionStats) -> bytes:
             "missing": stats.missing,
         }
     )
+
+
+def _cache_headers(cache: CacheInfo) -> tuple[tuple[str, str], ...]:
+    """RFC 9211 ``Cache-Status`` (ttl < 0 means stale) and RFC 9111 ``Age``."""
+    if not cache.hit:
+        return (("cache-status", "influencer-stats; fwd=miss; stored"),)
+    status = f"influencer-stats; hit; ttl={int(cache.ttl_s)}"
+    if cache.stale_reason is not None:
+        status += f"; detail={cache.stale_reason}"
+    return (("cache-status", status), ("age", str(int(cache.age_s))))
 
 
 def _guarded(
@@ -63,9 +72,9 @@ class HttpApi:
 
     max_body_bytes = MAX_BODY_BYTES
 
-    def __init__(self, store: CollectionStore, source: VideoStatsSource, log: EventLog) -> None:
+    def __init__(self, store: CollectionStore, stats: CollectionStatsQuery, log: EventLog) -> None:
         self.store = store
-        self.source = source
+        self.stats = stats
         self.log = log
 
     def health(self) -> Reply:
@@ -143,9 +152,11 @@ class HttpApi:
                 return problems.invalid_input(invalid)
             case Success(collection_id):
                 pass
-        match await get_stats(collection_id, self.store, self.source, self.log):
-            case Success(stats):
-                return Reply(200, _stats_body(stats))
+        match await self.stats.stats(collection_id):
+            case Success(answer):
+                if answer.cache is None:
+                    return Reply(200, _stats_body(answer.stats))
+                return Reply(200, _stats_body(answer.stats), JSON, _cache_headers(answer.cache))
             case Failure(error):
                 return problems.for_error(error)
         raise AssertionError("unreachable")
