@@ -16,7 +16,7 @@ from typing import Any, BinaryIO
 
 from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, EventLog, VideoStatsSource
 from influencer_stats.config import Settings
-from influencer_stats.interpreters.http.api import HttpApi
+from influencer_stats.interpreters.http.api import Checks, HttpApi
 
 
 async def _open_logger(settings: Settings, stdout: BinaryIO, stack: AsyncExitStack) -> EventLog:
@@ -48,8 +48,21 @@ async def _cancel(task: asyncio.Task[Any]) -> None:
         await task
 
 
-def _build_store(settings: Settings, log: EventLog) -> CollectionStore:
+async def _open_store(
+    settings: Settings, log: EventLog, stack: AsyncExitStack, checks: Checks
+) -> CollectionStore:
     match settings.choices.store:
+        case "sqlite":
+            from pathlib import Path
+
+            from influencer_stats.interpreters.collections.sqlite import SqliteCollectionStore
+
+            path = Path(settings.db_path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            sqlite = await SqliteCollectionStore.open(path)
+            stack.push_async_callback(sqlite.close)
+            checks["sqlite"] = sqlite.ping
+            return sqlite
         case "list":
             from influencer_stats.interpreters.collections.memory_list import ListCollectionStore
 
@@ -151,7 +164,8 @@ async def open_api(settings: Settings, stdout: BinaryIO | None = None) -> AsyncI
     """Build every interpreter the settings name; close them all on exit."""
     async with AsyncExitStack() as stack:
         log = await _open_logger(settings, stdout or sys.stdout.buffer, stack)
-        store = _build_store(settings, log)
+        checks: Checks = {}
+        store = await _open_store(settings, log, stack, checks)
         source = await _open_source(settings, log, stack)
         stats, store = _build_stats(settings, store, source, log)
         log.info(
@@ -163,7 +177,7 @@ async def open_api(settings: Settings, stdout: BinaryIO | None = None) -> AsyncI
             logger=settings.choices.logger,
             cache=settings.choices.cache,
         )
-        yield HttpApi(store, stats, log)
+        yield HttpApi(store, stats, log, checks)
         log.info("service.stopping", profile=settings.profile)
 
 

@@ -12,20 +12,21 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 
 DEFAULT_YOUTUBE_API_URL = "https://www.googleapis.com/youtube/v3/videos"
+DEFAULT_DB_PATH = "data/influencer-stats.sqlite3"
 
 #: Every implemented choice per slot. Names that later work will add are in
 #: ``PLANNED`` so users get "not available yet" instead of "unknown".
 CHOICES: Mapping[str, tuple[str, ...]] = {
     "server": ("starlette", "aiohttp", "asgi"),
     "video_client": ("fake", "httpx", "httpx-batched", "aiohttp", "aiohttp-batched"),
-    "store": ("list", "dict"),
+    "store": ("list", "dict", "sqlite"),
     "logger": ("all", "dropping", "silent"),
     "cache": ("none", "stats"),
 }
 PLANNED: Mapping[str, tuple[str, ...]] = {
     "server": (),
     "video_client": (),
-    "store": ("sqlite", "redis"),
+    "store": ("redis",),
     "logger": (),
     "cache": (),
 }
@@ -60,8 +61,8 @@ PROFILES: Mapping[str, Profile] = {
     for p in (
         Profile(
             "demo",
-            "default, offline: fake YouTube, dict store, dropping logger",
-            Choices(server="starlette", video_client="fake", store="dict", logger="dropping"),
+            "default, offline: fake YouTube, durable SQLite store, dropping logger",
+            Choices(server="starlette", video_client="fake", store="sqlite", logger="dropping"),
         ),
         Profile(
             "v1",
@@ -100,7 +101,7 @@ PROFILES: Mapping[str, Profile] = {
         Profile(
             "youtube",
             "the real YouTube Data API (needs YOUTUBE_API_KEY): batched aiohttp client",
-            Choices(server="starlette", video_client="aiohttp-batched", store="dict", logger="dropping"),
+            Choices(server="starlette", video_client="aiohttp-batched", store="sqlite", logger="dropping"),
         ),
     )
 }
@@ -128,6 +129,7 @@ class Settings:
     youtube_api_url: str = DEFAULT_YOUTUBE_API_URL
     youtube_api_key: Secret | None = None
     log_rate_limit: int = 1_000
+    db_path: str = DEFAULT_DB_PATH
     upstream_call_timeout_s: float = 1.0
     upstream_deadline_s: float = 2.0
     upstream_concurrency: int = 16
@@ -240,6 +242,7 @@ def resolve(
         host=host or environ.get("INFLUENCER_STATS_HOST") or "127.0.0.1",
         port=_port(port or environ.get("INFLUENCER_STATS_PORT") or "8080"),
         youtube_api_url=url,
+        db_path=environ.get("INFLUENCER_STATS_DB") or DEFAULT_DB_PATH,
         youtube_api_key=Secret(key) if key else None,
         upstream_call_timeout_s=_number(environ, "INFLUENCER_STATS_UPSTREAM_TIMEOUT", 1.0),
         upstream_deadline_s=_number(environ, "INFLUENCER_STATS_UPSTREAM_DEADLINE", 2.0),

@@ -70,7 +70,9 @@ def running_service(
     """Run ``main.py ARGS --port <free>`` (or ``command``) until the block ends."""
     port = free_port()
     argv = [*(command or [sys.executable, "main.py"]), *args, "--port", str(port)]
-    full_env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
+    # Each service gets its own SQLite file next to its log, unless the test picks one.
+    db = str(log_path.with_suffix(".sqlite3"))
+    full_env = {**os.environ, "PYTHONUNBUFFERED": "1", "INFLUENCER_STATS_DB": db, **(env or {})}
     with log_path.open("wb") as log:
         process = subprocess.Popen(argv, cwd=ROOT, env=full_env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"

@@ -23,6 +23,6 @@ class CollectionStatsQuery(Protocol):
 
     async def stats(self, collection_id: CollectionId) -> Result[StatsAnswer, StatsError]: ...
 
-    def invalidate(self, collection_id: CollectionId) -> None:
-        """Forget anything known about this collection (called after its writes)."""
+    async def invalidate(self, collection_id: CollectionId) -> None:
+        """Forget anything known about this collection (called after each of its writes)."""
         ...

@@ -7,8 +7,10 @@ unchanged.
 from __future__ import annotations
 
 import asyncio
+import tempfile
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from pathlib import Path
 
 import pytest
 from returns.result import Failure, Success
@@ -16,6 +18,7 @@ from returns.result import Failure, Success
 from influencer_stats.algebras import CollectionStore
 from influencer_stats.interpreters.collections.memory_dict import DictCollectionStore
 from influencer_stats.interpreters.collections.memory_list import ListCollectionStore
+from influencer_stats.interpreters.collections.sqlite import SqliteCollectionStore
 from influencer_stats.logic.models import (
     Collection,
     CollectionId,
@@ -40,7 +43,17 @@ async def dict_store() -> AsyncIterator[CollectionStore]:
     yield DictCollectionStore()
 
 
-STORES: dict[str, StoreFactory] = {"list": list_store, "dict": dict_store}
+@asynccontextmanager
+async def sqlite_store() -> AsyncIterator[CollectionStore]:
+    with tempfile.TemporaryDirectory() as tmp:
+        store = await SqliteCollectionStore.open(Path(tmp) / "contract.sqlite3")
+        try:
+            yield store
+        finally:
+            await store.close()
+
+
+STORES: dict[str, StoreFactory] = {"list": list_store, "dict": dict_store, "sqlite": sqlite_store}
 
 ONE, TWO = CollectionId("one"), CollectionId("two")
 A, B, C = VideoId("-4lB5EKS5Uk"), VideoId("-jlLkTtgWUk"), VideoId("1FEFpk-uIYo")

@@ -33,7 +33,7 @@ def test_list_profiles_prints_every_profile_with_its_choices() -> None:
     assert result.returncode == 0
     lines = result.stdout.splitlines()
     assert lines[0].split()[:6] == ["profile", "server", "video-client", "store", "logger", "cache"]
-    assert any(line.split()[:5] == ["demo", "starlette", "fake", "dict", "dropping"] for line in lines)
+    assert any(line.split()[:5] == ["demo", "starlette", "fake", "sqlite", "dropping"] for line in lines)
     assert any(line.split()[:5] == ["v1", "starlette", "httpx", "list", "all"] for line in lines)
     assert {line.split()[0] for line in lines[1:]} >= {
         "demo",

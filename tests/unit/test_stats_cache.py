@@ -55,7 +55,7 @@ class Inner:
             return Failure(self.failure)
         return Success(StatsAnswer(stats_of(version)))
 
-    def invalidate(self, collection_id: CollectionId) -> None:
+    async def invalidate(self, collection_id: CollectionId) -> None:
         self.invalidated.append(collection_id)
 
 
@@ -198,7 +198,7 @@ async def test_invalidate_forgets_the_value() -> None:
     await cache.stats(ONE)
     inner.version = 2
 
-    cache.invalidate(ONE)
+    await cache.invalidate(ONE)
 
     assert impressions(await cache.stats(ONE)) == 2
     assert inner.invalidated == [ONE]
@@ -212,7 +212,7 @@ async def test_a_computation_that_started_before_a_write_is_never_stored_or_join
     await settle()  # computing with version 1
 
     inner.version = 2
-    cache.invalidate(ONE)  # the write is acknowledged here
+    await cache.invalidate(ONE)  # the write is acknowledged here
     after_write = asyncio.create_task(cache.stats(ONE))
     await settle()
     inner.gate.set()

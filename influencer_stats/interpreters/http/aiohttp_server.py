@@ -59,6 +59,10 @@ async def _healthz(request: web.Request) -> web.Response:
     return _response(request.app[_API].health())
 
 
+async def _readyz(request: web.Request) -> web.Response:
+    return _response(await request.app[_API].ready())
+
+
 async def _list(request: web.Request) -> web.Response:
     return _response(await request.app[_API].list_collections())
 
@@ -95,6 +99,7 @@ def create_app(open_api: OpenApi) -> web.Application:
     app = web.Application(middlewares=[_problems], client_max_size=HttpApi.max_body_bytes + 1)
     app.cleanup_ctx.append(lifespan)
     app.router.add_get("/healthz", _healthz, allow_head=True)
+    app.router.add_get("/readyz", _readyz, allow_head=True)
     app.router.add_get("/collections", _list, allow_head=True)
     app.router.add_get("/collections/{id}", _get, allow_head=True)
     app.router.add_put("/collections/{id}", _put)

@@ -9,7 +9,7 @@ every server behaves identically.
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Concatenate, ParamSpec
 
 import msgspec
@@ -25,6 +25,8 @@ from influencer_stats.logic.validation import parse_collection_body, parse_colle
 MAX_BODY_BYTES = 1024 * 1024
 _decode = msgspec.json.Decoder().decode
 _P = ParamSpec("_P")
+#: Readiness checks by dependency name, built by the composition root.
+Checks = dict[str, Callable[[], Awaitable[bool]]]
 _HEALTHY = Reply(200, b'{"status":"ok"}')
 _NO_CONTENT = Reply(204, b"")
 
@@ -72,13 +74,37 @@ class HttpApi:
 
     max_body_bytes = MAX_BODY_BYTES
 
-    def __init__(self, store: CollectionStore, stats: CollectionStatsQuery, log: EventLog) -> None:
+    def __init__(
+        self,
+        store: CollectionStore,
+        stats: CollectionStatsQuery,
+        log: EventLog,
+        checks: Mapping[str, Callable[[], Awaitable[bool]]] | None = None,
+    ) -> None:
         self.store = store
         self.stats = stats
         self.log = log
+        self.checks = dict(checks or {})
 
     def health(self) -> Reply:
+        """Liveness: the process answers. Never touches a dependency."""
         return _HEALTHY
+
+    @_guarded
+    async def ready(self) -> Reply:
+        """Readiness: every dependency of this profile answers."""
+        results = {name: await check() for name, check in self.checks.items()}
+        failing = sorted(name for name, ok in results.items() if not ok)
+        if failing:
+            return problems.problem(
+                503,
+                "not-ready",
+                "Not ready",
+                f"dependencies not answering: {', '.join(failing)}",
+                headers=(("retry-after", "1"),),
+                checks={name: "ok" if ok else "failing" for name, ok in results.items()},
+            )
+        return Reply(200, orjson.dumps({"status": "ready", "checks": dict.fromkeys(results, "ok")}))
 
     @_guarded
     async def list_collections(self) -> Reply:

@@ -113,8 +113,10 @@ class AsgiApp:
                 if method == "DELETE":
                     return await api.delete_collection(rest)
                 return problems.method_not_allowed(method, _COLLECTION_METHODS)
-        elif path == "/collections" or path == "/healthz":
+        elif path in ("/collections", "/healthz", "/readyz"):
             if method not in _READ:
                 return problems.method_not_allowed(method, _READ)
-            return api.health() if path == "/healthz" else await api.list_collections()
+            if path == "/healthz":
+                return api.health()
+            return await (api.list_collections() if path == "/collections" else api.ready())
         return problems.route_not_found(path)

@@ -56,6 +56,9 @@ def create_app(open_api: OpenApi) -> Starlette:
     async def healthz(_: Request) -> Response:
         return _response(current[0].health())
 
+    async def readyz(_: Request) -> Response:
+        return _response(await current[0].ready())
+
     async def list_collections(_: Request) -> Response:
         return _response(await current[0].list_collections())
 
@@ -92,6 +95,7 @@ def create_app(open_api: OpenApi) -> Starlette:
     return Starlette(
         routes=[
             Route("/healthz", healthz, methods=["GET"]),
+            Route("/readyz", readyz, methods=["GET"]),
             Route("/collections", list_collections, methods=["GET"]),
             Route("/collections/{id}", collection, methods=["GET", "PUT", "DELETE"]),
             Route("/collections/{id}/stats", stats, methods=["GET"]),

@@ -99,12 +99,12 @@ class CachedStats:
             return self._stale_if_error(collection_id, outcome)
         return outcome
 
-    def invalidate(self, collection_id: CollectionId) -> None:
+    async def invalidate(self, collection_id: CollectionId) -> None:
         self._entries.pop(collection_id, None)
         task = self._in_flight.pop(collection_id, None)  # later callers start afresh
         if task is not None:
             self._voided.add(task)
-        self._inner.invalidate(collection_id)
+        await self._inner.invalidate(collection_id)
 
     def _computation(self, collection_id: CollectionId) -> asyncio.Task[_Outcome]:
         task = self._in_flight.get(collection_id)
@@ -180,7 +180,7 @@ class InvalidatingStore:
         try:
             return await self._inner.save(collection_id, videos)
         finally:
-            self._stats.invalidate(collection_id)
+            await self._stats.invalidate(collection_id)
 
     async def delete(
         self, collection_id: CollectionId
@@ -188,7 +188,7 @@ class InvalidatingStore:
         try:
             return await self._inner.delete(collection_id)
         finally:
-            self._stats.invalidate(collection_id)
+            await self._stats.invalidate(collection_id)
 
     async def ids(self) -> Result[tuple[CollectionId, ...], StoreUnavailable]:
         return await self._inner.ids()

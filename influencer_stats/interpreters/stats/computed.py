@@ -20,5 +20,5 @@ class ComputedStats:
     async def stats(self, collection_id: CollectionId) -> Result[StatsAnswer, StatsError]:
         return (await get_stats(collection_id, self._store, self._source, self._log)).map(StatsAnswer)
 
-    def invalidate(self, collection_id: CollectionId) -> None:
+    async def invalidate(self, collection_id: CollectionId) -> None:
         """Nothing is kept, so nothing to forget."""
