@@ -25,7 +25,13 @@ REAL_ANSWER = b"""{"kind":"youtube#videoListResponse","etag":"x","pageInfo":{"to
 
 def error_body(code: int, reason: str, domain: str = "global") -> bytes:
     return json.dumps(
-        {"error": {"code": code, "message": "m", "errors": [{"message": "m", "domain": domain, "reason": reason}]}}
+        {
+            "error": {
+                "code": code,
+                "message": "m",
+                "errors": [{"message": "m", "domain": domain, "reason": reason}],
+            }
+        }
     ).encode()
 
 
@@ -112,6 +118,8 @@ def test_the_error_detail_never_echoes_the_upstream_message() -> None:
 
 
 def test_the_request_url_has_literal_commas_and_no_key() -> None:
-    url = request_url("http://127.0.0.1:1/youtube/v3/videos", [VideoId("-4lB5EKS5Uk"), VideoId("a_b-c000000")])
+    url = request_url(
+        "http://127.0.0.1:1/youtube/v3/videos", [VideoId("-4lB5EKS5Uk"), VideoId("a_b-c000000")]
+    )
 
     assert url == "http://127.0.0.1:1/youtube/v3/videos?part=statistics&id=-4lB5EKS5Uk,a_b-c000000"
