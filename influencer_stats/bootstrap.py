@@ -13,13 +13,30 @@ import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager, suppress
 from typing import Any, BinaryIO
+from urllib.parse import urlsplit
 
-from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, EventLog, VideoStatsSource
+from influencer_stats.algebras import (
+    CollectionStatsQuery,
+    CollectionStore,
+    EventLog,
+    Metrics,
+    VideoStatsSource,
+)
 from influencer_stats.config import Settings
 from influencer_stats.interpreters.http.api import Checks, HttpApi
+from influencer_stats.interpreters.http.openapi import openapi_document
 
 
-async def _open_logger(settings: Settings, stdout: BinaryIO, stack: AsyncExitStack) -> EventLog:
+def _secrets(settings: Settings) -> list[str]:
+    """Values no log line may contain."""
+    secrets = [s.value for s in (settings.youtube_api_key, settings.write_token) if s is not None]
+    password = urlsplit(settings.redis_url.value).password
+    return [*secrets, password] if password else secrets
+
+
+async def _open_logger(
+    settings: Settings, stdout: BinaryIO, stack: AsyncExitStack, metrics: Metrics
+) -> EventLog:
     match settings.choices.logger:
         case "silent":
             from influencer_stats.interpreters.logging.silent import SilentEventLog
@@ -28,15 +45,17 @@ async def _open_logger(settings: Settings, stdout: BinaryIO, stack: AsyncExitSta
         case "all":
             from influencer_stats.interpreters.logging.structlog_json import StructlogEventLog
 
-            return StructlogEventLog(stdout)
+            return StructlogEventLog(stdout, _secrets(settings))
         case "dropping":
             from influencer_stats.interpreters.logging.dropping import DroppingEventLog
             from influencer_stats.interpreters.logging.structlog_json import StructlogEventLog
 
             dropping = DroppingEventLog(
-                StructlogEventLog(stdout), time.monotonic, limit=settings.log_rate_limit
+                StructlogEventLog(stdout, _secrets(settings)), time.monotonic, limit=settings.log_rate_limit
             )
-            flusher = asyncio.create_task(dropping.run_flusher(), name="log-flusher")
+            flusher = asyncio.create_task(
+                dropping.run_flusher(on_dropped=metrics.logs_dropped), name="log-flusher"
+            )
             stack.push_async_callback(_cancel, flusher)
             return dropping
     raise AssertionError(f"unbuildable logger {settings.choices.logger!r}")
@@ -48,10 +67,45 @@ async def _cancel(task: asyncio.Task[Any]) -> None:
         await task
 
 
+def _build_metrics(settings: Settings) -> Metrics:
+    from influencer_stats.interpreters.metrics.noop import NoMetrics
+
+    return NoMetrics()
+
+
+async def _open_redis(settings: Settings, stack: AsyncExitStack, checks: Checks) -> Any:
+    """One shared redis-py asyncio client (bounded, blocking pool; timeouts on every call)."""
+    import redis.asyncio as redis
+
+    pool = redis.BlockingConnectionPool.from_url(
+        settings.redis_url.value,
+        max_connections=settings.redis_connections,
+        timeout=settings.redis_timeout_s,  # waiting for a free connection
+        socket_timeout=settings.redis_timeout_s,
+        socket_connect_timeout=settings.redis_timeout_s,
+        health_check_interval=30,
+    )
+    client = redis.Redis(connection_pool=pool)
+    stack.push_async_callback(client.aclose, close_connection_pool=True)
+
+    async def ping() -> bool:
+        try:
+            return bool(await client.ping())
+        except (redis.RedisError, OSError):
+            return False
+
+    checks["redis"] = ping
+    return client
+
+
 async def _open_store(
-    settings: Settings, log: EventLog, stack: AsyncExitStack, checks: Checks
+    settings: Settings, log: EventLog, stack: AsyncExitStack, checks: Checks, redis_client: Any
 ) -> CollectionStore:
     match settings.choices.store:
+        case "redis":
+            from influencer_stats.interpreters.collections.redis_store import RedisCollectionStore
+
+            return RedisCollectionStore(redis_client)
         case "sqlite":
             from pathlib import Path
 
@@ -75,27 +129,34 @@ async def _open_store(
 
 
 def _build_stats(
-    settings: Settings, store: CollectionStore, source: VideoStatsSource, log: EventLog
+    settings: Settings, store: CollectionStore, source: VideoStatsSource, log: EventLog, redis_client: Any
 ) -> tuple[CollectionStatsQuery, CollectionStore]:
     """The stats query, and the store every write must go through (to invalidate it)."""
     from influencer_stats.interpreters.stats.computed import ComputedStats
 
     computed = ComputedStats(store, source, log)
-    match settings.choices.cache:
-        case "none":
-            return computed, store
-        case "stats":
-            from influencer_stats.interpreters.stats.cache import CachedStats, CachePolicy, InvalidatingStore
+    if settings.choices.cache == "none":
+        return computed, store
+    from influencer_stats.interpreters.stats.cache import CachedStats, CachePolicy, InvalidatingStore
 
-            policy = CachePolicy(
-                ttl_s=settings.cache_ttl_s,
-                stale_while_revalidate_s=settings.cache_stale_while_revalidate_s,
-                stale_if_error_s=settings.cache_stale_if_error_s,
-                max_entries=settings.cache_max_entries,
-            )
+    policy = CachePolicy(
+        ttl_s=settings.cache_ttl_s,
+        stale_while_revalidate_s=settings.cache_stale_while_revalidate_s,
+        stale_if_error_s=settings.cache_stale_if_error_s,
+        max_entries=settings.cache_max_entries,
+    )
+    cached: CollectionStatsQuery
+    match settings.choices.cache:
+        case "stats":
             cached = CachedStats(computed, time.monotonic, log, policy)
-            return cached, InvalidatingStore(store, cached)
-    raise AssertionError(f"unbuildable cache {settings.choices.cache!r}")
+        case "redis":
+            from influencer_stats.interpreters.stats.redis_cache import RedisCachedStats
+
+            # Wall-clock time: entries are shared by processes and hosts.
+            cached = RedisCachedStats(computed, redis_client, time.time, log, policy)
+        case other:
+            raise AssertionError(f"unbuildable cache {other!r}")
+    return cached, InvalidatingStore(store, cached)
 
 
 async def _open_source(settings: Settings, log: EventLog, stack: AsyncExitStack) -> VideoStatsSource:
@@ -163,11 +224,14 @@ async def _open_source(settings: Settings, log: EventLog, stack: AsyncExitStack)
 async def open_api(settings: Settings, stdout: BinaryIO | None = None) -> AsyncIterator[HttpApi]:
     """Build every interpreter the settings name; close them all on exit."""
     async with AsyncExitStack() as stack:
-        log = await _open_logger(settings, stdout or sys.stdout.buffer, stack)
+        metrics = _build_metrics(settings)
+        log = await _open_logger(settings, stdout or sys.stdout.buffer, stack, metrics)
         checks: Checks = {}
-        store = await _open_store(settings, log, stack, checks)
+        uses_redis = "redis" in (settings.choices.store, settings.choices.cache)
+        redis_client = await _open_redis(settings, stack, checks) if uses_redis else None
+        store = await _open_store(settings, log, stack, checks, redis_client)
         source = await _open_source(settings, log, stack)
-        stats, store = _build_stats(settings, store, source, log)
+        stats, store = _build_stats(settings, store, source, log, redis_client)
         log.info(
             "service.started",
             profile=settings.profile,
@@ -177,7 +241,15 @@ async def open_api(settings: Settings, stdout: BinaryIO | None = None) -> AsyncI
             logger=settings.choices.logger,
             cache=settings.choices.cache,
         )
-        yield HttpApi(store, stats, log, checks)
+        yield HttpApi(
+            store,
+            stats,
+            log,
+            checks,
+            metrics=metrics,
+            write_token=settings.write_token.value if settings.write_token else None,
+            openapi=openapi_document(),
+        )
         log.info("service.stopping", profile=settings.profile)
 
 
@@ -216,7 +288,10 @@ def serve(settings: Settings) -> None:
         access_log=False,
         log_level="warning",
         server_header=False,
-        timeout_graceful_shutdown=10,
+        timeout_keep_alive=int(settings.keepalive_s),
+        timeout_graceful_shutdown=int(settings.graceful_shutdown_s),
+        limit_concurrency=settings.limit_concurrency,
+        backlog=settings.backlog,
     )
 
 
@@ -237,5 +312,7 @@ def _serve_aiohttp(settings: Settings) -> None:
         port=settings.port,
         access_log=None,
         print=None,
-        shutdown_timeout=10,
+        shutdown_timeout=settings.graceful_shutdown_s,
+        keepalive_timeout=settings.keepalive_s,
+        backlog=settings.backlog,
     )

@@ -13,20 +13,21 @@ from dataclasses import dataclass, field, fields, replace
 
 DEFAULT_YOUTUBE_API_URL = "https://www.googleapis.com/youtube/v3/videos"
 DEFAULT_DB_PATH = "data/influencer-stats.sqlite3"
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 
 #: Every implemented choice per slot. Names that later work will add are in
 #: ``PLANNED`` so users get "not available yet" instead of "unknown".
 CHOICES: Mapping[str, tuple[str, ...]] = {
     "server": ("starlette", "aiohttp", "asgi"),
     "video_client": ("fake", "httpx", "httpx-batched", "aiohttp", "aiohttp-batched"),
-    "store": ("list", "dict", "sqlite"),
+    "store": ("list", "dict", "sqlite", "redis"),
     "logger": ("all", "dropping", "silent"),
-    "cache": ("none", "stats"),
+    "cache": ("none", "stats", "redis"),
 }
 PLANNED: Mapping[str, tuple[str, ...]] = {
     "server": (),
     "video_client": (),
-    "store": ("redis",),
+    "store": (),
     "logger": (),
     "cache": (),
 }
@@ -99,6 +100,13 @@ PROFILES: Mapping[str, Profile] = {
             ),
         ),
         Profile(
+            "distributed",
+            "shared state for many workers/hosts: Redis store and Redis stats cache",
+            Choices(
+                server="asgi", video_client="aiohttp-batched", store="redis", logger="dropping", cache="redis"
+            ),
+        ),
+        Profile(
             "youtube",
             "the real YouTube Data API (needs YOUTUBE_API_KEY): batched aiohttp client",
             Choices(server="starlette", video_client="aiohttp-batched", store="sqlite", logger="dropping"),
@@ -130,6 +138,14 @@ class Settings:
     youtube_api_key: Secret | None = None
     log_rate_limit: int = 1_000
     db_path: str = DEFAULT_DB_PATH
+    write_token: Secret | None = None
+    keepalive_s: float = 5.0
+    graceful_shutdown_s: float = 10.0
+    limit_concurrency: int = 1024
+    backlog: int = 2048
+    redis_url: Secret = Secret(DEFAULT_REDIS_URL)  # may carry a password
+    redis_timeout_s: float = 0.5
+    redis_connections: int = 64
     upstream_call_timeout_s: float = 1.0
     upstream_deadline_s: float = 2.0
     upstream_concurrency: int = 16
@@ -243,6 +259,14 @@ def resolve(
         port=_port(port or environ.get("INFLUENCER_STATS_PORT") or "8080"),
         youtube_api_url=url,
         db_path=environ.get("INFLUENCER_STATS_DB") or DEFAULT_DB_PATH,
+        write_token=Secret(token) if (token := environ.get("INFLUENCER_STATS_WRITE_TOKEN")) else None,
+        keepalive_s=_number(environ, "INFLUENCER_STATS_KEEPALIVE", 5.0),
+        graceful_shutdown_s=_number(environ, "INFLUENCER_STATS_GRACEFUL_SHUTDOWN", 10.0),
+        limit_concurrency=int(_number(environ, "INFLUENCER_STATS_LIMIT_CONCURRENCY", 1024, integer=True)),
+        backlog=int(_number(environ, "INFLUENCER_STATS_BACKLOG", 2048, integer=True)),
+        redis_url=Secret(environ.get("REDIS_URL") or DEFAULT_REDIS_URL),
+        redis_timeout_s=_number(environ, "INFLUENCER_STATS_REDIS_TIMEOUT", 0.5),
+        redis_connections=int(_number(environ, "INFLUENCER_STATS_REDIS_CONNECTIONS", 64, integer=True)),
         youtube_api_key=Secret(key) if key else None,
         upstream_call_timeout_s=_number(environ, "INFLUENCER_STATS_UPSTREAM_TIMEOUT", 1.0),
         upstream_deadline_s=_number(environ, "INFLUENCER_STATS_UPSTREAM_DEADLINE", 2.0),

@@ -7,7 +7,8 @@ composition root.
 
 from influencer_stats.algebras.collections import CollectionStore
 from influencer_stats.algebras.event_log import EventLog
+from influencer_stats.algebras.metrics import Metrics
 from influencer_stats.algebras.stats import CollectionStatsQuery
 from influencer_stats.algebras.videos import VideoStatsSource
 
-__all__ = ["CollectionStatsQuery", "CollectionStore", "EventLog", "VideoStatsSource"]
+__all__ = ["CollectionStatsQuery", "CollectionStore", "EventLog", "Metrics", "VideoStatsSource"]

@@ -1,34 +1,85 @@
 """The API's request handling, independent of any server framework.
 
-Servers parse the route and read the body (with the size limit), then call
-one method here and write the ``Reply`` it returns. Everything else (JSON,
-validation, status codes, problem bodies) lives here or in ``problems``, so
-every server behaves identically.
+A server matches the route template, wraps what it received in an
+``Incoming`` and writes the ``Reply`` that ``HttpApi.serve`` returns.
+Everything else (request ids, write auth, JSON, validation, status codes,
+problem bodies, request metrics) lives here or in ``problems``, so every
+server behaves identically. ``ROUTES`` is the one route table: servers
+register from it and the OpenAPI document describes it.
 """
 
 from __future__ import annotations
 
-import functools
+import hmac
+import os
+import re
+import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Concatenate, ParamSpec
+from dataclasses import dataclass
 
 import msgspec
 import orjson
 from returns.result import Failure, Success
 
-from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, EventLog
+from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, EventLog, Metrics
 from influencer_stats.interpreters.http import problems
 from influencer_stats.interpreters.http.problems import JSON, Reply
+from influencer_stats.interpreters.logging.context import LOG_CONTEXT
+from influencer_stats.interpreters.metrics.noop import NoMetrics
 from influencer_stats.logic.models import CacheInfo, CollectionStats, Created
 from influencer_stats.logic.validation import parse_collection_body, parse_collection_id
 
 MAX_BODY_BYTES = 1024 * 1024
 _decode = msgspec.json.Decoder().decode
-_P = ParamSpec("_P")
 #: Readiness checks by dependency name, built by the composition root.
 Checks = dict[str, Callable[[], Awaitable[bool]]]
 _HEALTHY = Reply(200, b'{"status":"ok"}')
 _NO_CONTENT = Reply(204, b"")
+_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+
+HEALTHZ = "/healthz"
+READYZ = "/readyz"
+METRICS = "/metrics"
+OPENAPI = "/openapi.json"
+COLLECTIONS = "/collections"
+COLLECTION = "/collections/{id}"
+STATS = "/collections/{id}/stats"
+#: Every route template and the methods it answers (HEAD goes with GET).
+ROUTES: Mapping[str, tuple[str, ...]] = {
+    HEALTHZ: ("GET", "HEAD"),
+    READYZ: ("GET", "HEAD"),
+    METRICS: ("GET", "HEAD"),
+    OPENAPI: ("GET", "HEAD"),
+    COLLECTIONS: ("GET", "HEAD"),
+    COLLECTION: ("DELETE", "GET", "HEAD", "PUT"),
+    STATS: ("GET", "HEAD"),
+}
+
+BodyReader = Callable[[int], Awaitable[bytes | None]]
+
+
+async def _no_body(_: int) -> bytes | None:
+    return b""
+
+
+@dataclass(slots=True)
+class Incoming:
+    """What a server hands over: the matched route template and request parts.
+
+    ``read_body(limit)`` returns the body, or None as soon as it exceeds
+    ``limit`` bytes (the server never buffers more than that).
+    """
+
+    route: str
+    method: str
+    collection_id: str = ""
+    request_id: str | None = None
+    authorization: str | None = None
+    read_body: BodyReader = _no_body
+
+
+def new_request_id() -> str:
+    return os.urandom(8).hex()
 
 
 def _stats_body(stats: CollectionStats) -> bytes:
@@ -53,24 +104,12 @@ def _cache_headers(cache: CacheInfo) -> tuple[tuple[str, str], ...]:
     return (("cache-status", status), ("age", str(int(cache.age_s))))
 
 
-def _guarded(
-    handler: Callable[Concatenate[HttpApi, _P], Awaitable[Reply]],
-) -> Callable[Concatenate[HttpApi, _P], Awaitable[Reply]]:
-    """Turn a bug into a logged 500 problem instead of a stack trace on the wire."""
-
-    @functools.wraps(handler)
-    async def guarded(self: HttpApi, /, *args: _P.args, **kwargs: _P.kwargs) -> Reply:
-        try:
-            return await handler(self, *args, **kwargs)
-        except Exception as exc:  # noqa: BLE001 - the edge is where bugs stop
-            self.log.error("http.unhandled_error", handler=handler.__name__, error=repr(exc)[:500])
-            return problems.internal_error()
-
-    return guarded
-
-
 class HttpApi:
-    """The service's HTTP behaviour, built from the algebras it needs."""
+    """The service's HTTP behaviour, built from the algebras it needs.
+
+    With ``write_token`` set, PUT and DELETE need ``Authorization: Bearer
+    <token>`` (compared in constant time); reads stay open.
+    """
 
     max_body_bytes = MAX_BODY_BYTES
 
@@ -80,17 +119,93 @@ class HttpApi:
         stats: CollectionStatsQuery,
         log: EventLog,
         checks: Mapping[str, Callable[[], Awaitable[bool]]] | None = None,
+        *,
+        metrics: Metrics | None = None,
+        write_token: str | None = None,
+        openapi: bytes = b"{}",
     ) -> None:
         self.store = store
         self.stats = stats
         self.log = log
         self.checks = dict(checks or {})
+        self.metrics: Metrics = metrics or NoMetrics()
+        self._write_token = write_token.encode() if write_token else None
+        self._openapi = Reply(200, openapi)
 
-    def health(self) -> Reply:
-        """Liveness: the process answers. Never touches a dependency."""
-        return _HEALTHY
+    async def serve(self, incoming: Incoming) -> Reply:
+        """Answer one request: bind its id to the logs, dispatch, count it."""
+        started = time.perf_counter()
+        request_id = incoming.request_id
+        if request_id is None or not _REQUEST_ID.fullmatch(request_id):
+            request_id = new_request_id()
+        bound = LOG_CONTEXT.set({"request_id": request_id})
+        try:
+            reply = await self._dispatch(incoming)
+        except Exception as exc:  # noqa: BLE001 - the edge is where bugs stop
+            self.log.error("http.unhandled_error", route=incoming.route, error=repr(exc)[:500])
+            reply = problems.internal_error()
+        finally:
+            LOG_CONTEXT.reset(bound)
+        self.metrics.request(incoming.route, incoming.method, reply.status, time.perf_counter() - started)
+        return Reply(
+            reply.status, reply.body, reply.content_type, (*reply.headers, ("x-request-id", request_id))
+        )
 
-    @_guarded
+    def refuse(self, reply: Reply, route: str, method: str, request_id: str | None) -> Reply:
+        """A server's own refusal (no route, wrong method) with the usual id and metrics."""
+        if request_id is None or not _REQUEST_ID.fullmatch(request_id):
+            request_id = new_request_id()
+        self.metrics.request(route, method, reply.status, 0.0)
+        return Reply(
+            reply.status, reply.body, reply.content_type, (*reply.headers, ("x-request-id", request_id))
+        )
+
+    async def _dispatch(self, incoming: Incoming) -> Reply:
+        route, method = incoming.route, incoming.method
+        if method not in ROUTES.get(route, ()):
+            if route not in ROUTES:
+                return problems.route_not_found(route)
+            return problems.method_not_allowed(method, ROUTES[route])
+        if route == STATS:
+            return await self.collection_stats(incoming.collection_id)
+        if route == COLLECTION:
+            if method in ("GET", "HEAD"):
+                return await self.get_collection(incoming.collection_id)
+            if (refusal := self._unauthorized(incoming.authorization)) is not None:
+                return refusal
+            if method == "DELETE":
+                return await self.delete_collection(incoming.collection_id)
+            body = await incoming.read_body(self.max_body_bytes)
+            if body is None:
+                return problems.body_too_large(self.max_body_bytes)
+            return await self.put_collection(incoming.collection_id, body)
+        if route == COLLECTIONS:
+            return await self.list_collections()
+        if route == HEALTHZ:
+            return _HEALTHY
+        if route == READYZ:
+            return await self.ready()
+        if route == METRICS:
+            body, content_type = self.metrics.render()
+            return Reply(200, body, content_type)
+        return self._openapi
+
+    def _unauthorized(self, authorization: str | None) -> Reply | None:
+        if self._write_token is None:
+            return None
+        scheme, _, credentials = (authorization or "").partition(" ")
+        if scheme.lower() == "bearer" and hmac.compare_digest(
+            credentials.strip().encode(), self._write_token
+        ):
+            return None
+        return problems.problem(
+            401,
+            "unauthorized",
+            "Unauthorized",
+            "writes need the header Authorization: Bearer <token>",
+            headers=(("www-authenticate", 'Bearer realm="influencer-stats"'),),
+        )
+
     async def ready(self) -> Reply:
         """Readiness: every dependency of this profile answers."""
         results = {name: await check() for name, check in self.checks.items()}
@@ -106,7 +221,6 @@ class HttpApi:
             )
         return Reply(200, orjson.dumps({"status": "ready", "checks": dict.fromkeys(results, "ok")}))
 
-    @_guarded
     async def list_collections(self) -> Reply:
         match await self.store.ids():
             case Success(ids):
@@ -115,7 +229,6 @@ class HttpApi:
                 return problems.for_error(error)
         raise AssertionError("unreachable")
 
-    @_guarded
     async def get_collection(self, raw_id: str) -> Reply:
         match parse_collection_id(raw_id):
             case Failure(invalid):
@@ -129,7 +242,6 @@ class HttpApi:
                 return problems.for_error(error)
         raise AssertionError("unreachable")
 
-    @_guarded
     async def put_collection(self, raw_id: str, body: bytes) -> Reply:
         match parse_collection_id(raw_id):
             case Failure(invalid):
@@ -156,7 +268,6 @@ class HttpApi:
             return Reply(201, body_out, JSON, (("location", f"/collections/{collection_id}"),))
         return Reply(200, body_out)
 
-    @_guarded
     async def delete_collection(self, raw_id: str) -> Reply:
         match parse_collection_id(raw_id):
             case Failure(invalid):
@@ -171,7 +282,6 @@ class HttpApi:
                 return _NO_CONTENT
         raise AssertionError("unreachable")
 
-    @_guarded
     async def collection_stats(self, raw_id: str) -> Reply:
         match parse_collection_id(raw_id):
             case Failure(invalid):

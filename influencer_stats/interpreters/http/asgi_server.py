@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, MutableMapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
+from functools import partial
 from typing import Any
 
 from influencer_stats.interpreters.http import problems
-from influencer_stats.interpreters.http.api import HttpApi
-from influencer_stats.interpreters.http.problems import Reply
+from influencer_stats.interpreters.http.api import COLLECTION, ROUTES, STATS, HttpApi, Incoming
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -22,18 +22,12 @@ Send = Callable[[Message], Awaitable[None]]
 OpenApi = Callable[[], AbstractAsyncContextManager[HttpApi]]
 
 _PREFIX = "/collections/"
-_READ = ("GET", "HEAD")
-_COLLECTION_METHODS = ("DELETE", "GET", "HEAD", "PUT")
 
 
-class _TooLargeError(Exception):
-    pass
-
-
-async def _read_body(scope: Scope, receive: Receive, limit: int) -> bytes:
+async def _read_body(scope: Scope, receive: Receive, limit: int) -> bytes | None:
     for name, value in scope["headers"]:
         if name == b"content-length" and value.isdigit() and int(value) > limit:
-            raise _TooLargeError
+            return None
     body = bytearray()
     while True:
         message = await receive()
@@ -41,9 +35,21 @@ async def _read_body(scope: Scope, receive: Receive, limit: int) -> bytes:
             return bytes(body)
         body += message.get("body", b"")
         if len(body) > limit:
-            raise _TooLargeError
+            return None
         if not message.get("more_body", False):
             return bytes(body)
+
+
+def _match(path: str) -> tuple[str, str]:
+    """(route template, collection id) for a path; ("", "") when nothing matches."""
+    if path.startswith(_PREFIX):
+        rest = path[len(_PREFIX) :]
+        if "/" not in rest:
+            return (COLLECTION, rest) if rest else ("", "")
+        if rest.endswith("/stats") and rest.count("/") == 1 and len(rest) > 6:
+            return STATS, rest[:-6]
+        return "", ""
+    return (path, "") if path in ROUTES else ("", "")
 
 
 class AsgiApp:
@@ -80,14 +86,26 @@ class AsgiApp:
         api = self._api
         assert api is not None, "lifespan has not started the API"
         method: str = scope["method"]
-        path: str = scope["path"]
-        try:
-            reply = await self._route(api, method, path, scope, receive)
-        except _TooLargeError:
-            reply = problems.body_too_large(api.max_body_bytes)
-        except Exception as exc:  # noqa: BLE001 - the edge is where bugs stop
-            api.log.error("http.unhandled_error", error=repr(exc)[:500])
-            reply = problems.internal_error()
+        request_id = authorization = None
+        for name, value in scope["headers"]:
+            if name == b"x-request-id":
+                request_id = value.decode("latin-1")
+            elif name == b"authorization":
+                authorization = value.decode("latin-1")
+        route, collection_id = _match(scope["path"])
+        if route:
+            reply = await api.serve(
+                Incoming(
+                    route,
+                    method,
+                    collection_id,
+                    request_id,
+                    authorization,
+                    partial(_read_body, scope, receive),
+                )
+            )
+        else:
+            reply = api.refuse(problems.route_not_found(scope["path"]), "unmatched", method, request_id)
         headers = [
             (b"content-type", reply.content_type.encode()),
             (b"content-length", str(len(reply.body)).encode()),
@@ -95,28 +113,3 @@ class AsgiApp:
         headers.extend((name.encode(), value.encode()) for name, value in reply.headers)
         await send({"type": "http.response.start", "status": reply.status, "headers": headers})
         await send({"type": "http.response.body", "body": b"" if method == "HEAD" else reply.body})
-
-    async def _route(self, api: HttpApi, method: str, path: str, scope: Scope, receive: Receive) -> Reply:
-        if path.startswith(_PREFIX):
-            rest = path[len(_PREFIX) :]
-            if rest.endswith("/stats") and rest.count("/") == 1 and len(rest) > 6:
-                if method not in _READ:
-                    return problems.method_not_allowed(method, _READ)
-                return await api.collection_stats(rest[:-6])
-            if rest and "/" not in rest:
-                if method in _READ:
-                    return await api.get_collection(rest)
-                if method == "PUT":
-                    return await api.put_collection(
-                        rest, await _read_body(scope, receive, api.max_body_bytes)
-                    )
-                if method == "DELETE":
-                    return await api.delete_collection(rest)
-                return problems.method_not_allowed(method, _COLLECTION_METHODS)
-        elif path in ("/collections", "/healthz", "/readyz"):
-            if method not in _READ:
-                return problems.method_not_allowed(method, _READ)
-            if path == "/healthz":
-                return api.health()
-            return await (api.list_collections() if path == "/collections" else api.ready())
-        return problems.route_not_found(path)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from functools import partial
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -12,10 +13,11 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from influencer_stats.interpreters.http import problems
-from influencer_stats.interpreters.http.api import HttpApi
+from influencer_stats.interpreters.http.api import ROUTES, HttpApi, Incoming
 from influencer_stats.interpreters.http.problems import Reply
 
 OpenApi = Callable[[], AbstractAsyncContextManager[HttpApi]]
+_ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
 
 
 def _response(reply: Reply) -> Response:
@@ -53,53 +55,30 @@ def create_app(open_api: OpenApi) -> Starlette:
             finally:
                 current.clear()
 
-    async def healthz(_: Request) -> Response:
-        return _response(current[0].health())
+    def endpoint(route: str) -> Callable[[Request], Awaitable[Response]]:
+        async def handle(request: Request) -> Response:
+            headers = request.headers
+            incoming = Incoming(
+                route,
+                request.method,
+                request.path_params.get("id", ""),
+                headers.get("x-request-id"),
+                headers.get("authorization"),
+                partial(_read_body, request),
+            )
+            return _response(await current[0].serve(incoming))
 
-    async def readyz(_: Request) -> Response:
-        return _response(await current[0].ready())
+        return handle
 
-    async def list_collections(_: Request) -> Response:
-        return _response(await current[0].list_collections())
-
-    async def collection(request: Request) -> Response:
-        api = current[0]
-        raw_id: str = request.path_params["id"]
-        method = request.method
-        if method == "GET" or method == "HEAD":
-            return _response(await api.get_collection(raw_id))
-        if method == "DELETE":
-            return _response(await api.delete_collection(raw_id))
-        body = await _read_body(request, api.max_body_bytes)
-        if body is None:
-            return _response(problems.body_too_large(api.max_body_bytes))
-        return _response(await api.put_collection(raw_id, body))
-
-    async def stats(request: Request) -> Response:
-        return _response(await current[0].collection_stats(request.path_params["id"]))
-
-    async def http_error(request: Request, exc: Exception) -> Response:
+    async def not_found(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
-        if exc.status_code == 405:
-            allowed = tuple(sorted(a.strip() for a in (exc.headers or {}).get("Allow", "GET").split(",")))
-            return _response(problems.method_not_allowed(request.method, allowed))
-        if exc.status_code == 404:
-            return _response(problems.route_not_found(request.url.path))
-        return _response(problems.problem(exc.status_code, "http-error", "HTTP error", str(exc.detail)))
+        reply = problems.route_not_found(request.url.path)
+        if exc.status_code != 404:
+            reply = problems.problem(exc.status_code, "http-error", "HTTP error", str(exc.detail))
+        return _response(
+            current[0].refuse(reply, "unmatched", request.method, request.headers.get("x-request-id"))
+        )
 
-    async def server_error(_: Request, exc: Exception) -> Response:
-        if current:
-            current[0].log.error("http.unhandled_error", error=repr(exc)[:500])
-        return _response(problems.internal_error())
-
-    return Starlette(
-        routes=[
-            Route("/healthz", healthz, methods=["GET"]),
-            Route("/readyz", readyz, methods=["GET"]),
-            Route("/collections", list_collections, methods=["GET"]),
-            Route("/collections/{id}", collection, methods=["GET", "PUT", "DELETE"]),
-            Route("/collections/{id}/stats", stats, methods=["GET"]),
-        ],
-        exception_handlers={HTTPException: http_error, Exception: server_error},
-        lifespan=lifespan,
-    )
+    # Every standard method reaches HttpApi, which answers 405 itself.
+    routes = [Route(path, endpoint(path), methods=_ALL_METHODS) for path in ROUTES]
+    return Starlette(routes=routes, exception_handlers={HTTPException: not_found}, lifespan=lifespan)

@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable
 from typing import Literal
 
 from influencer_stats.algebras import EventLog
+from influencer_stats.interpreters.logging.context import LOG_CONTEXT
 
 Level = Literal["debug", "info", "warning", "error"]
 _Entry = tuple[Level, str, dict[str, object]]
@@ -45,6 +46,7 @@ class DroppingEventLog:
         self._admitted = 0
         self._dropped = 0
         self.dropped_total = 0
+        self._reported_total = 0
 
     def _roll(self, now: float) -> None:
         if now - self._window_start < self._window:
@@ -66,7 +68,8 @@ class DroppingEventLog:
             self.dropped_total += 1
             return
         self._admitted += 1
-        self._buffer.append((level, event, fields))
+        context = LOG_CONTEXT.get()  # captured now: the flush runs on another task
+        self._buffer.append((level, event, {**context, **fields} if context else fields))
 
     def debug(self, event: str, **fields: object) -> None:
         self._log("debug", event, fields)
@@ -80,9 +83,15 @@ class DroppingEventLog:
     def error(self, event: str, **fields: object) -> None:
         self._log("error", event, fields)
 
-    def flush(self) -> int:
-        """Write every buffered event to ``inner``; returns how many."""
+    def flush(self, on_dropped: Callable[[int], None] | None = None) -> int:
+        """Write every buffered event to ``inner``; returns how many.
+
+        ``on_dropped`` receives the number of events dropped since the last flush.
+        """
         self._roll(self._clock())
+        if on_dropped is not None and self.dropped_total > self._reported_total:
+            on_dropped(self.dropped_total - self._reported_total)
+            self._reported_total = self.dropped_total
         written = 0
         inner = self._inner
         while self._buffer:
@@ -95,11 +104,12 @@ class DroppingEventLog:
         self,
         interval: float = 0.05,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        on_dropped: Callable[[int], None] | None = None,
     ) -> None:
         """Flush every ``interval`` seconds until cancelled, then flush once more."""
         try:
             while True:
                 await sleep(interval)
-                self.flush()
+                self.flush(on_dropped)
         finally:
-            self.flush()
+            self.flush(on_dropped)

@@ -1,0 +1,272 @@
+"""The OpenAPI 3.1 document of the API, built from the one route table.
+
+Every server serves these bytes at ``/openapi.json``; schemathesis checks
+each server's behaviour against them, so document and servers cannot drift.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+import orjson
+
+from influencer_stats.interpreters.http.api import (
+    COLLECTION,
+    COLLECTIONS,
+    HEALTHZ,
+    MAX_BODY_BYTES,
+    METRICS,
+    OPENAPI,
+    READYZ,
+    ROUTES,
+    STATS,
+)
+from influencer_stats.logic.validation import MAX_VIDEOS
+
+_PROBLEM_REF = {"$ref": "#/components/schemas/Problem"}
+_REQUEST_ID = {"$ref": "#/components/headers/X-Request-ID"}
+
+_SCHEMAS: dict[str, Any] = {
+    "Problem": {
+        "type": "object",
+        "description": "RFC 9457 problem details; validation problems add field and value.",
+        "required": ["type", "title", "status", "detail"],
+        "properties": {
+            "type": {"type": "string"},
+            "title": {"type": "string"},
+            "status": {"type": "integer"},
+            "detail": {"type": "string"},
+            "field": {"type": "string"},
+            "value": {},
+            "checks": {"type": "object", "additionalProperties": {"type": "string"}},
+        },
+    },
+    "VideoId": {"type": "string", "pattern": "^[A-Za-z0-9_-]{11}$"},
+    "Videos": {
+        "type": "object",
+        "required": ["videos"],
+        "additionalProperties": False,
+        "properties": {
+            "videos": {
+                "type": "array",
+                "maxItems": MAX_VIDEOS,
+                "items": {"$ref": "#/components/schemas/VideoId"},
+            }
+        },
+    },
+    "Stats": {
+        "type": "object",
+        "required": ["impressions", "engagements", "score", "videos", "missing"],
+        "additionalProperties": False,
+        "properties": {
+            "impressions": {"type": "integer", "minimum": 0, "description": "sum of views"},
+            "engagements": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "sum of likes + comments + dislikes",
+            },
+            "score": {"type": "integer", "minimum": 0, "description": "engagements + sum of likes"},
+            "videos": {"type": "integer", "minimum": 0, "description": "distinct videos counted"},
+            "missing": {"type": "array", "items": {"$ref": "#/components/schemas/VideoId"}},
+        },
+    },
+    "Ids": {
+        "type": "object",
+        "required": ["ids"],
+        "additionalProperties": False,
+        "properties": {"ids": {"type": "array", "items": {"type": "string"}}},
+    },
+    "Status": {"type": "object", "required": ["status"], "properties": {"status": {"type": "string"}}},
+}
+
+
+def _json(schema: str, description: str, **headers: Any) -> dict[str, Any]:
+    return {
+        "description": description,
+        "headers": {"X-Request-ID": _REQUEST_ID, **headers},
+        "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{schema}"}}},
+    }
+
+
+def _problem(description: str, **headers: Any) -> dict[str, Any]:
+    return {
+        "description": description,
+        "headers": {"X-Request-ID": _REQUEST_ID, **headers},
+        "content": {"application/problem+json": {"schema": _PROBLEM_REF}},
+    }
+
+
+_RETRY_AFTER = {"schema": {"type": "string"}, "description": "seconds to wait"}
+_ID = {
+    "name": "id",
+    "in": "path",
+    "required": True,
+    "description": "collection id",
+    "schema": {"type": "string", "pattern": "^[A-Za-z0-9._-]{1,64}$"},
+}
+_STORE_DOWN = _problem("collection storage unavailable", **{"Retry-After": _RETRY_AFTER})
+_BAD_ID = _problem("invalid collection id")
+_NOT_FOUND = _problem("no such collection")
+_WRITE_SECURITY: list[dict[str, list[str]]] = [{}, {"bearer": []}]  # needed only when the service has a write token
+
+
+def _operations() -> dict[str, dict[str, Any]]:
+    return {
+        HEALTHZ: {
+            "get": {"summary": "Liveness", "responses": {"200": _json("Status", "the process answers")}}
+        },
+        READYZ: {
+            "get": {
+                "summary": "Readiness: the profile's dependencies answer",
+                "responses": {
+                    "200": _json("Status", "ready"),
+                    "503": _problem("a dependency is not answering", **{"Retry-After": _RETRY_AFTER}),
+                },
+            }
+        },
+        METRICS: {
+            "get": {
+                "summary": "Prometheus metrics",
+                "responses": {
+                    "200": {
+                        "description": "text exposition format",
+                        "headers": {"X-Request-ID": _REQUEST_ID},
+                        "content": {"text/plain": {"schema": {"type": "string"}}},
+                    }
+                },
+            }
+        },
+        OPENAPI: {
+            "get": {
+                "summary": "This document",
+                "responses": {
+                    "200": {
+                        "description": "OpenAPI 3.1",
+                        "headers": {"X-Request-ID": _REQUEST_ID},
+                        "content": {"application/json": {"schema": {"type": "object"}}},
+                    }
+                },
+            }
+        },
+        COLLECTIONS: {
+            "get": {
+                "summary": "Every collection id, sorted",
+                "responses": {"200": _json("Ids", "the ids"), "503": _STORE_DOWN},
+            }
+        },
+        COLLECTION: {
+            "parameters": [_ID],
+            "get": {
+                "summary": "A collection's videos",
+                "responses": {
+                    "200": _json("Videos", "the videos, in the order saved"),
+                    "404": _NOT_FOUND,
+                    "422": _BAD_ID,
+                    "503": _STORE_DOWN,
+                },
+            },
+            "put": {
+                "summary": "Create or replace a collection",
+                "security": _WRITE_SECURITY,
+                "requestBody": {
+                    "required": True,
+                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Videos"}}},
+                },
+                "responses": {
+                    "200": _json("Videos", "replaced"),
+                    "201": _json("Videos", "created", Location={"schema": {"type": "string"}}),
+                    "400": _problem("the body is not JSON"),
+                    "401": _problem(
+                        "a write token is set and the request does not carry it",
+                        **{"WWW-Authenticate": {"schema": {"type": "string"}}},
+                    ),
+                    "413": _problem(f"the body is over {MAX_BODY_BYTES} bytes"),
+                    "422": _problem("wrong body shape, bad id, or too many videos"),
+                    "503": _STORE_DOWN,
+                },
+            },
+            "delete": {
+                "summary": "Delete a collection",
+                "security": _WRITE_SECURITY,
+                "responses": {
+                    "204": {"description": "deleted", "headers": {"X-Request-ID": _REQUEST_ID}},
+                    "401": _problem("a write token is set and the request does not carry it"),
+                    "404": _NOT_FOUND,
+                    "422": _BAD_ID,
+                    "503": _STORE_DOWN,
+                },
+            },
+        },
+        STATS: {
+            "parameters": [_ID],
+            "get": {
+                "summary": "Aggregate statistics of a collection",
+                "responses": {
+                    "200": _json(
+                        "Stats",
+                        "the aggregate; Cache-Status and Age when a cache served it",
+                        **{
+                            "Cache-Status": {"schema": {"type": "string"}},
+                            "Age": {"schema": {"type": "string"}},
+                        },
+                    ),
+                    "404": _NOT_FOUND,
+                    "422": _BAD_ID,
+                    "502": _problem("YouTube failed, rejected the request or sent invalid data"),
+                    "503": _problem(
+                        "YouTube quota exceeded, or storage down", **{"Retry-After": _RETRY_AFTER}
+                    ),
+                    "504": _problem("YouTube did not answer in time"),
+                },
+            },
+        },
+    }
+
+
+def _with_head(path_item: dict[str, Any]) -> dict[str, Any]:
+    """HEAD answers like GET, without a body; 500 can happen anywhere."""
+    item = dict(path_item)
+    if "get" in item:
+        responses = {
+            status: {k: v for k, v in response.items() if k != "content"}
+            for status, response in item["get"]["responses"].items()
+        }
+        item["head"] = {"summary": item["get"]["summary"] + " (headers only)", "responses": responses}
+    for method in ("get", "head", "put", "delete"):
+        if method in item:
+            item[method] = {
+                **item[method],
+                "responses": {**item[method]["responses"], "500": _problem("a bug")},
+            }
+    return item
+
+
+def openapi_spec() -> dict[str, Any]:
+    """The document as a dict (checked against ROUTES by the tests)."""
+    operations = _operations()
+    assert set(operations) == set(ROUTES), "every route is documented, and only those"
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "influencer-stats",
+            "version": "0.1.0",
+            "description": "YouTube statistics for collections of videos. Errors are RFC 9457 problems.",
+        },
+        "paths": {path: _with_head(item) for path, item in operations.items()},
+        "components": {
+            "schemas": _SCHEMAS,
+            "headers": {
+                "X-Request-ID": {
+                    "description": "the request's id: the client's X-Request-ID if valid, else a new one",
+                    "schema": {"type": "string"},
+                }
+            },
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        },
+    }
+
+
+@cache
+def openapi_document() -> bytes:
+    return orjson.dumps(openapi_spec())

@@ -1,0 +1,147 @@
+"""Write auth, request ids, secret redaction and the OpenAPI document, over real sockets."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import orjson
+import pytest
+
+from influencer_stats.interpreters.http.api import ROUTES
+from tests.support import RunningService, running_double_process, running_service
+
+TOKEN = "write-token-0123456789abcdef"
+VIDEOS = ["-4lB5EKS5Uk", "-jlLkTtgWUk", "1FEFpk-uIYo"]
+
+
+@pytest.fixture(scope="module", params=["starlette", "aiohttp", "asgi"])
+def guarded(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[RunningService]:
+    """A service with a write token and the log-everything logger."""
+    log = tmp_path_factory.mktemp("guarded") / "service.log"
+    env = {"INFLUENCER_STATS_WRITE_TOKEN": TOKEN}
+    with running_service(["--server", request.param, "--logger", "all"], log, env=env) as service:
+        yield service
+
+
+def test_writes_without_the_token_are_401_with_www_authenticate(guarded: RunningService) -> None:
+    for headers in ({}, {"authorization": "Bearer wrong"}, {"authorization": TOKEN}):
+        put = httpx.put(f"{guarded.url}/collections/locked", json={"videos": []}, headers=headers)
+        delete = httpx.delete(f"{guarded.url}/collections/locked", headers=headers)
+
+        for response in (put, delete):
+            assert response.status_code == 401
+            assert response.headers["www-authenticate"] == 'Bearer realm="influencer-stats"'
+            assert response.headers["content-type"] == "application/problem+json"
+    assert httpx.get(f"{guarded.url}/collections/locked").status_code == 404  # nothing was written
+
+
+def test_writes_with_the_token_succeed_and_reads_need_none(guarded: RunningService) -> None:
+    auth = {"authorization": f"Bearer {TOKEN}"}
+
+    put = httpx.put(f"{guarded.url}/collections/open", json={"videos": VIDEOS}, headers=auth)
+    read = httpx.get(f"{guarded.url}/collections/open/stats")
+    delete = httpx.delete(f"{guarded.url}/collections/open", headers=auth)
+
+    assert (put.status_code, read.status_code, delete.status_code) == (201, 200, 204)
+
+
+def test_a_valid_request_id_is_echoed_and_bound_to_every_log_line_of_the_request(
+    guarded: RunningService,
+) -> None:
+    request_id = "req-" + uuid.uuid4().hex
+    auth = {"authorization": f"Bearer {TOKEN}", "x-request-id": request_id}
+
+    response = httpx.put(f"{guarded.url}/collections/traced", json={"videos": VIDEOS}, headers=auth)
+
+    assert response.headers["x-request-id"] == request_id
+    lines = [orjson.loads(line) for line in guarded.output().splitlines() if request_id in line]
+    assert [line["event"] for line in lines] == ["collection.saved"]
+
+
+def test_a_missing_or_invalid_request_id_is_replaced_by_a_new_one(guarded: RunningService) -> None:
+    plain = httpx.get(f"{guarded.url}/healthz")
+    hostile = httpx.get(f"{guarded.url}/healthz", headers={"x-request-id": "x" * 500})
+    not_found = httpx.get(f"{guarded.url}/no/such/route", headers={"x-request-id": "abc"})
+
+    assert len(plain.headers["x-request-id"]) == 16
+    assert hostile.headers["x-request-id"] != "x" * 500
+    assert not_found.status_code == 404
+    assert not_found.headers["x-request-id"] == "abc"
+
+
+def test_the_write_token_never_appears_in_a_log_line(guarded: RunningService) -> None:
+    httpx.put(
+        f"{guarded.url}/collections/t", json={"videos": []}, headers={"authorization": f"Bearer {TOKEN}"}
+    )
+    httpx.put(f"{guarded.url}/collections/t", json={"videos": []}, headers={"authorization": TOKEN})
+
+    assert guarded.output()  # the logger writes every event
+    assert TOKEN not in guarded.output()
+
+
+def test_the_openapi_document_describes_every_route(guarded: RunningService) -> None:
+    document = httpx.get(f"{guarded.url}/openapi.json").json()
+
+    assert document["openapi"] == "3.1.0"
+    assert set(document["paths"]) == set(ROUTES)
+    for path, methods in ROUTES.items():
+        assert {m.upper() for m in document["paths"][path] if m != "parameters"} == set(methods)
+
+
+def test_the_api_key_reaches_youtube_but_no_log_line(tmp_path: Path) -> None:
+    key = "AIzaSy-test-key-4f1c2d3e"
+    with (
+        running_double_process(tmp_path / "double.log") as double_url,
+        running_service(
+            ["--profile", "v1"],
+            tmp_path / "v1.log",
+            env={"YOUTUBE_API_URL": double_url, "YOUTUBE_API_KEY": key},
+        ) as service,
+    ):
+        httpx.put(f"{service.url}/collections/k", json={"videos": VIDEOS})
+        assert httpx.get(f"{service.url}/collections/k/stats").status_code == 200
+        stats = httpx.get(double_url.replace("/youtube/v3/videos", "/_control/stats")).json()
+
+    assert stats["key_header_seen"] is True
+    assert stats["key_in_query_seen"] is False
+    assert "stats.computed" in service.output()
+    assert key not in service.output()
+
+
+def test_1000_concurrent_writers_and_readers_on_one_collection_see_only_written_values(
+    tmp_path: Path,
+) -> None:
+    values = [[f"{n:011d}", f"{n + 1:011d}"][: 1 + n % 2] for n in range(50)]  # 1 or 2 distinct videos
+    last = ["00000000001", "00000000002", "00000000003"]  # 3: never written before
+
+    async def hammer(url: str) -> tuple[list[int], list[int]]:
+        limits = httpx.Limits(max_connections=100)
+        async with httpx.AsyncClient(base_url=url, limits=limits, timeout=30) as client:
+            await client.put("/collections/hot", json={"videos": values[0]})
+
+            async def write(n: int) -> None:
+                response = await client.put("/collections/hot", json={"videos": values[n % len(values)]})
+                assert response.status_code in (200, 201)
+
+            async def read() -> int:
+                response = await client.get("/collections/hot/stats")
+                assert response.status_code == 200
+                return int(response.json()["videos"])
+
+            results = await asyncio.gather(*(write(n) if n % 2 else read() for n in range(1000)))
+            await client.put("/collections/hot", json={"videos": last})
+            after = await asyncio.gather(*(read() for _ in range(50)))
+            return [r for r in results if isinstance(r, int)], list(after)
+
+    with running_service(["--profile", "fast", "--video-client", "fake"], tmp_path / "hot.log") as service:
+        reads, after = asyncio.run(hammer(service.url))
+
+    assert len(reads) == 500
+    assert set(reads) <= {1, 2}  # every read is a value some writer wrote
+    assert after == [3] * 50  # after the last write, every read returns it
