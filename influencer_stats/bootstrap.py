@@ -67,10 +67,18 @@ async def _cancel(task: asyncio.Task[Any]) -> None:
         await task
 
 
-def _build_metrics(settings: Settings) -> Metrics:
-    from influencer_stats.interpreters.metrics.noop import NoMetrics
+def _open_metrics(settings: Settings, stack: AsyncExitStack) -> Metrics:
+    if settings.choices.metrics == "none":
+        from influencer_stats.interpreters.metrics.noop import NoMetrics
 
-    return NoMetrics()
+        return NoMetrics()
+    from influencer_stats.interpreters.metrics.loop_lag import monitor_loop_lag
+    from influencer_stats.interpreters.metrics.prometheus import PrometheusMetrics
+
+    metrics = PrometheusMetrics(settings.prometheus_multiproc_dir)
+    lag = asyncio.create_task(monitor_loop_lag(metrics.loop_lag), name="loop-lag")
+    stack.push_async_callback(_cancel, lag)
+    return metrics
 
 
 async def _open_redis(settings: Settings, stack: AsyncExitStack, checks: Checks) -> Any:
@@ -129,7 +137,12 @@ async def _open_store(
 
 
 def _build_stats(
-    settings: Settings, store: CollectionStore, source: VideoStatsSource, log: EventLog, redis_client: Any
+    settings: Settings,
+    store: CollectionStore,
+    source: VideoStatsSource,
+    log: EventLog,
+    redis_client: Any,
+    metrics: Metrics,
 ) -> tuple[CollectionStatsQuery, CollectionStore]:
     """The stats query, and the store every write must go through (to invalidate it)."""
     from influencer_stats.interpreters.stats.computed import ComputedStats
@@ -148,7 +161,7 @@ def _build_stats(
     cached: CollectionStatsQuery
     match settings.choices.cache:
         case "stats":
-            cached = CachedStats(computed, time.monotonic, log, policy)
+            cached = CachedStats(computed, time.monotonic, log, policy, metrics)
         case "redis":
             from influencer_stats.interpreters.stats.redis_cache import RedisCachedStats
 
@@ -159,7 +172,9 @@ def _build_stats(
     return cached, InvalidatingStore(store, cached)
 
 
-async def _open_source(settings: Settings, log: EventLog, stack: AsyncExitStack) -> VideoStatsSource:
+async def _open_source(
+    settings: Settings, log: EventLog, stack: AsyncExitStack, metrics: Metrics
+) -> VideoStatsSource:
     client = settings.choices.video_client
     if client == "fake":
         from influencer_stats.interpreters.videos.fake import FakeVideoStatsSource
@@ -210,13 +225,14 @@ async def _open_source(settings: Settings, log: EventLog, stack: AsyncExitStack)
         call_timeout_s=settings.upstream_call_timeout_s,
         deadline_s=settings.upstream_deadline_s,
     )
-    source = YouTubeVideoStatsSource(call, policy, log, clock=time.monotonic)
+    source = YouTubeVideoStatsSource(call, policy, log, clock=time.monotonic, metrics=metrics)
     return CircuitBreakerSource(
         source,
         time.monotonic,
         log,
         threshold=settings.breaker_threshold,
         cooldown_s=settings.breaker_cooldown_s,
+        metrics=metrics,
     )
 
 
@@ -224,14 +240,14 @@ async def _open_source(settings: Settings, log: EventLog, stack: AsyncExitStack)
 async def open_api(settings: Settings, stdout: BinaryIO | None = None) -> AsyncIterator[HttpApi]:
     """Build every interpreter the settings name; close them all on exit."""
     async with AsyncExitStack() as stack:
-        metrics = _build_metrics(settings)
+        metrics = _open_metrics(settings, stack)
         log = await _open_logger(settings, stdout or sys.stdout.buffer, stack, metrics)
         checks: Checks = {}
         uses_redis = "redis" in (settings.choices.store, settings.choices.cache)
         redis_client = await _open_redis(settings, stack, checks) if uses_redis else None
         store = await _open_store(settings, log, stack, checks, redis_client)
-        source = await _open_source(settings, log, stack)
-        stats, store = _build_stats(settings, store, source, log, redis_client)
+        source = await _open_source(settings, log, stack, metrics)
+        stats, store = _build_stats(settings, store, source, log, redis_client, metrics)
         log.info(
             "service.started",
             profile=settings.profile,

@@ -23,6 +23,7 @@ CHOICES: Mapping[str, tuple[str, ...]] = {
     "store": ("list", "dict", "sqlite", "redis"),
     "logger": ("all", "dropping", "silent"),
     "cache": ("none", "stats", "redis"),
+    "metrics": ("prometheus", "none"),
 }
 PLANNED: Mapping[str, tuple[str, ...]] = {
     "server": (),
@@ -30,6 +31,7 @@ PLANNED: Mapping[str, tuple[str, ...]] = {
     "store": (),
     "logger": (),
     "cache": (),
+    "metrics": (),
 }
 
 
@@ -46,6 +48,7 @@ class Choices:
     store: str
     logger: str
     cache: str = "none"
+    metrics: str = "prometheus"
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +146,7 @@ class Settings:
     graceful_shutdown_s: float = 10.0
     limit_concurrency: int = 1024
     backlog: int = 2048
+    prometheus_multiproc_dir: str | None = None
     redis_url: Secret = Secret(DEFAULT_REDIS_URL)  # may carry a password
     redis_timeout_s: float = 0.5
     redis_connections: int = 64
@@ -264,6 +268,7 @@ def resolve(
         graceful_shutdown_s=_number(environ, "INFLUENCER_STATS_GRACEFUL_SHUTDOWN", 10.0),
         limit_concurrency=int(_number(environ, "INFLUENCER_STATS_LIMIT_CONCURRENCY", 1024, integer=True)),
         backlog=int(_number(environ, "INFLUENCER_STATS_BACKLOG", 2048, integer=True)),
+        prometheus_multiproc_dir=environ.get("PROMETHEUS_MULTIPROC_DIR") or None,
         redis_url=Secret(environ.get("REDIS_URL") or DEFAULT_REDIS_URL),
         redis_timeout_s=_number(environ, "INFLUENCER_STATS_REDIS_TIMEOUT", 0.5),
         redis_connections=int(_number(environ, "INFLUENCER_STATS_REDIS_CONNECTIONS", 64, integer=True)),

@@ -72,3 +72,16 @@ def test_a_huge_offending_value_is_clipped_in_the_error() -> None:
             assert len(value) <= 101
         case other:
             raise AssertionError(other)
+
+
+def test_an_offending_integer_beyond_64_bits_still_gives_a_problem_body() -> None:
+    from influencer_stats.interpreters.http.problems import invalid_input
+
+    match parse_collection_body({"videos": [], "x": -136197821420265668608}):
+        case Failure(invalid):
+            reply = invalid_input(invalid)
+        case other:
+            raise AssertionError(other)
+
+    assert reply.status == 422
+    assert b"-136197821420265668608" in reply.body

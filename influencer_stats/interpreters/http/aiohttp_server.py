@@ -17,7 +17,10 @@ _API: web.AppKey[HttpApi] = web.AppKey("api", HttpApi)
 
 
 def _response(reply: Reply) -> web.Response:
-    response = web.Response(body=reply.body, status=reply.status, content_type=reply.content_type)
+    # Content-Type as a header: aiohttp's content_type= refuses parameters (charset).
+    response = web.Response(
+        body=reply.body, status=reply.status, headers={"Content-Type": reply.content_type}
+    )
     for name, value in reply.headers:
         response.headers[name] = value
     return response

@@ -108,7 +108,10 @@ _ID = {
 _STORE_DOWN = _problem("collection storage unavailable", **{"Retry-After": _RETRY_AFTER})
 _BAD_ID = _problem("invalid collection id")
 _NOT_FOUND = _problem("no such collection")
-_WRITE_SECURITY: list[dict[str, list[str]]] = [{}, {"bearer": []}]  # needed only when the service has a write token
+_WRITE_SECURITY: list[dict[str, list[str]]] = [
+    {},
+    {"bearer": []},
+]  # needed only when the service has a write token
 
 
 def _operations() -> dict[str, dict[str, Any]]:

@@ -61,8 +61,18 @@ def malformed_json(detail: str) -> Reply:
     return problem(400, "malformed-json", "Malformed JSON", detail)
 
 
+def _json_safe(value: object) -> object:
+    """Echo a value only as JSON can carry it (orjson refuses ints beyond 64 bits)."""
+    if value is None or isinstance(value, (str, bool, float)):
+        return value
+    if isinstance(value, int) and -(2**63) <= value < 2**64:
+        return value
+    text = str(value)
+    return text if len(text) <= 100 else text[:100] + "…"
+
+
 def invalid_input(error: InvalidInput) -> Reply:
-    value = error.value if isinstance(error.value, (str, int, float, bool, type(None))) else str(error.value)
+    value = _json_safe(error.value)
     return problem(
         422,
         "validation-error",

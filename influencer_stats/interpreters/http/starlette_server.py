@@ -10,7 +10,7 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
+from starlette.routing import Match, Route
 
 from influencer_stats.interpreters.http import problems
 from influencer_stats.interpreters.http.api import ROUTES, HttpApi, Incoming
@@ -70,15 +70,19 @@ def create_app(open_api: OpenApi) -> Starlette:
 
         return handle
 
-    async def not_found(request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, HTTPException)
-        reply = problems.route_not_found(request.url.path)
-        if exc.status_code != 404:
-            reply = problems.problem(exc.status_code, "http-error", "HTTP error", str(exc.detail))
-        return _response(
-            current[0].refuse(reply, "unmatched", request.method, request.headers.get("x-request-id"))
-        )
-
     # Every standard method reaches HttpApi, which answers 405 itself.
     routes = [Route(path, endpoint(path), methods=_ALL_METHODS) for path in ROUTES]
-    return Starlette(routes=routes, exception_handlers={HTTPException: not_found}, lifespan=lifespan)
+
+    async def refused(request: Request, exc: Exception) -> Response:
+        """Starlette's own 404, and 405 for methods outside _ALL_METHODS (e.g. QUERY)."""
+        assert isinstance(exc, HTTPException)
+        route = next((r.path for r in routes if r.matches(request.scope)[0] is not Match.NONE), "unmatched")
+        if exc.status_code == 405 and route in ROUTES:
+            reply = problems.method_not_allowed(request.method, ROUTES[route])
+        elif exc.status_code == 404:
+            reply = problems.route_not_found(request.url.path)
+        else:
+            reply = problems.problem(exc.status_code, "http-error", "HTTP error", str(exc.detail))
+        return _response(current[0].refuse(reply, route, request.method, request.headers.get("x-request-id")))
+
+    return Starlette(routes=routes, exception_handlers={HTTPException: refused}, lifespan=lifespan)

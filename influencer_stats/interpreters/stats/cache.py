@@ -9,7 +9,8 @@ from dataclasses import dataclass
 
 from returns.result import Failure, Result, Success
 
-from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, EventLog
+from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, EventLog, Metrics
+from influencer_stats.interpreters.metrics.noop import NoMetrics
 from influencer_stats.logic.models import (
     CacheInfo,
     Collection,
@@ -31,6 +32,27 @@ class CachePolicy:
     stale_while_revalidate_s: float = 30.0
     stale_if_error_s: float = 300.0
     max_entries: int = 10_000
+
+    def serve(self, stored_at: float, now: float) -> CacheInfo | None:
+        """How an entry stored at ``stored_at`` is served at ``now`` without waiting.
+
+        Fresh within ``ttl_s``, then stale (``"revalidating"``) within
+        ``stale_while_revalidate_s``; ``None`` past both: the caller computes.
+        """
+        age = now - stored_at
+        ttl_left = self.ttl_s - age
+        if ttl_left > 0:
+            return CacheInfo(True, age, ttl_left)
+        if -ttl_left <= self.stale_while_revalidate_s:
+            return CacheInfo(True, age, ttl_left, "revalidating")
+        return None
+
+    def serve_if_error(self, stored_at: float, now: float) -> CacheInfo | None:
+        """How an entry is served instead of a failed computation; ``None`` once too old."""
+        age = now - stored_at
+        if age > self.ttl_s + self.stale_if_error_s:
+            return None
+        return CacheInfo(True, age, self.ttl_s - age, "stale-if-error")
 
 
 @dataclass(slots=True)
@@ -67,6 +89,7 @@ class CachedStats:
         clock: Callable[[], float],
         log: EventLog,
         policy: CachePolicy = CachePolicy(),
+        metrics: Metrics | None = None,
     ) -> None:
         self._inner = inner
         self._clock = clock
@@ -75,25 +98,20 @@ class CachedStats:
         self._entries: OrderedDict[CollectionId, _Entry] = OrderedDict()
         self._in_flight: dict[CollectionId, asyncio.Task[_Outcome]] = {}
         self._voided: set[asyncio.Task[_Outcome]] = set()
-        self.hits = self.misses = self.stale_served = 0
+        self._metrics: Metrics = metrics or NoMetrics()
 
     async def stats(self, collection_id: CollectionId) -> _Outcome:
         entry = self._entries.get(collection_id)
-        now = self._clock()
-        if entry is not None:
-            age = now - entry.stored_at
-            ttl_left = self._policy.ttl_s - age
-            if ttl_left > 0:
-                self.hits += 1
+        info = None if entry is None else self._policy.serve(entry.stored_at, self._clock())
+        if entry is not None and info is not None:
+            if info.stale_reason is None:
+                self._metrics.cache_event("hit")
                 self._entries.move_to_end(collection_id)
-                return Success(StatsAnswer(entry.answer.stats, CacheInfo(True, age, ttl_left)))
-            if -ttl_left <= self._policy.stale_while_revalidate_s:
-                self.stale_served += 1
+            else:
+                self._metrics.cache_event("stale")
                 self._computation(collection_id)  # one refresh in the background
-                return Success(
-                    StatsAnswer(entry.answer.stats, CacheInfo(True, age, ttl_left, "revalidating"))
-                )
-        self.misses += 1
+            return Success(StatsAnswer(entry.answer.stats, info))
+        self._metrics.cache_event("miss")
         outcome = await asyncio.shield(self._computation(collection_id))
         if isinstance(outcome, Failure) and not isinstance(outcome.failure(), CollectionNotFound):
             return self._stale_if_error(collection_id, outcome)
@@ -140,21 +158,17 @@ class CachedStats:
 
     def _stale_if_error(self, collection_id: CollectionId, failure: _Outcome) -> _Outcome:
         entry = self._entries.get(collection_id)
-        if entry is None:
+        info = None if entry is None else self._policy.serve_if_error(entry.stored_at, self._clock())
+        if entry is None or info is None:
             return failure
-        age = self._clock() - entry.stored_at
-        if age > self._policy.ttl_s + self._policy.stale_if_error_s:
-            return failure
-        self.stale_served += 1
+        self._metrics.cache_event("stale_if_error")
         self._log.warning(
             "stats.stale_if_error",
             collection=collection_id,
-            age_s=round(age, 1),
+            age_s=round(info.age_s, 1),
             error=str(failure.failure()),
         )
-        return Success(
-            StatsAnswer(entry.answer.stats, CacheInfo(True, age, self._policy.ttl_s - age, "stale-if-error"))
-        )
+        return Success(StatsAnswer(entry.answer.stats, info))
 
 
 class InvalidatingStore:

@@ -8,7 +8,8 @@ from typing import Literal
 
 from returns.result import Failure, Result
 
-from influencer_stats.algebras import EventLog, VideoStatsSource
+from influencer_stats.algebras import EventLog, Metrics, VideoStatsSource
+from influencer_stats.interpreters.metrics.noop import NoMetrics
 from influencer_stats.logic.models import UpstreamError, VideoBatch, VideoId
 
 State = Literal["closed", "open", "half_open"]
@@ -33,6 +34,7 @@ class CircuitBreakerSource:
         *,
         threshold: int = 5,
         cooldown_s: float = 5.0,
+        metrics: Metrics | None = None,
     ) -> None:
         self._inner = inner
         self._clock = clock
@@ -44,6 +46,7 @@ class CircuitBreakerSource:
         self._last_error: UpstreamError | None = None
         self._probing = False
         self.state: State = "closed"
+        self._metrics: Metrics = metrics or NoMetrics()
 
     async def fetch(self, ids: Sequence[VideoId]) -> Result[VideoBatch, UpstreamError]:
         probe = False
@@ -51,6 +54,7 @@ class CircuitBreakerSource:
             if self._probing or self._clock() - self._opened_at < self._cooldown_s:
                 return self._fail_fast()
             self.state = "half_open"
+            self._metrics.breaker_state("half_open")
             self._probing = probe = True
         try:
             result = await self._inner.fetch(ids)
@@ -62,6 +66,7 @@ class CircuitBreakerSource:
         elif self.state != "closed" or self._failures:
             if self.state != "closed":
                 self._log.info("youtube.circuit_closed")
+                self._metrics.breaker_state("closed")
             self.state = "closed"
             self._failures = 0
         return result
@@ -83,4 +88,5 @@ class CircuitBreakerSource:
                     error=type(error).__name__,
                 )
             self.state = "open"
+            self._metrics.breaker_state("open")
             self._opened_at = self._clock()

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 
 from returns.result import Failure, Result, Success
 
-from influencer_stats.algebras import EventLog
+from influencer_stats.algebras import EventLog, Metrics
+from influencer_stats.interpreters.metrics.noop import NoMetrics
 from influencer_stats.interpreters.videos.youtube_api import (
     MAX_IDS_PER_CALL,
     StatsByVideo,
@@ -71,6 +72,7 @@ class YouTubeVideoStatsSource:
         clock: Callable[[], float],
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         rng: Callable[[], float] = random.random,
+        metrics: Metrics | None = None,
     ) -> None:
         self._call = call
         self._policy = policy
@@ -79,6 +81,7 @@ class YouTubeVideoStatsSource:
         self._sleep = sleep
         self._rng = rng
         self._misconfiguration_logged = False
+        self._metrics: Metrics = metrics or NoMetrics()
 
     async def fetch(self, ids: Sequence[VideoId]) -> Result[VideoBatch, UpstreamError]:
         if not ids:
@@ -128,11 +131,15 @@ class YouTubeVideoStatsSource:
         policy = self._policy
         attempt = 0
         while True:
+            started = self._clock()
             try:
                 async with asyncio.timeout(policy.call_timeout_s):
                     result = await self._call(ids)
             except TimeoutError:
+                self._metrics.upstream_call("UpstreamTimeout", self._clock() - started)
                 return Failure(UpstreamTimeout(f"a videos.list call took over {policy.call_timeout_s:g}s"))
+            outcome = "ok" if isinstance(result, Success) else type(result.failure()).__name__
+            self._metrics.upstream_call(outcome, self._clock() - started)
             if not isinstance(result, Failure) or attempt >= policy.retries:
                 return result
             error = result.failure()
