@@ -111,8 +111,14 @@ PROFILES: Mapping[str, Profile] = {
         ),
         Profile(
             "youtube",
-            "the real YouTube Data API (needs YOUTUBE_API_KEY): batched aiohttp client",
-            Choices(server="starlette", video_client="aiohttp-batched", store="sqlite", logger="dropping"),
+            "the real YouTube Data API (needs YOUTUBE_API_KEY): batched aiohttp, cache saves quota",
+            Choices(
+                server="starlette",
+                video_client="aiohttp-batched",
+                store="sqlite",
+                logger="dropping",
+                cache="stats",
+            ),
         ),
     )
 }
