@@ -1,0 +1,81 @@
+"""What one lab run measured: plain data, shared by the runner, the report and the chart."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from perf.machine import Machine
+from perf.procs import Memory
+from perf.wrk import WrkResult
+
+CEILING: str = "ceiling"
+
+
+@dataclass(frozen=True, slots=True)
+class Flame:
+    """A py-spy flame graph and the load it was recorded under."""
+
+    path: Path
+    wrk: WrkResult | None
+    """wrk's numbers while py-spy sampled (the measured pass itself in concurrent mode)."""
+    samples: int | None = None
+    errors: int | None = None
+    problem: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Measurement:
+    """One profile (or the ceiling) under wrk."""
+
+    name: str
+    runs: str
+    wrk: WrkResult | None = None
+    memory: Memory | None = None
+    flame: Flame | None = None
+    log_path: Path | None = None
+    log_bytes: int | None = None
+    startup_s: float | None = None
+    problem: str | None = None
+    """Why it could not be measured (the row is empty)."""
+    notes: tuple[str, ...] = ()
+    """Measured, but worth a look."""
+
+    @property
+    def rps(self) -> float | None:
+        return self.wrk.requests_per_s if self.wrk else None
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """How the load was applied (the same for every row)."""
+
+    threads: int
+    connections: int
+    duration_s: int
+    warmup_s: int
+    flame_duration_s: int
+    flame_mode: str
+    collection: str
+    short: bool
+
+
+@dataclass(frozen=True, slots=True)
+class LabRun:
+    """Everything the report shows."""
+
+    command: str
+    started_at: str
+    elapsed_s: float
+    machine: Machine
+    settings: Settings
+    workload: str
+    choice_slots: str
+    """What the 'what it runs' column lists, e.g. ``server / video client / store / ...``."""
+    double: str
+    double_kind: str
+    ceiling: Measurement
+    profiles: list[Measurement]
+    load_before: str
+    load_after: str
+    notes: list[str] = field(default_factory=list)

@@ -1,0 +1,87 @@
+"""The YouTube double the profiles call: nginx serving pre-rendered answers, or the Python double.
+
+nginx answers only the id groups rendered ahead of time
+(:mod:`influencer_stats.testing.nginx_double`), so :func:`id_groups` derives,
+from a profile's video client, exactly the ``videos.list`` calls it will make
+for a collection: one per distinct id for per-video clients, chunks of 50
+distinct ids in order for ``*-batched`` ones, none for the offline ``fake``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final, Literal
+
+from influencer_stats.interpreters.videos.youtube_api import MAX_IDS_PER_CALL
+from influencer_stats.testing.nginx_double import nginx_argv, nginx_conf, write_site
+from influencer_stats.testing.youtube_double import VIDEOS_PATH
+from perf.procs import HOST, free_port, start, stop, wait_until_ok
+
+NGINX: Final = "/usr/sbin/nginx"
+OFFLINE_CLIENTS: Final = frozenset({"fake"})
+
+
+def id_groups(video_client: str, ids: Sequence[str]) -> list[tuple[str, ...]]:
+    """The id groups ``video_client`` asks videos.list for, for a collection of ``ids``."""
+    if video_client in OFFLINE_CLIENTS:
+        return []
+    distinct = list(dict.fromkeys(ids))
+    step = MAX_IDS_PER_CALL if video_client.endswith("-batched") else 1
+    return [tuple(distinct[i : i + step]) for i in range(0, len(distinct), step)]
+
+
+@dataclass(frozen=True, slots=True)
+class Double:
+    """A running videos.list double."""
+
+    kind: Literal["nginx", "python"]
+    port: int
+    pid: int
+    groups: int
+    note: str
+
+    @property
+    def url(self) -> str:
+        """The base URL the service's ``YOUTUBE_API_URL`` is set to."""
+        return f"http://{HOST}:{self.port}{VIDEOS_PATH}"
+
+
+def nginx_available(nginx: str = NGINX) -> bool:
+    return os.access(nginx, os.X_OK)
+
+
+@contextmanager
+def youtube_double(
+    work_dir: Path, groups: Iterable[Sequence[str]], *, nginx: str = NGINX
+) -> Iterator[Double]:
+    """Run the nginx double on a free port with ``groups`` pre-rendered, or the Python one without nginx."""
+    unique = list(dict.fromkeys(tuple(g) for g in groups if g))
+    port = free_port()
+    log = work_dir / "youtube-double.log"
+    if nginx_available(nginx):
+        site, run_dir = work_dir / "nginx-site", work_dir / "nginx-run"
+        run_dir.mkdir(parents=True, exist_ok=True)
+        write_site(site, unique)
+        conf = run_dir / "nginx.conf"
+        conf.write_text(nginx_conf(port, site, run_dir))
+        process = start(nginx_argv(conf, run_dir, nginx), log)
+        kind: Literal["nginx", "python"] = "nginx"
+        note = f"nginx ({nginx}, 1 worker) serving {len(unique)} pre-rendered id groups"
+    else:
+        argv = [sys.executable, "-m", "influencer_stats.testing.youtube_double", "--host", HOST]
+        process = start([*argv, "--port", str(port)], log)
+        kind = "python"
+        note = (
+            f"the Python double (aiohttp; {nginx} not found): it computes every answer and "
+            "shares the 2 cores with the service, so upstream-bound profiles look slower than with nginx"
+        )
+    try:
+        wait_until_ok(port, "/healthz", process, log, timeout_s=20.0)
+        yield Double(kind=kind, port=port, pid=process.pid, groups=len(unique), note=note)
+    finally:
+        stop(process)
