@@ -84,9 +84,12 @@ def _open_metrics(settings: Settings, stack: AsyncExitStack) -> Metrics:
 async def _open_redis(settings: Settings, stack: AsyncExitStack, checks: Checks) -> Any:
     """One shared redis-py asyncio client (bounded, blocking pool; timeouts on every call)."""
     import redis.asyncio as redis
+    from redis.asyncio.retry import Retry
+    from redis.backoff import NoBackoff
 
     pool = redis.BlockingConnectionPool.from_url(
         settings.redis_url.value,
+        retry=Retry(NoBackoff(), 0),  # the timeout bounds each call; no hidden retries
         max_connections=settings.redis_connections,
         timeout=settings.redis_timeout_s,  # waiting for a free connection
         socket_timeout=settings.redis_timeout_s,

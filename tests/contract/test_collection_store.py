@@ -13,11 +13,13 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 
 import pytest
+from redis.asyncio import Redis
 from returns.result import Failure, Success
 
 from influencer_stats.algebras import CollectionStore
 from influencer_stats.interpreters.collections.memory_dict import DictCollectionStore
 from influencer_stats.interpreters.collections.memory_list import ListCollectionStore
+from influencer_stats.interpreters.collections.redis_store import RedisCollectionStore
 from influencer_stats.interpreters.collections.sqlite import SqliteCollectionStore
 from influencer_stats.logic.models import (
     Collection,
@@ -29,6 +31,7 @@ from influencer_stats.logic.models import (
 )
 from influencer_stats.testing.event_log import CapturingEventLog
 from influencer_stats.testing.synthetic import synthetic_video_id
+from tests.integration.shared_redis import shared_redis_url, unique_prefix
 
 StoreFactory = Callable[[], AbstractAsyncContextManager[CollectionStore]]
 
@@ -53,7 +56,21 @@ async def sqlite_store() -> AsyncIterator[CollectionStore]:
             await store.close()
 
 
-STORES: dict[str, StoreFactory] = {"list": list_store, "dict": dict_store, "sqlite": sqlite_store}
+@asynccontextmanager
+async def redis_store() -> AsyncIterator[CollectionStore]:
+    client = Redis.from_url(shared_redis_url(), socket_timeout=5)
+    try:
+        yield RedisCollectionStore(client, prefix=unique_prefix())
+    finally:
+        await client.aclose()
+
+
+STORES: dict[str, StoreFactory] = {
+    "list": list_store,
+    "dict": dict_store,
+    "sqlite": sqlite_store,
+    "redis": redis_store,
+}
 
 ONE, TWO = CollectionId("one"), CollectionId("two")
 A, B, C = VideoId("-4lB5EKS5Uk"), VideoId("-jlLkTtgWUk"), VideoId("1FEFpk-uIYo")

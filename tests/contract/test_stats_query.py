@@ -15,12 +15,15 @@ from returns.result import Failure
 
 from influencer_stats.algebras import CollectionStatsQuery, CollectionStore
 from influencer_stats.interpreters.collections.memory_dict import DictCollectionStore
+from influencer_stats.interpreters.collections.redis_store import RedisCollectionStore
 from influencer_stats.interpreters.stats.cache import CachedStats, InvalidatingStore
 from influencer_stats.interpreters.stats.computed import ComputedStats
+from influencer_stats.interpreters.stats.redis_cache import RedisCachedStats
 from influencer_stats.interpreters.videos.fake import FakeVideoStatsSource
 from influencer_stats.logic.models import CollectionId, CollectionNotFound, VideoId
 from influencer_stats.testing.event_log import CapturingEventLog
 from influencer_stats.testing.synthetic import synthetic_stats
+from tests.integration.shared_redis import closing_client, shared_redis_url, unique_prefix
 
 Wiring = tuple[CollectionStatsQuery, CollectionStore]
 
@@ -37,7 +40,17 @@ def cached() -> Wiring:
     return query, InvalidatingStore(store, query)
 
 
-QUERIES: dict[str, Callable[[], Wiring]] = {"computed": computed, "cached": cached}
+def redis_cached() -> Wiring:
+    client, prefix = closing_client(shared_redis_url()), unique_prefix()
+    store = RedisCollectionStore(client, prefix=prefix)
+    log = CapturingEventLog()
+    query = RedisCachedStats(
+        ComputedStats(store, FakeVideoStatsSource(), log), client, time.time, log, prefix=prefix
+    )
+    return query, InvalidatingStore(store, query)
+
+
+QUERIES: dict[str, Callable[[], Wiring]] = {"computed": computed, "cached": cached, "redis": redis_cached}
 ONE = CollectionId("one")
 A, B = VideoId("-4lB5EKS5Uk"), VideoId("-jlLkTtgWUk")
 

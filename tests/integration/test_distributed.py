@@ -1,0 +1,237 @@
+"""The ``distributed`` profile: worker processes sharing one real Redis.
+
+- Two services on two ports agree on every collection and statistic after
+  writes through either (read-your-writes across processes).
+- ``uvicorn main:app --workers 2``: one port, requests on either worker.
+- Redis down (frozen, or killed and restarted from its append-only file):
+  503 problems within about a second, ``/healthz`` still 200, ``/readyz`` 503
+  naming redis; then recovery without a restart and nothing acknowledged lost.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+
+from influencer_stats.logic.models import VideoBatch, VideoId
+from influencer_stats.logic.stats import collection_stats
+from influencer_stats.testing.synthetic import synthetic_stats, synthetic_video_id
+from tests.integration.containers import (
+    LOCAL_IMAGES,
+    LOCAL_REDIS,
+    HostNetworkMixin,
+    RedisPingWaitStrategy,
+    redis_command,
+    redis_server,
+    require_docker,
+)
+from tests.support import RunningService, free_port, running_service
+
+FAKE_VIDEOS = {"INFLUENCER_STATS_VIDEO_CLIENT": "fake"}
+PROBLEM = "application/problem+json"
+
+
+@pytest.fixture(scope="module")
+def redis_url() -> Iterator[str]:
+    """One Redis for the module; each test uses its own database number."""
+    with redis_server() as redis:
+        yield redis.url
+
+
+def videos_of(n: int) -> list[str]:
+    """A collection of ``n`` distinct videos: each write changes the statistics."""
+    return [synthetic_video_id(n * 100 + k) for k in range(n)]
+
+
+def expected_stats(videos: list[str]) -> dict[str, object]:
+    ids = [VideoId(v) for v in videos]
+    stats = collection_stats(ids, VideoBatch({v: synthetic_stats(v) for v in ids}))
+    return {
+        "impressions": stats.impressions,
+        "engagements": stats.engagements,
+        "score": stats.score,
+        "videos": stats.videos,
+        "missing": [],
+    }
+
+
+def test_two_workers_on_one_redis_agree_after_every_write_through_either(
+    redis_url: str, tmp_path: Path
+) -> None:
+    env = {**FAKE_VIDEOS, "REDIS_URL": f"{redis_url}/1"}
+    distributed = ["--profile", "distributed"]
+    with (
+        running_service(distributed, tmp_path / "a.log", env=env) as a,
+        running_service(distributed, tmp_path / "b.log", env=env) as b,
+        httpx.Client(timeout=10) as http,
+    ):
+        previous: dict[str, object] = {}
+        for n in range(1, 21):
+            writer, reader = (a, b) if n % 2 else (b, a)
+            videos = videos_of(n)
+
+            put = http.put(f"{writer.url}/collections/shared", json={"videos": videos})
+            read = http.get(f"{reader.url}/collections/shared/stats")
+            again = http.get(f"{writer.url}/collections/shared/stats")
+
+            assert put.status_code == (201 if n == 1 else 200)
+            assert read.json() == again.json() == expected_stats(videos) != previous
+            assert read.headers["cache-status"] == "influencer-stats; fwd=miss; stored"
+            assert again.headers["cache-status"].startswith("influencer-stats; hit;")  # one shared cache
+            assert http.get(f"{reader.url}/collections/shared").json() == {"videos": videos}
+            previous = read.json()
+
+        http.put(f"{b.url}/collections/other", json={"videos": []})
+        assert http.get(f"{a.url}/collections").json() == {"ids": ["other", "shared"]}
+        assert http.delete(f"{a.url}/collections/shared").status_code == 204
+        assert http.get(f"{b.url}/collections/shared/stats").status_code == 404
+        assert http.get(f"{b.url}/collections").json() == {"ids": ["other"]}
+
+
+def test_uvicorn_with_two_workers_answers_every_read_with_the_latest_write(
+    redis_url: str, tmp_path: Path
+) -> None:
+    command = [sys.executable, "-m", "uvicorn", "main:app", "--workers", "2", "--log-level", "warning"]
+    env = {**FAKE_VIDEOS, "INFLUENCER_STATS_PROFILE": "distributed", "REDIS_URL": f"{redis_url}/2"}
+    # A new connection per request, so the kernel hands requests to either worker.
+    one_shot = httpx.Limits(max_keepalive_connections=0)
+    with (
+        running_service([], tmp_path / "uvicorn.log", env=env, command=command) as service,
+        httpx.Client(base_url=service.url, timeout=10, limits=one_shot) as http,
+    ):
+        both_up = _wait_for(lambda: service.output().count('"event":"service.started"') == 2, 10)
+        assert both_up, service.output()
+        for n in range(1, 41):
+            videos = videos_of(n % 7)
+            assert http.put("/collections/multi", json={"videos": videos}).status_code in (200, 201)
+            assert http.get("/collections/multi/stats").json() == expected_stats(videos)
+            assert http.get("/collections/multi").json() == {"videos": videos}
+
+
+# --- Redis down -----------------------------------------------------------------
+
+
+@contextmanager
+def persistent_redis() -> Iterator[tuple[HostNetworkMixin, str]]:
+    """A Redis on a fixed port that fsyncs every write to its append-only file.
+
+    Its data lives in the container, so a killed container restarts with it.
+    """
+    require_docker()
+    port = free_port()
+    aof = ["--appendonly", "yes", "--appendfsync", "always", "--save", ""]
+    if LOCAL_IMAGES:
+        wait = RedisPingWaitStrategy(port).with_startup_timeout(30).with_poll_interval(0.1)
+        command = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", *aof]
+        container = HostNetworkMixin(LOCAL_REDIS, network_mode="host", _wait_strategy=wait)
+    else:  # a fixed host port: a restarted container must come back where the service looks
+        wait = RedisPingWaitStrategy(6379).with_startup_timeout(30).with_poll_interval(0.1)
+        command = ["redis-server", *aof]
+        container = HostNetworkMixin("redis:7-alpine", _wait_strategy=wait).with_bind_ports(6379, port)
+    with container.with_command(command):
+        yield container, f"redis://127.0.0.1:{port}"
+
+
+def _wait_for(condition: Callable[[], bool], timeout: float) -> bool:
+    """Poll ``condition()`` every 50 ms until true or ``timeout`` seconds pass."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if condition():
+                return True
+        except (httpx.TransportError, OSError, RuntimeError):
+            pass
+        time.sleep(0.05)
+    return False
+
+
+def _timed(request: httpx.Request, http: httpx.Client) -> tuple[httpx.Response, float]:
+    start = time.monotonic()
+    response = http.send(request)
+    return response, time.monotonic() - start
+
+
+OUTAGE_REQUESTS: list[tuple[str, str, dict[str, list[str]] | None]] = [
+    ("GET", "/collections/k0", None),
+    ("GET", "/collections/k0/stats", None),
+    ("PUT", "/collections/during-outage", {"videos": []}),
+    ("DELETE", "/collections/k1", None),
+    ("GET", "/collections", None),
+]
+
+
+def _assert_unavailable(service: RunningService, http: httpx.Client) -> None:
+    for method, path, body in OUTAGE_REQUESTS:
+        response, elapsed = _timed(http.build_request(method, service.url + path, json=body), http)
+        assert response.status_code == 503, (method, path, response.text)
+        assert response.headers["content-type"] == PROBLEM
+        assert response.json()["type"] == "urn:influencer-stats:problem:store-unavailable"
+        assert "127.0.0.1" not in response.text
+        assert elapsed < 1.5, (method, path, elapsed)  # two Redis calls at most, 0.5 s timeout each
+
+    health, elapsed = _timed(http.build_request("GET", service.url + "/healthz"), http)
+    assert (health.status_code, health.json()) == (200, {"status": "ok"})
+    assert elapsed < 0.2
+    ready, elapsed = _timed(http.build_request("GET", service.url + "/readyz"), http)
+    assert ready.status_code == 503
+    assert elapsed < 1.0
+    assert ready.json()["checks"] == {"redis": "failing"}
+    assert "redis" in ready.json()["detail"]
+
+
+@pytest.mark.parametrize("outage", ["frozen", "killed"])
+def test_while_redis_is_down_requests_fail_fast_and_afterwards_the_service_recovers_by_itself(
+    outage: str, tmp_path: Path
+) -> None:
+    written = {f"k{n}": videos_of(n % 5) for n in range(20)}
+    with persistent_redis() as (container, url):
+        env = {**FAKE_VIDEOS, "REDIS_URL": url}
+        with (
+            running_service(["--profile", "distributed"], tmp_path / "svc.log", env=env) as service,
+            httpx.Client(timeout=10) as http,
+        ):
+            for cid, videos in written.items():
+                assert (
+                    http.put(f"{service.url}/collections/{cid}", json={"videos": videos}).status_code == 201
+                )
+                assert http.get(f"{service.url}/collections/{cid}/stats").status_code == 200
+            assert http.get(service.url + "/readyz").json() == {"status": "ready", "checks": {"redis": "ok"}}
+
+            docker = container.get_wrapped_container()
+            if outage == "frozen":
+                docker.pause()  # the process stops answering; connections hang, not refused
+            else:
+                docker.kill()  # SIGKILL: no shutdown, no final fsync
+                docker.wait(timeout=10)
+            _assert_unavailable(service, http)
+
+            if outage == "frozen":
+                docker.unpause()
+            else:
+                docker.start()  # same port, data from the append-only file
+            assert _wait_for(lambda: http.get(service.url + "/readyz").status_code == 200, 20), (
+                service.output()
+            )
+
+            assert http.get(service.url + "/readyz").json()["checks"] == {"redis": "ok"}
+            # The requests answered 503 may have landed in part (a frozen Redis runs the
+            # commands that reached it once it thaws): a client repeats them.
+            put = http.put(f"{service.url}/collections/during-outage", json={"videos": []})
+            assert put.status_code in (200, 201)
+            assert http.delete(f"{service.url}/collections/k1").status_code == 204
+            del written["k1"]
+            written["during-outage"] = []
+            assert http.get(f"{service.url}/collections").json() == {"ids": sorted(written)}
+            for cid, videos in written.items():
+                assert http.get(f"{service.url}/collections/{cid}").json() == {"videos": videos}
+                assert http.get(f"{service.url}/collections/{cid}/stats").json() == expected_stats(videos)
+            assert http.put(f"{service.url}/collections/after", json={"videos": []}).status_code == 201
+        assert "Traceback" not in service.output()
+        host, port = url.removeprefix("redis://").split(":")
+        assert redis_command(host, int(port), "EXISTS", "is:col:{after}") == b"1"
