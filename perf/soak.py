@@ -1,0 +1,334 @@
+"""Load and fault soak: the `fast` profile under load while YouTube misbehaves and writers write.
+
+    python perf/soak.py --duration 60 --connections 256 [--report perf/RESULTS.md] [--short]
+
+What it does, all on 127.0.0.1 and bounded in time:
+
+1. starts the project's YouTube double (it has switchable faults) and the
+   service (``--profile fast``) pointed at it;
+2. seeds ``--collections`` collections, then for ``--duration`` seconds runs
+   ``wrk -c<connections>`` on their stats routes while
+   - a fault cycler switches the double through quota, 5xx, stall, malformed
+     JSON and connection resets (and back to healthy), and
+   - one writer per collection keeps replacing it, remembering every value it
+     wrote and the last one acknowledged;
+3. then checks the invariants: no 500, no socket error, every collection
+   equals the last value acknowledged for it (nothing lost, nothing torn),
+   event-loop lag below ``--max-lag``; and reports requests by status, p99,
+   max loop lag, RSS before and after, dropped log events.
+
+Exit 0 when every invariant holds, 1 otherwise (the report says which), 2
+for missing tools. ``--short`` is the CI version (a few seconds, 64
+connections); it asserts invariants, never a speed. With ``--report`` the
+numbers replace the ``## Soak under faults`` section of that file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from influencer_stats.testing.synthetic import synthetic_video_id
+from perf.procs import LabError, free_port, start, stop, wait_until_ok
+from perf.wrk import WRK, parse_wrk
+
+ROOT = Path(__file__).resolve().parent.parent
+HEADING = "## Soak under faults"
+FAULTS = ("quota", "server_error", "stall", "malformed", "reset", "none")
+
+
+@dataclass
+class WriterLog:
+    """What one writer did to its collection."""
+
+    written: list[tuple[str, ...]] = field(default_factory=list)
+    acknowledged: tuple[str, ...] | None = None
+    statuses: dict[int, int] = field(default_factory=dict)
+
+
+@dataclass
+class SoakResult:
+    duration_s: float
+    connections: int
+    statuses: dict[str, int]
+    socket_errors: str
+    requests: int
+    p99_ms: float | None
+    max_ms: float
+    writes: int
+    write_statuses: dict[int, int]
+    max_loop_lag_s: float
+    rss_before_mb: float
+    rss_after_mb: float
+    logs_dropped: float
+    faults_cycled: list[str]
+    violations: list[str]
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def metric(text: str, name: str) -> float:
+    return sum(float(m.group(1)) for m in re.finditer(rf"^{name}(?:\{{[^}}]*\}})? (\S+)$", text, re.M))
+
+
+def max_loop_lag(text: str) -> float:
+    """The smallest histogram bound that holds every loop-lag observation."""
+    count = metric(text, "influencer_stats_event_loop_lag_seconds_count")
+    for bound, value in re.findall(
+        r'^influencer_stats_event_loop_lag_seconds_bucket\{le="([^"]+)"\} (\S+)$', text, re.M
+    ):
+        if float(value) >= count:
+            return float(bound)
+    return float("inf")
+
+
+async def writer(client: httpx.AsyncClient, cid: str, log: WriterLog, stop_at: float, seed: int) -> None:
+    for n in itertools.count():
+        if time.monotonic() >= stop_at:
+            return
+        value = tuple(synthetic_video_id(seed * 100_000 + n * 3 + k) for k in range(1 + n % 3))
+        log.written.append(value)
+        try:
+            response = await client.put(f"/collections/{cid}", json={"videos": list(value)})
+        except httpx.TransportError:
+            log.statuses[-1] = log.statuses.get(-1, 0) + 1
+            continue
+        log.statuses[response.status_code] = log.statuses.get(response.status_code, 0) + 1
+        if response.status_code in (200, 201):
+            log.acknowledged = value
+        await asyncio.sleep(0.01)  # pacing: about 100 writes/s per writer, not a timing assumption
+
+
+async def cycle_faults(double: str, stop_at: float, period: float, seen: list[str]) -> None:
+    async with httpx.AsyncClient(base_url=double, timeout=5) as client:
+        for mode in itertools.cycle(FAULTS):
+            if time.monotonic() >= stop_at:
+                break
+            body: dict[str, object] = {"mode": mode}
+            if mode == "stall":
+                body["stall_seconds"] = 1.5
+            await client.post("/_control/fault", json=body)
+            seen.append(mode)
+            await asyncio.sleep(min(period, max(0.0, stop_at - time.monotonic())))
+        await client.post("/_control/fault", json={"mode": "none"})
+
+
+async def drive(
+    url: str, double: str, cids: list[str], args: argparse.Namespace
+) -> tuple[list[WriterLog], list[str], str]:
+    stop_at = time.monotonic() + args.duration
+    logs = [WriterLog() for _ in cids]
+    seen: list[str] = []
+    wrk = await asyncio.create_subprocess_exec(
+        WRK,
+        "-t1",
+        f"-c{args.connections}",
+        f"-d{args.duration}s",
+        "--timeout",
+        "5s",
+        "--latency",
+        "-s",
+        str(ROOT / "perf" / "soak.lua"),
+        url,
+        "--",
+        *(f"/collections/{c}/stats" for c in cids),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    async with httpx.AsyncClient(base_url=url, timeout=10) as client:
+        await asyncio.gather(
+            *(writer(client, c, log, stop_at, i) for i, (c, log) in enumerate(zip(cids, logs, strict=True))),
+            cycle_faults(double, stop_at, args.fault_period, seen),
+        )
+    out, _ = await asyncio.wait_for(wrk.communicate(), timeout=args.duration + 30)
+    return logs, seen, out.decode()
+
+
+def check(
+    url: str,
+    cids: list[str],
+    logs: list[WriterLog],
+    statuses: dict[str, int],
+    socket_errors: int,
+    lag: float,
+    limit: float,
+) -> list[str]:
+    violations: list[str] = []
+    if statuses.get("500"):
+        violations.append(f"{statuses['500']} answers were 500")
+    if socket_errors:
+        violations.append(f"{socket_errors} socket errors")
+    if lag > limit:
+        violations.append(f"event-loop lag reached {lag:g}s (limit {limit:g}s)")
+    with httpx.Client(base_url=url, timeout=10) as client:
+        for cid, log in zip(cids, logs, strict=True):
+            stored = tuple(client.get(f"/collections/{cid}").json()["videos"])
+            if stored not in log.written:
+                violations.append(f"{cid}: stored value was never written (torn write)")
+            elif stored != log.acknowledged:
+                violations.append(f"{cid}: stored value is not the last acknowledged write (lost write)")
+            if log.statuses.get(500):
+                violations.append(f"{cid}: {log.statuses[500]} writes answered 500")
+    return violations
+
+
+def run(args: argparse.Namespace) -> SoakResult:
+    work = Path(tempfile.mkdtemp(prefix="soak-"))
+    double_port, port = free_port(), free_port()
+    double = start(
+        [sys.executable, "-m", "influencer_stats.testing.youtube_double", "--port", str(double_port)],
+        work / "double.log",
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INFLUENCER_STATS_")}
+    env |= {
+        "YOUTUBE_API_URL": f"http://127.0.0.1:{double_port}/youtube/v3/videos",
+        "YOUTUBE_API_KEY": "soak-dummy-key",
+        "INFLUENCER_STATS_CACHE_TTL": str(args.cache_ttl),
+        "INFLUENCER_STATS_LIMIT_CONCURRENCY": "4096",
+    }
+    service = start(
+        [sys.executable, "main.py", "--profile", "fast", "--port", str(port)], work / "service.log", env=env
+    )
+    url, double_url = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{double_port}"
+    try:
+        wait_until_ok(double_port, "/healthz", double, work / "double.log")
+        wait_until_ok(port, "/healthz", service, work / "service.log")
+        cids = [f"soak-{n}" for n in range(args.collections)]
+        with httpx.Client(base_url=url) as client:
+            for n, cid in enumerate(cids):
+                client.put(f"/collections/{cid}", json={"videos": [synthetic_video_id(n)]})
+                client.get(f"/collections/{cid}/stats")
+        before = rss_mb(service.pid)
+        print(
+            f"soak: {args.duration}s, {args.connections} connections, {len(cids)} collections",
+            file=sys.stderr,
+        )
+        logs, seen, wrk_out = asyncio.run(drive(url, double_url, cids, args))
+        after = rss_mb(service.pid)
+        scrape = httpx.get(url + "/metrics").text
+        result = parse_wrk(wrk_out)
+        status_line = re.search(r"^SOAK_STATUS (\{.*\})$", wrk_out, re.M)
+        statuses = json.loads(status_line.group(1)) if status_line else {}
+        lag = max_loop_lag(scrape)
+        violations = check(url, cids, logs, statuses, result.socket_errors.total, lag, args.max_lag)
+        write_statuses: dict[int, int] = {}
+        for log in logs:
+            for status, n in log.statuses.items():
+                write_statuses[status] = write_statuses.get(status, 0) + n
+        return SoakResult(
+            duration_s=args.duration,
+            connections=args.connections,
+            statuses=dict(sorted(statuses.items())),
+            socket_errors=str(result.socket_errors),
+            requests=result.requests,
+            p99_ms=result.p99_ms,
+            max_ms=result.max_ms,
+            writes=sum(len(log.written) for log in logs),
+            write_statuses=dict(sorted(write_statuses.items())),
+            max_loop_lag_s=lag,
+            rss_before_mb=before,
+            rss_after_mb=after,
+            logs_dropped=metric(scrape, "influencer_stats_log_events_dropped_total"),
+            faults_cycled=seen,
+            violations=violations,
+        )
+    finally:
+        stop(service)
+        stop(double)
+
+
+def render(result: SoakResult, command: str) -> str:
+    statuses = ", ".join(f"{s}: {n:,}" for s, n in result.statuses.items()) or "none"
+    writes = ", ".join(f"{s}: {n:,}" for s, n in result.write_statuses.items())
+    verdict = (
+        "all invariants held" if not result.violations else "VIOLATIONS: " + "; ".join(result.violations)
+    )
+    p99 = "n/a" if result.p99_ms is None else f"{result.p99_ms:.2f} ms"
+    return "\n".join(
+        [
+            HEADING,
+            "",
+            f"`{command}` — the `fast` profile, {result.connections} connections for {result.duration_s:g} s on the "
+            "stats routes, the YouTube double cycling through faults, one writer per collection.",
+            "",
+            "| what | value |",
+            "|---|---|",
+            f"| stats requests | {result.requests:,} |",
+            f"| by status | {statuses} |",
+            f"| socket errors (connect/read/write/timeout) | {result.socket_errors} |",
+            f"| p99 / max latency | {p99} / {result.max_ms:.2f} ms |",
+            f"| writes (by status) | {result.writes:,} ({writes}) |",
+            f"| max event-loop lag (histogram bound) | {result.max_loop_lag_s:g} s |",
+            f"| RSS before → after | {result.rss_before_mb:.1f} → {result.rss_after_mb:.1f} MB |",
+            f"| log events dropped | {result.logs_dropped:,.0f} |",
+            f"| faults cycled | {', '.join(result.faults_cycled)} |",
+            f"| verdict | {verdict} |",
+            "",
+        ]
+    )
+
+
+def write_section(report: Path, section: str) -> None:
+    text = report.read_text() if report.exists() else ""
+    pattern = re.compile(rf"^{re.escape(HEADING)}\n.*?(?=^## |\Z)", re.M | re.S)
+    text = (
+        pattern.sub(lambda _: section + "\n", text)
+        if pattern.search(text)
+        else text.rstrip() + "\n\n" + section
+    )
+    report.write_text(text)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--duration", type=int, default=60)
+    parser.add_argument("--connections", type=int, default=256)
+    parser.add_argument("--collections", type=int, default=8)
+    parser.add_argument("--fault-period", type=float, default=2.0, help="seconds per fault mode")
+    parser.add_argument("--cache-ttl", type=float, default=1.0, help="short, so misses meet the faults")
+    parser.add_argument("--max-lag", type=float, default=1.0, help="event-loop lag limit, seconds")
+    parser.add_argument("--report", type=Path)
+    parser.add_argument("--short", action="store_true", help="CI: 6 s, 64 connections")
+    args = parser.parse_args(argv)
+    if args.short:
+        args.duration, args.connections, args.fault_period = 6, 64, 1.0
+    if shutil.which(WRK) is None:
+        print("soak: wrk is missing: apt-get install wrk (Debian) or run scripts/perf-up.sh", file=sys.stderr)
+        return 2
+    command = "python perf/soak.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    try:
+        result = run(args)
+    except LabError as error:
+        print(f"soak: {error}", file=sys.stderr)
+        return 1
+    section = render(result, command.strip())
+    print(section)
+    if args.report:
+        write_section(args.report, section)
+    return 0 if not result.violations else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

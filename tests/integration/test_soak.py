@@ -1,0 +1,33 @@
+"""The soak's short version: invariants under load, faults and writes (never a speed)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support import ROOT
+
+
+def test_the_short_soak_holds_every_invariant(tmp_path: Path) -> None:
+    report = tmp_path / "RESULTS.md"
+    report.write_text(
+        "# Perf lab results\n\n## Soak under faults\n\nold numbers\n\n## Later section\n\nkept\n"
+    )
+
+    result = subprocess.run(
+        [sys.executable, "perf/soak.py", "--short", "--report", str(report)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    text = report.read_text()
+    assert "| verdict | all invariants held |" in text
+    assert "old numbers" not in text
+    assert "## Later section\n\nkept" in text
+    assert "| socket errors (connect/read/write/timeout) | 0/0/0/0 |" in text
+    assert "500:" not in text.split("| by status |")[1].splitlines()[0]
