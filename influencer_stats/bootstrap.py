@@ -292,10 +292,28 @@ def build_asgi_app(settings: Settings, stdout: BinaryIO | None = None) -> Any:
     raise ValueError(f"server {settings.choices.server!r} is not an ASGI application")
 
 
+def rsgi_app_from_environment() -> Any:
+    """Granian's factory, called in each worker process: settings from the environment.
+
+    ``_serve_granian`` exports every resolved choice to the environment before
+    Granian starts its workers, so each worker builds exactly what main.py resolved.
+    """
+    import os
+
+    from influencer_stats.config import resolve
+    from influencer_stats.interpreters.http.rsgi_server import RsgiApp
+
+    settings = resolve(None, {}, os.environ)
+    return RsgiApp(_api_factory(settings, None))
+
+
 def serve(settings: Settings) -> None:
     """Run the configured server until SIGINT/SIGTERM."""
     if settings.choices.server == "aiohttp":
         _serve_aiohttp(settings)
+        return
+    if settings.choices.server == "granian":
+        _serve_granian(settings)
         return
     import uvicorn
 
@@ -335,3 +353,32 @@ def _serve_aiohttp(settings: Settings) -> None:
         keepalive_timeout=settings.keepalive_s,
         backlog=settings.backlog,
     )
+
+
+def _serve_granian(settings: Settings) -> None:
+    import os
+    from dataclasses import fields
+
+    from granian import Granian
+    from granian.constants import Interfaces, Loops
+    from granian.log import LogLevels
+
+    from influencer_stats.config import Choices
+
+    os.environ["INFLUENCER_STATS_PROFILE"] = settings.profile
+    for slot in fields(Choices):
+        os.environ[f"INFLUENCER_STATS_{slot.name.upper()}"] = getattr(settings.choices, slot.name)
+    Granian(
+        "influencer_stats.bootstrap:rsgi_app_from_environment",
+        factory=True,
+        address=settings.host,
+        port=settings.port,
+        interface=Interfaces.RSGI,
+        workers=1,
+        loop=Loops.auto,
+        websockets=False,
+        backlog=settings.backlog,
+        log_level=LogLevels.warning,
+        log_access=False,
+        workers_kill_timeout=int(settings.graceful_shutdown_s),
+    ).serve()

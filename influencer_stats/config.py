@@ -18,7 +18,7 @@ DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 #: Every implemented choice per slot. Names that later work will add are in
 #: ``PLANNED`` so users get "not available yet" instead of "unknown".
 CHOICES: Mapping[str, tuple[str, ...]] = {
-    "server": ("starlette", "aiohttp", "asgi"),
+    "server": ("starlette", "aiohttp", "asgi", "granian"),
     "video_client": ("fake", "httpx", "httpx-batched", "aiohttp", "aiohttp-batched"),
     "store": ("list", "dict", "sqlite", "redis"),
     "logger": ("all", "dropping", "silent"),

@@ -16,6 +16,8 @@ from pathlib import Path
 import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
+#: Every server interpreter: suites that run against "each server" take this list.
+SERVERS = ["starlette", "aiohttp", "asgi", "granian"]
 
 
 def free_port() -> int:

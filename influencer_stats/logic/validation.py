@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from returns.result import Failure, Result, Success
 
@@ -29,6 +30,7 @@ class InvalidInput:
     reason: str
 
 
+@lru_cache(maxsize=4096)  # pure, and on every request's path
 def parse_collection_id(raw: str) -> Result[CollectionId, InvalidInput]:
     """A collection id is 1-64 characters of ``[A-Za-z0-9._-]``."""
     if _COLLECTION_ID.fullmatch(raw):

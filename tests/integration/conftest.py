@@ -7,9 +7,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.support import RunningService, running_service
-
-SERVERS = ["starlette", "aiohttp", "asgi"]
+from tests.support import SERVERS, RunningService, running_service
 
 
 @pytest.fixture(scope="module", params=SERVERS)

@@ -8,12 +8,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.support import RunningService, running_service
+from tests.support import SERVERS, RunningService, running_service
 
 VIDEOS = ["-4lB5EKS5Uk", "-jlLkTtgWUk", "1FEFpk-uIYo"]
 
 
-@pytest.fixture(scope="module", params=["starlette", "aiohttp", "asgi"])
+@pytest.fixture(scope="module", params=SERVERS)
 def cached_service(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[RunningService]:

@@ -12,13 +12,13 @@ import orjson
 import pytest
 
 from influencer_stats.interpreters.http.api import ROUTES
-from tests.support import RunningService, running_double_process, running_service
+from tests.support import SERVERS, RunningService, running_double_process, running_service
 
 TOKEN = "write-token-0123456789abcdef"
 VIDEOS = ["-4lB5EKS5Uk", "-jlLkTtgWUk", "1FEFpk-uIYo"]
 
 
-@pytest.fixture(scope="module", params=["starlette", "aiohttp", "asgi"])
+@pytest.fixture(scope="module", params=SERVERS)
 def guarded(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[RunningService]:

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import running_service
+from tests.support import SERVERS, running_service
 
 
-@pytest.mark.parametrize("server", ["starlette", "aiohttp", "asgi"])
+@pytest.mark.parametrize("server", SERVERS)
 def test_schemathesis_finds_nothing(server: str, tmp_path: Path) -> None:
     with running_service(["--server", server], tmp_path / "service.log") as service:
         result = subprocess.run(

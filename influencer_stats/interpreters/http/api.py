@@ -11,11 +11,11 @@ register from it and the OpenAPI document describes it.
 from __future__ import annotations
 
 import hmac
-import os
 import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from random import getrandbits as _random_bits
 
 import msgspec
 import orjson
@@ -79,7 +79,8 @@ class Incoming:
 
 
 def new_request_id() -> str:
-    return os.urandom(8).hex()
+    """16 hex digits; unique enough to correlate logs, cheap (no syscall), not a secret."""
+    return f"{_random_bits(64):016x}"
 
 
 def _stats_body(stats: CollectionStats) -> bytes:
@@ -147,18 +148,14 @@ class HttpApi:
         finally:
             LOG_CONTEXT.reset(bound)
         self.metrics.request(incoming.route, incoming.method, reply.status, time.perf_counter() - started)
-        return Reply(
-            reply.status, reply.body, reply.content_type, (*reply.headers, ("x-request-id", request_id))
-        )
+        return reply._replace(headers=(*reply.headers, ("x-request-id", request_id)))
 
     def refuse(self, reply: Reply, route: str, method: str, request_id: str | None) -> Reply:
         """A server's own refusal (no route, wrong method) with the usual id and metrics."""
         if request_id is None or not _REQUEST_ID.fullmatch(request_id):
             request_id = new_request_id()
         self.metrics.request(route, method, reply.status, 0.0)
-        return Reply(
-            reply.status, reply.body, reply.content_type, (*reply.headers, ("x-request-id", request_id))
-        )
+        return reply._replace(headers=(*reply.headers, ("x-request-id", request_id)))
 
     async def _dispatch(self, incoming: Incoming) -> Reply:
         route, method = incoming.route, incoming.method
@@ -283,16 +280,14 @@ class HttpApi:
         raise AssertionError("unreachable")
 
     async def collection_stats(self, raw_id: str) -> Reply:
-        match parse_collection_id(raw_id):
-            case Failure(invalid):
-                return problems.invalid_input(invalid)
-            case Success(collection_id):
-                pass
-        match await self.stats.stats(collection_id):
-            case Success(answer):
-                if answer.cache is None:
-                    return Reply(200, _stats_body(answer.stats))
-                return Reply(200, _stats_body(answer.stats), JSON, _cache_headers(answer.cache))
-            case Failure(error):
-                return problems.for_error(error)
-        raise AssertionError("unreachable")
+        # The hottest path: isinstance instead of match (several times cheaper here).
+        parsed = parse_collection_id(raw_id)
+        if not isinstance(parsed, Success):
+            return problems.invalid_input(parsed.failure())
+        result = await self.stats.stats(parsed.unwrap())
+        if not isinstance(result, Success):
+            return problems.for_error(result.failure())
+        answer = result.unwrap()
+        if answer.cache is None:
+            return Reply(200, _stats_body(answer.stats))
+        return Reply(200, _stats_body(answer.stats), JSON, _cache_headers(answer.cache))

@@ -40,7 +40,7 @@ async def _read_body(scope: Scope, receive: Receive, limit: int) -> bytes | None
             return bytes(body)
 
 
-def _match(path: str) -> tuple[str, str]:
+def match_route(path: str) -> tuple[str, str]:
     """(route template, collection id) for a path; ("", "") when nothing matches."""
     if path.startswith(_PREFIX):
         rest = path[len(_PREFIX) :]
@@ -92,7 +92,7 @@ class AsgiApp:
                 request_id = value.decode("latin-1")
             elif name == b"authorization":
                 authorization = value.decode("latin-1")
-        route, collection_id = _match(scope["path"])
+        route, collection_id = match_route(scope["path"])
         if route:
             reply = await api.serve(
                 Incoming(

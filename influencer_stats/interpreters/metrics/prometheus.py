@@ -68,6 +68,8 @@ class PrometheusMetrics:
         )
         self._children: dict[tuple[str, str, int], Callable[[], None]] = {}
         self._route_latency: dict[str, Callable[[float], None]] = {}
+        self._outcomes: dict[str, Callable[[], None]] = {}
+        self._cache_kinds: dict[str, Callable[[], None]] = {}
 
     def request(self, route: str, method: str, status: int, seconds: float) -> None:
         key = (route, method, status)
@@ -81,11 +83,17 @@ class PrometheusMetrics:
         observe(seconds)
 
     def upstream_call(self, outcome: str, seconds: float) -> None:
-        self._upstream.labels(outcome).inc()
+        inc = self._outcomes.get(outcome)
+        if inc is None:
+            inc = self._outcomes[outcome] = self._upstream.labels(outcome).inc
+        inc()
         self._upstream_latency.observe(seconds)
 
     def cache_event(self, kind: str) -> None:
-        self._cache.labels(kind).inc()
+        inc = self._cache_kinds.get(kind)
+        if inc is None:
+            inc = self._cache_kinds[kind] = self._cache.labels(kind).inc
+        inc()
 
     def loop_lag(self, seconds: float) -> None:
         self._lag.observe(seconds)

@@ -1,0 +1,70 @@
+"""The API on Granian, a Rust HTTP server, through its RSGI interface: the talk's v5 move.
+
+Granian parses HTTP and manages connections in Rust; Python sees one call per
+request with the parsed scope and answers with one ``response_bytes``. Routing
+is the ASGI server's (a few string tests); everything else is ``HttpApi``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
+from functools import partial
+from typing import Any
+
+from influencer_stats.interpreters.http import problems
+from influencer_stats.interpreters.http.api import HttpApi, Incoming
+from influencer_stats.interpreters.http.asgi_server import match_route
+
+OpenApi = Callable[[], AbstractAsyncContextManager[HttpApi]]
+
+
+async def _read_body(proto: Any, declared: str | None, limit: int) -> bytes | None:
+    """The body, or None once it exceeds ``limit`` (never buffering more)."""
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        return None
+    body = bytearray()
+    async for chunk in proto:
+        body += chunk
+        if len(body) > limit:
+            return None
+    return bytes(body)
+
+
+class RsgiApp:
+    """An RSGI application. Granian calls ``__rsgi_init__`` in each worker before
+    its loop runs (the API and its resources open there) and ``__rsgi_del__``
+    after it stops (they close)."""
+
+    def __init__(self, open_api: OpenApi) -> None:
+        self._open_api = open_api
+        self._stack = AsyncExitStack()
+        self._api: HttpApi | None = None
+
+    def __rsgi_init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._api = loop.run_until_complete(self._stack.enter_async_context(self._open_api()))
+
+    def __rsgi_del__(self, loop: asyncio.AbstractEventLoop) -> None:
+        loop.run_until_complete(self._stack.aclose())
+        self._api = None
+
+    async def __rsgi__(self, scope: Any, proto: Any) -> None:
+        api = self._api
+        assert api is not None, "__rsgi_init__ has not opened the API"
+        if scope.proto != "http":
+            return
+        method: str = scope.method
+        headers = scope.headers
+        request_id = headers.get("x-request-id")
+        route, collection_id = match_route(scope.path)
+        if route:
+            read_body = partial(_read_body, proto, headers.get("content-length"))
+            incoming = Incoming(
+                route, method, collection_id, request_id, headers.get("authorization"), read_body
+            )
+            reply = await api.serve(incoming)
+        else:
+            reply = api.refuse(problems.route_not_found(scope.path), "unmatched", method, request_id)
+        response_headers = [("content-type", reply.content_type), *reply.headers]
+        proto.response_bytes(reply.status, response_headers, b"" if method == "HEAD" else reply.body)
