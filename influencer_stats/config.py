@@ -92,14 +92,18 @@ PROFILES: Mapping[str, Profile] = {
         ),
         Profile(
             "v5",
-            "v4 with another HTTP server: hand-routed ASGI on uvicorn",
-            Choices(server="asgi", video_client="aiohttp", store="list", logger="dropping", cache="stats"),
+            "v4 with another HTTP server: Granian (Rust) through RSGI",
+            Choices(server="granian", video_client="aiohttp", store="list", logger="dropping", cache="stats"),
         ),
         Profile(
             "fast",
-            "everything measured fastest: dict store, batched aiohttp, cache, raw ASGI",
+            "everything measured fastest: dict store, batched aiohttp, cache, Granian",
             Choices(
-                server="asgi", video_client="aiohttp-batched", store="dict", logger="dropping", cache="stats"
+                server="granian",
+                video_client="aiohttp-batched",
+                store="dict",
+                logger="dropping",
+                cache="stats",
             ),
         ),
         Profile(
