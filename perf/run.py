@@ -32,7 +32,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from importlib.util import find_spec
 from pathlib import Path
@@ -42,7 +42,7 @@ from typing import Final
 if __package__ in (None, ""):  # `python perf/run.py`: make `perf` importable as a package
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from influencer_stats.config import PROFILES, Choices, Profile
+from influencer_stats.config import CHOICES, PROFILES, Choices, Profile
 from perf import machine
 from perf.chart import draw_chart
 from perf.model import CEILING, Flame, LabRun, Measurement, Settings
@@ -87,7 +87,11 @@ class Options:
 
 def parse_args(argv: Sequence[str]) -> Options:
     parser = argparse.ArgumentParser(prog="perf/run.py", description=(__doc__ or "").split("\n\n")[0].strip())
-    parser.add_argument("--profiles", default=DEFAULT_PROFILES, help=f"comma-separated ({DEFAULT_PROFILES})")
+    parser.add_argument(
+        "--profiles",
+        default=DEFAULT_PROFILES,
+        help=f"comma-separated ({DEFAULT_PROFILES}); a variant overrides choices: fast+cache=none",
+    )
     parser.add_argument("--duration", type=int, help="seconds of measured load per profile (30; --short: 2)")
     parser.add_argument("--warmup", type=int, help="seconds of warm-up load before it (5; --short: 1)")
     parser.add_argument("--threads", type=int, default=1, help="wrk threads (1)")
@@ -162,8 +166,39 @@ def missing_tools() -> list[str]:
     return missing
 
 
+def lab_profile(spec: str) -> Profile:
+    """A profile, or a variant of one: ``fast+cache=none+video_client=httpx``.
+
+    Each ``+slot=choice`` overrides one choice (passed to main.py as
+    ``--slot choice``), so a row can isolate a single swap.
+    """
+    base, *overrides = spec.split("+")
+    profile = PROFILES[base]
+    changes = dict(o.split("=", 1) for o in overrides)
+    return Profile(spec, profile.description, dataclasses.replace(profile.choices, **changes))
+
+
 def unknown_profiles(names: Sequence[str]) -> list[str]:
-    return [n for n in names if n not in PROFILES]
+    unknown = []
+    for name in names:
+        try:
+            profile = lab_profile(name)
+        except (KeyError, TypeError, ValueError):
+            unknown.append(name)
+            continue
+        slots = {f.name: getattr(profile.choices, f.name) for f in dataclasses.fields(Choices)}
+        if any(value not in CHOICES[slot] for slot, value in slots.items()):
+            unknown.append(name)
+    return unknown
+
+
+def main_argv(spec: str, port: int) -> list[str]:
+    """``main.py --profile BASE [--slot choice ...] --port PORT`` for a lab profile spec."""
+    base, *overrides = spec.split("+")
+    flags = [
+        part for o in overrides for part in ("--" + o.split("=", 1)[0].replace("_", "-"), o.split("=", 1)[1])
+    ]
+    return [sys.executable, "main.py", "--profile", base, *flags, "--port", str(port)]
 
 
 def describe_choices(profile: Profile) -> str:
@@ -174,6 +209,41 @@ def describe_choices(profile: Profile) -> str:
 def choice_slots() -> str:
     """The slots :func:`describe_choices` lists, in its order."""
     return " / ".join(f.name.replace("_", " ") for f in dataclasses.fields(Choices))
+
+
+@contextlib.contextmanager
+def local_redis(profile: Profile, out: Path) -> Iterator[dict[str, str]]:
+    """A throwaway redis-server on loopback for a profile that uses Redis (else nothing)."""
+    if "redis" not in (profile.choices.store, profile.choices.cache):
+        yield {}
+        return
+    binary = shutil.which("redis-server")
+    if binary is None:
+        raise LabError("profile uses Redis but redis-server is missing: apt-get install redis-server")
+    port = free_port()
+    log = out / f"redis-{profile.name}.log"
+    argv = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+    process = start(argv, log)
+    try:
+        deadline = time.monotonic() + 10
+        while not _redis_answers(port):
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise LabError(f"redis-server did not answer on port {port}; log: {log}")
+            time.sleep(0.05)
+        yield {"REDIS_URL": f"redis://127.0.0.1:{port}/0"}
+    finally:
+        stop(process)
+
+
+def _redis_answers(port: int) -> bool:
+    import socket
+
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as conn:
+            conn.sendall(b"PING\r\n")
+            return conn.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
 
 
 def service_env(double: Double, db_path: Path) -> dict[str, str]:
@@ -233,15 +303,27 @@ class Lab:
         return Measurement(CEILING, runs, wrk=result, memory=memory, startup_s=startup, log_path=log)
 
     def measure_profile(self, name: str, double: Double) -> Measurement:
-        s, out = self.settings, self.options.out
-        runs = describe_choices(PROFILES[name])
+        out = self.options.out
+        runs = describe_choices(lab_profile(name))
         port = free_port()
         log = out / f"server-{name}.log"
         db = out / f"db-{name}.sqlite3"
         _fresh(log, out / f"wrk-{name}.txt", out / f"py-spy-{name}.log", *_sqlite_files(db))
-        self.progress(f"{name}: starting main.py --profile {name} on port {port} (output: {log})")
-        argv = [sys.executable, "main.py", "--profile", name, "--port", str(port)]
-        process = start(argv, log, env=service_env(double, db), cwd=ROOT)
+        argv = main_argv(name, port)
+        self.progress(f"{name}: starting {' '.join(argv[1:])} (output: {log})")
+        with contextlib.ExitStack() as resources:
+            try:
+                redis_env = resources.enter_context(local_redis(lab_profile(name), out))
+            except LabError as error:
+                self.progress(f"{name}: FAILED: {error}")
+                return Measurement(name, runs, problem=str(error), log_path=log)
+            process = start(argv, log, env=service_env(double, db) | redis_env, cwd=ROOT)
+            return self._measure_running(name, runs, port, process, log)
+
+    def _measure_running(
+        self, name: str, runs: str, port: int, process: subprocess.Popen[bytes], log: Path
+    ) -> Measurement:
+        s = self.settings
         startup: float | None = None
         first: str | None = None
         try:
@@ -429,7 +511,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     host = machine.describe(tools)
     lab = Lab(options, load, py_spy, progress)
     groups = [
-        g for name in options.profiles for g in id_groups(PROFILES[name].choices.video_client, load.videos)
+        g for name in options.profiles for g in id_groups(lab_profile(name).choices.video_client, load.videos)
     ]
     try:
         with youtube_double(options.out / "double", groups, nginx=options.nginx) as double:
