@@ -44,7 +44,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from influencer_stats.testing.synthetic import synthetic_video_id
-from perf.procs import LabError, free_port, start, stop, wait_until_ok
+from perf.procs import LabError, free_port, memory_of_tree, start, stop, wait_until_ok
 from perf.wrk import WRK, parse_wrk
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -81,10 +81,8 @@ class SoakResult:
 
 
 def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
+    """The server's resident memory, worker processes included (Granian forks one)."""
+    return memory_of_tree(pid).rss_mb
 
 
 def metric(text: str, name: str) -> float:

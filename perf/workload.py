@@ -3,7 +3,7 @@
 The original's load test seeded 250 empty collections and one collection of
 three videos, then hammered that one's ``/stats``. The empties go in first,
 so the v1 list store walks all 250 of them on every lookup, as the
-original's linked list did. ``--collection 1000|10000`` targets one
+original's linked list did. ``--collection 1000|5000|10000`` targets one
 collection of that many synthetic videos instead.
 """
 
@@ -22,7 +22,7 @@ from perf.procs import HOST, LabError
 ORIGINAL_COLLECTION: Final = "99757a95-f758-499f-a170-bea93b2d8bcf"
 ORIGINAL_VIDEOS: Final = ("-4lB5EKS5Uk", "-jlLkTtgWUk", "1FEFpk-uIYo")
 EMPTY_COLLECTIONS: Final = 250
-COLLECTION_CHOICES: Final = ("original", "1000", "10000")
+COLLECTION_CHOICES: Final = ("original", "1000", "5000", "10000")
 _EMPTY_NAMESPACE: Final = uuid.UUID("6f1c1f8e-5b0a-4b53-9d0c-6b7f2c1a9e01")
 
 
@@ -47,7 +47,7 @@ class Workload:
 
 
 def workload(name: str) -> Workload:
-    """``original`` (the talk's 3 videos) or ``1000``/``10000`` synthetic videos."""
+    """``original`` (the talk's 3 videos) or ``1000``/``5000``/``10000`` synthetic videos."""
     empties = tuple(str(uuid.uuid5(_EMPTY_NAMESPACE, str(i))) for i in range(EMPTY_COLLECTIONS))
     if name == "original":
         return Workload(name, ORIGINAL_COLLECTION, ORIGINAL_VIDEOS, empties)
