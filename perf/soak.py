@@ -282,6 +282,11 @@ def render(result: SoakResult, command: str) -> str:
             f"| faults cycled | {', '.join(result.faults_cycled)} |",
             f"| verdict | {verdict} |",
             "",
+            "Non-2xx answers are the faults doing their work: 503 for quota (and for the circuit breaker "
+            "failing fast after repeated failures, keeping the error kind), 502 for 5xx/malformed/reset, 504 "
+            "for the stall. Each writer replaces its collection every 10 ms, which invalidates its cached "
+            "stats, so stale-if-error rarely has a value to fall back on here. The invariants are what must hold.",
+            "",
         ]
     )
 
