@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -15,15 +13,13 @@ from pathlib import Path
 
 import httpx
 
+from perf.procs import free_port, stop
+
+__all__ = ["SERVERS", "RunningService", "free_port", "running_double_process", "running_service", "stop"]
+
 ROOT = Path(__file__).resolve().parent.parent
 #: Every server interpreter: suites that run against "each server" take this list.
 SERVERS = ["starlette", "aiohttp", "asgi", "granian"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass
@@ -48,17 +44,6 @@ def wait_until_healthy(url: str, process: subprocess.Popen[bytes], timeout: floa
             pass
         time.sleep(0.05)
     raise TimeoutError(f"{url} did not become healthy within {timeout}s")
-
-
-def stop(process: subprocess.Popen[bytes], timeout: float = 15.0) -> int:
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(5)
-    return process.returncode
 
 
 @contextmanager

@@ -24,55 +24,20 @@ from influencer_stats.logic.models import (
     CacheInfo,
     CollectionId,
     CollectionNotFound,
-    CollectionStats,
     StatsAnswer,
     StatsError,
     UpstreamUnavailable,
 )
+from influencer_stats.testing.clock import ManualClock
 from influencer_stats.testing.event_log import CapturingEventLog
+from influencer_stats.testing.stats_query import ScriptedStatsQuery as Inner
+from influencer_stats.testing.stats_query import stats_of
 from influencer_stats.testing.synthetic import synthetic_video_id
 from tests.integration.shared_redis import shared_redis_url, unique_prefix
 from tests.support import free_port
 
 ONE = CollectionId("one")
 POLICY = CachePolicy(ttl_s=10, stale_while_revalidate_s=30, stale_if_error_s=300)
-
-
-def stats_of(n: int) -> CollectionStats:
-    return CollectionStats(impressions=n, engagements=n, score=2 * n, videos=1, missing=())
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_700_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-class Inner:
-    """Answers ``stats_of(version)``; can be held at a gate or made to fail."""
-
-    def __init__(self) -> None:
-        self.version = 1
-        self.calls = 0
-        self.called = asyncio.Condition()
-        self.gate: asyncio.Event | None = None
-        self.failure: StatsError | None = None
-
-    async def stats(self, collection_id: CollectionId) -> Result[StatsAnswer, StatsError]:
-        async with self.called:
-            self.calls += 1
-            self.called.notify_all()
-        version = self.version  # what the store held when the computation started
-        if self.gate is not None:
-            await self.gate.wait()
-        if self.failure is not None:
-            return Failure(self.failure)
-        return Success(StatsAnswer(stats_of(version)))
-
-    async def invalidate(self, collection_id: CollectionId) -> None:
-        pass
 
 
 @pytest.fixture
@@ -110,7 +75,7 @@ async def started(inner: Inner, calls: int) -> None:
 
 
 async def test_a_miss_computes_and_the_next_call_is_a_fresh_hit(client: Redis, prefix: str) -> None:
-    inner, clock = Inner(), Clock()
+    inner, clock = Inner(), ManualClock(1_700_000_000.0)
     cache = RedisCachedStats(inner, client, clock, CapturingEventLog(), POLICY, prefix=prefix)
 
     first = await cache.stats(ONE)
@@ -126,7 +91,9 @@ async def test_a_miss_computes_and_the_next_call_is_a_fresh_hit(client: Redis, p
 async def test_an_entry_expires_after_the_ttl_and_the_longest_stale_window_the_counter_never(
     client: Redis, prefix: str
 ) -> None:
-    cache = RedisCachedStats(Inner(), client, Clock(), CapturingEventLog(), POLICY, prefix=prefix)
+    cache = RedisCachedStats(
+        Inner(), client, ManualClock(1_700_000_000.0), CapturingEventLog(), POLICY, prefix=prefix
+    )
 
     await cache.stats(ONE)
 
@@ -151,7 +118,7 @@ class CountingRedis(Redis):
 
 
 async def test_concurrent_misses_in_one_process_share_one_computation(prefix: str) -> None:
-    inner, clock = Inner(), Clock()
+    inner, clock = Inner(), ManualClock(1_700_000_000.0)
     inner.gate = asyncio.Event()
     client = CountingRedis.from_url(shared_redis_url(), socket_timeout=5)
     assert isinstance(client, CountingRedis)
@@ -172,7 +139,7 @@ async def test_concurrent_misses_in_one_process_share_one_computation(prefix: st
 async def test_after_the_ttl_the_stale_value_is_served_while_one_refresh_runs(
     client: Redis, prefix: str
 ) -> None:
-    inner, clock = Inner(), Clock()
+    inner, clock = Inner(), ManualClock(1_700_000_000.0)
     cache = RedisCachedStats(inner, client, clock, CapturingEventLog(), POLICY, prefix=prefix)
     await cache.stats(ONE)
     inner.version = 2
@@ -194,7 +161,7 @@ async def test_after_the_ttl_the_stale_value_is_served_while_one_refresh_runs(
 async def test_past_the_stale_while_revalidate_window_callers_wait_for_a_new_value(
     client: Redis, prefix: str
 ) -> None:
-    inner, clock = Inner(), Clock()
+    inner, clock = Inner(), ManualClock(1_700_000_000.0)
     cache = RedisCachedStats(inner, client, clock, CapturingEventLog(), POLICY, prefix=prefix)
     await cache.stats(ONE)
     inner.version = 2
@@ -206,7 +173,7 @@ async def test_past_the_stale_while_revalidate_window_callers_wait_for_a_new_val
 async def test_when_the_upstream_fails_a_recent_value_is_served_marked_stale_if_error(
     client: Redis, prefix: str
 ) -> None:
-    inner, clock, log = Inner(), Clock(), CapturingEventLog()
+    inner, clock, log = Inner(), ManualClock(1_700_000_000.0), CapturingEventLog()
     cache = RedisCachedStats(inner, client, clock, log, POLICY, prefix=prefix)
     await cache.stats(ONE)
     inner.failure = UpstreamUnavailable("500 backendError")
@@ -220,7 +187,7 @@ async def test_when_the_upstream_fails_a_recent_value_is_served_marked_stale_if_
 
 
 async def test_past_the_stale_if_error_window_the_failure_is_returned(client: Redis, prefix: str) -> None:
-    inner, clock = Inner(), Clock()
+    inner, clock = Inner(), ManualClock(1_700_000_000.0)
     cache = RedisCachedStats(inner, client, clock, CapturingEventLog(), POLICY, prefix=prefix)
     await cache.stats(ONE)
     inner.failure = UpstreamUnavailable("500 backendError")
@@ -230,7 +197,7 @@ async def test_past_the_stale_if_error_window_the_failure_is_returned(client: Re
 
 
 async def test_not_found_is_never_served_stale(client: Redis, prefix: str) -> None:
-    inner, clock = Inner(), Clock()
+    inner, clock = Inner(), ManualClock(1_700_000_000.0)
     cache = RedisCachedStats(inner, client, clock, CapturingEventLog(), POLICY, prefix=prefix)
     await cache.stats(ONE)
     inner.failure = CollectionNotFound(ONE)
@@ -242,7 +209,7 @@ async def test_not_found_is_never_served_stale(client: Redis, prefix: str) -> No
 async def test_an_entry_from_before_a_write_is_not_served_even_when_the_upstream_fails(
     client: Redis, prefix: str
 ) -> None:
-    inner, clock = Inner(), Clock()
+    inner, clock = Inner(), ManualClock(1_700_000_000.0)
     cache = RedisCachedStats(inner, client, clock, CapturingEventLog(), POLICY, prefix=prefix)
     await cache.stats(ONE)
 
@@ -255,7 +222,7 @@ async def test_an_entry_from_before_a_write_is_not_served_even_when_the_upstream
 class Worker:
     """One worker process's wiring: its own cache object over the shared Redis."""
 
-    def __init__(self, client: Redis, prefix: str, clock: Clock) -> None:
+    def __init__(self, client: Redis, prefix: str, clock: ManualClock) -> None:
         store = RedisCollectionStore(client, prefix=prefix)
         log = CapturingEventLog()
         self.stats = RedisCachedStats(
@@ -270,7 +237,7 @@ class Worker:
 async def test_a_write_through_one_worker_is_never_followed_by_a_stale_answer_from_another(
     client: Redis, prefix: str
 ) -> None:
-    clock = Clock()  # frozen: every entry stays fresh, only versions can retire it
+    clock = ManualClock(1_700_000_000.0)  # frozen: every entry stays fresh, only versions can retire it
     a, b = Worker(client, prefix, clock), Worker(client, prefix, clock)
     await a.store.save(ONE, (synthetic_video_id(0),))
     assert await b.videos() == 1
@@ -290,7 +257,7 @@ async def test_a_write_through_one_worker_is_never_followed_by_a_stale_answer_fr
 async def test_a_computation_that_raced_a_write_in_another_worker_is_never_served(
     client: Redis, prefix: str
 ) -> None:
-    inner, clock = Inner(), Clock()
+    inner, clock = Inner(), ManualClock(1_700_000_000.0)
     inner.gate = asyncio.Event()
     log = CapturingEventLog()
     worker_a = RedisCachedStats(inner, client, clock, log, POLICY, prefix=prefix)
@@ -312,7 +279,7 @@ async def test_a_computation_that_raced_a_write_in_another_worker_is_never_serve
 async def test_a_computation_started_before_a_local_write_is_never_joined_after_it(
     client: Redis, prefix: str
 ) -> None:
-    inner, clock = Inner(), Clock()
+    inner, clock = Inner(), ManualClock(1_700_000_000.0)
     inner.gate = asyncio.Event()
     cache = RedisCachedStats(inner, client, clock, CapturingEventLog(), POLICY, prefix=prefix)
     before_write = asyncio.create_task(cache.stats(ONE))
@@ -332,7 +299,9 @@ async def test_a_computation_started_before_a_local_write_is_never_joined_after_
 
 async def test_an_entry_this_release_cannot_read_is_a_miss(client: Redis, prefix: str) -> None:
     inner = Inner()
-    cache = RedisCachedStats(inner, client, Clock(), CapturingEventLog(), POLICY, prefix=prefix)
+    cache = RedisCachedStats(
+        inner, client, ManualClock(1_700_000_000.0), CapturingEventLog(), POLICY, prefix=prefix
+    )
     await client.set(f"{prefix}:stats:{{one}}", b'{"version": 0, "format": "next"}')
 
     assert cache_info(await cache.stats(ONE)).hit is False
@@ -352,7 +321,7 @@ def broken_redis_url(request: pytest.FixtureRequest) -> Iterator[str]:
 async def test_when_redis_fails_the_cache_falls_back_to_the_inner_query(broken_redis_url: str) -> None:
     inner, log = Inner(), CapturingEventLog()
     broken = Redis.from_url(broken_redis_url, socket_timeout=0.2, socket_connect_timeout=0.2)
-    cache = RedisCachedStats(inner, broken, Clock(), log, POLICY)
+    cache = RedisCachedStats(inner, broken, ManualClock(1_700_000_000.0), log, POLICY)
     try:
         first = await cache.stats(ONE)
         await cache.invalidate(ONE)  # must not raise either

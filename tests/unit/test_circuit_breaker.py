@@ -15,19 +15,12 @@ from influencer_stats.logic.models import (
     VideoBatch,
     VideoId,
 )
+from influencer_stats.testing.clock import ManualClock as Clock
 from influencer_stats.testing.event_log import CapturingEventLog
 
 IDS = [VideoId("-4lB5EKS5Uk")]
 OK: Result[VideoBatch, UpstreamError] = Success(VideoBatch({}, tuple(IDS)))
 DOWN: Result[VideoBatch, UpstreamError] = Failure(UpstreamUnavailable("500 backendError"))
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 class Upstream:

@@ -5,19 +5,12 @@ from __future__ import annotations
 import asyncio
 
 from influencer_stats.interpreters.logging.dropping import DroppingEventLog
+from influencer_stats.testing.clock import ManualClock
 from influencer_stats.testing.event_log import CapturingEventLog
 
 
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 def test_events_under_the_limit_are_written_on_flush_not_on_the_call() -> None:
-    inner, clock = CapturingEventLog(), FakeClock()
+    inner, clock = CapturingEventLog(), ManualClock(1000.0)
     log = DroppingEventLog(inner, clock, limit=3)
 
     log.info("a", n=1)
@@ -32,7 +25,7 @@ def test_events_under_the_limit_are_written_on_flush_not_on_the_call() -> None:
 
 
 def test_events_over_the_limit_in_one_window_are_dropped_and_reported_once() -> None:
-    inner, clock = CapturingEventLog(), FakeClock()
+    inner, clock = CapturingEventLog(), ManualClock(1000.0)
     log = DroppingEventLog(inner, clock, limit=3, window=1.0)
 
     for i in range(10):
@@ -48,7 +41,7 @@ def test_events_over_the_limit_in_one_window_are_dropped_and_reported_once() -> 
 
 
 def test_a_new_window_admits_events_again() -> None:
-    inner, clock = CapturingEventLog(), FakeClock()
+    inner, clock = CapturingEventLog(), ManualClock(1000.0)
     log = DroppingEventLog(inner, clock, limit=2, window=1.0)
 
     for _ in range(5):
@@ -65,7 +58,7 @@ def test_a_new_window_admits_events_again() -> None:
 
 
 def test_the_buffer_never_holds_more_than_the_limit_even_if_nobody_flushes() -> None:
-    inner, clock = CapturingEventLog(), FakeClock()
+    inner, clock = CapturingEventLog(), ManualClock(1000.0)
     log = DroppingEventLog(inner, clock, limit=100, window=1.0, capacity=150)
 
     for second in range(50):
@@ -84,7 +77,7 @@ def test_the_buffer_never_holds_more_than_the_limit_even_if_nobody_flushes() -> 
 
 
 async def test_the_flusher_writes_on_its_own_task_and_flushes_what_is_left_when_cancelled() -> None:
-    inner, clock = CapturingEventLog(), FakeClock()
+    inner, clock = CapturingEventLog(), ManualClock(1000.0)
     log = DroppingEventLog(inner, clock, limit=10)
     ticks: asyncio.Queue[None] = asyncio.Queue(maxsize=1)
     flushed = asyncio.Event()

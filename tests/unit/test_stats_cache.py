@@ -5,58 +5,24 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from returns.result import Failure, Result, Success
+from returns.result import Failure, Result
 
 from influencer_stats.interpreters.collections.memory_dict import DictCollectionStore
 from influencer_stats.interpreters.stats.cache import CachedStats, CachePolicy, InvalidatingStore
 from influencer_stats.logic.models import (
     CollectionId,
     CollectionNotFound,
-    CollectionStats,
     StatsAnswer,
     StatsError,
     UpstreamUnavailable,
     VideoId,
 )
+from influencer_stats.testing.clock import ManualClock as Clock
 from influencer_stats.testing.event_log import CapturingEventLog
+from influencer_stats.testing.stats_query import ScriptedStatsQuery as Inner
 
 ONE = CollectionId("one")
 POLICY = CachePolicy(ttl_s=10, stale_while_revalidate_s=30, stale_if_error_s=300, max_entries=3)
-
-
-def stats_of(n: int) -> CollectionStats:
-    return CollectionStats(impressions=n, engagements=n, score=2 * n, videos=1, missing=())
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-class Inner:
-    """Answers ``stats_of(version)``; can be held at a gate or made to fail."""
-
-    def __init__(self) -> None:
-        self.version = 1
-        self.calls = 0
-        self.gate: asyncio.Event | None = None
-        self.failure: StatsError | None = None
-        self.invalidated: list[CollectionId] = []
-
-    async def stats(self, collection_id: CollectionId) -> Result[StatsAnswer, StatsError]:
-        self.calls += 1
-        version = self.version  # what the store held when the computation started
-        if self.gate is not None:
-            await self.gate.wait()
-        if self.failure is not None:
-            return Failure(self.failure)
-        return Success(StatsAnswer(stats_of(version)))
-
-    async def invalidate(self, collection_id: CollectionId) -> None:
-        self.invalidated.append(collection_id)
 
 
 def make(inner: Inner, clock: Clock, policy: CachePolicy = POLICY) -> CachedStats:
