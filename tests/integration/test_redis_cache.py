@@ -254,6 +254,22 @@ async def test_a_write_through_one_worker_is_never_followed_by_a_stale_answer_fr
     assert await a.stats.stats(ONE) == Failure(CollectionNotFound(ONE))
 
 
+async def test_a_write_to_the_redis_store_retires_cached_stats_even_if_nobody_invalidates(
+    client: Redis, prefix: str
+) -> None:
+    clock = ManualClock(1_700_000_000.0)  # frozen: only the version can retire an entry
+    worker = Worker(client, prefix, clock)
+    await worker.store.save(ONE, (synthetic_video_id(0),))
+    assert await worker.videos() == 1
+
+    # As if the process died between the write and its invalidation: the raw store only.
+    await RedisCollectionStore(client, prefix=prefix).save(
+        ONE, (synthetic_video_id(1), synthetic_video_id(2))
+    )
+
+    assert await worker.videos() == 2
+
+
 async def test_a_computation_that_raced_a_write_in_another_worker_is_never_served(
     client: Redis, prefix: str
 ) -> None:

@@ -36,6 +36,10 @@ class RedisCollectionStore:
       The braces are a Cluster hash tag: every key of one collection,
       including the stats cache's, lives in one slot.
     - ``{prefix}:ids``: a set indexing the ids, for ``ids``.
+    - ``{prefix}:ver:{<id>}``: the collection's version, bumped in the same
+      ``MULTI`` as every write, so a shared stats cache keyed by version
+      (``RedisCachedStats``) can never miss a write, even if the process dies
+      right after it.
 
     ``save`` is one atomic ``SET key value GET``: created when the previous
     value was nil. The index lives in another slot, so it is updated by a
@@ -63,6 +67,9 @@ class RedisCollectionStore:
     def _key(self, collection_id: str) -> str:
         return f"{self._prefix}:col:{{{collection_id}}}"
 
+    def _version_key(self, collection_id: str) -> str:
+        return f"{self._prefix}:ver:{{{collection_id}}}"
+
     async def ping(self) -> bool:
         """Whether Redis answers (for ``/readyz``)."""
         try:
@@ -85,7 +92,10 @@ class RedisCollectionStore:
         self, collection_id: CollectionId, videos: tuple[VideoId, ...]
     ) -> Result[SaveOutcome, StoreUnavailable]:
         try:
-            previous = await self._redis.set(self._key(collection_id), orjson.dumps(videos), get=True)
+            async with self._redis.pipeline(transaction=True) as pipe:  # one slot: MULTI works on Cluster
+                pipe.set(self._key(collection_id), orjson.dumps(videos), get=True)
+                pipe.incr(self._version_key(collection_id))
+                previous, _ = await pipe.execute()
             await self._redis.sadd(self._index, collection_id)
         except _REDIS_ERRORS as exc:
             return Failure(_unavailable(exc))
@@ -96,7 +106,10 @@ class RedisCollectionStore:
     ) -> Result[None, CollectionNotFound | StoreUnavailable]:
         try:
             await self._redis.srem(self._index, collection_id)
-            deleted = await self._redis.delete(self._key(collection_id))
+            async with self._redis.pipeline(transaction=True) as pipe:
+                pipe.delete(self._key(collection_id))
+                pipe.incr(self._version_key(collection_id))
+                deleted, _ = await pipe.execute()
         except _REDIS_ERRORS as exc:
             return Failure(_unavailable(exc))
         return Success(None) if deleted else Failure(CollectionNotFound(collection_id))
