@@ -260,6 +260,13 @@ async def open_api(settings: Settings, stdout: BinaryIO | None = None) -> AsyncI
             logger=settings.choices.logger,
             cache=settings.choices.cache,
         )
+        if settings.choices.store == "redis" and settings.choices.cache == "stats":
+            log.warning(
+                "config.single_process_cache",
+                detail="the stats cache is per process but the store is shared: with several workers "
+                "a write through one leaves the others' cached stats stale for up to the TTL; "
+                "use --cache redis",
+            )
         yield HttpApi(
             store,
             stats,
