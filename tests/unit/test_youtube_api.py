@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 
 import pytest
 from returns.result import Failure, Success
 
-from influencer_stats.interpreters.videos.youtube_api import classify_error, parse_videos_list, request_url
+from influencer_stats.interpreters.videos.youtube_api import (
+    answer,
+    classify_error,
+    parse_videos_list,
+    read_bounded,
+    request_url,
+)
 from influencer_stats.logic.models import (
     InvalidUpstreamData,
     QuotaExceeded,
@@ -123,3 +130,18 @@ def test_the_request_url_has_literal_commas_and_no_key() -> None:
     )
 
     assert url == "http://127.0.0.1:1/youtube/v3/videos?part=statistics&id=-4lB5EKS5Uk,a_b-c000000"
+
+
+async def test_a_body_past_the_limit_is_refused_as_invalid_data_without_reading_on() -> None:
+    read: list[int] = []
+
+    async def chunks() -> AsyncIterator[bytes]:
+        for n in range(100):
+            read.append(n)
+            yield b"x" * 1024
+
+    body = await read_bounded(chunks(), limit=4096)
+
+    assert body is None
+    assert len(read) == 5  # stopped at the first chunk past 4 KiB
+    assert isinstance(answer(200, body, 4096).failure(), InvalidUpstreamData)

@@ -11,12 +11,11 @@ from influencer_stats.interpreters.videos.youtube_api import (
     API_KEY_HEADER,
     MAX_BODY_BYTES,
     StatsByVideo,
-    classify_error,
-    parse_videos_list,
+    answer,
+    read_bounded,
     request_url,
 )
 from influencer_stats.logic.models import (
-    InvalidUpstreamData,
     UpstreamError,
     UpstreamTimeout,
     UpstreamUnavailable,
@@ -48,18 +47,11 @@ class AiohttpVideosList:
                 request_url(self._base_url, ids), headers=self._headers, skip_auto_headers=("User-Agent",)
             ) as response:
                 declared = response.content_length
-                if declared is not None and declared > self._max_body:
-                    return Failure(InvalidUpstreamData(f"videos.list body over {self._max_body} bytes"))
-                body = bytearray()
-                async for chunk in response.content.iter_any():
-                    body += chunk
-                    if len(body) > self._max_body:
-                        return Failure(InvalidUpstreamData(f"videos.list body over {self._max_body} bytes"))
+                too_long = declared is not None and declared > self._max_body
+                body = None if too_long else await read_bounded(response.content.iter_any(), self._max_body)
                 status = response.status
         except aiohttp.ServerTimeoutError:
             return Failure(UpstreamTimeout("YouTube call timed out (ServerTimeoutError)"))
         except aiohttp.ClientError as exc:
             return Failure(UpstreamUnavailable(f"YouTube connection failed ({type(exc).__name__})"))
-        if status != 200:
-            return Failure(classify_error(status, bytes(body)))
-        return parse_videos_list(bytes(body))
+        return answer(status, body, self._max_body)

@@ -11,12 +11,11 @@ from influencer_stats.interpreters.videos.youtube_api import (
     API_KEY_HEADER,
     MAX_BODY_BYTES,
     StatsByVideo,
-    classify_error,
-    parse_videos_list,
+    answer,
+    read_bounded,
     request_url,
 )
 from influencer_stats.logic.models import (
-    InvalidUpstreamData,
     UpstreamError,
     UpstreamTimeout,
     UpstreamUnavailable,
@@ -44,16 +43,10 @@ class HttpxVideosList:
             async with self._client.stream(
                 "GET", request_url(self._base_url, ids), headers=self._headers
             ) as response:
-                body = bytearray()
-                async for chunk in response.aiter_raw():
-                    body += chunk
-                    if len(body) > self._max_body:
-                        return Failure(InvalidUpstreamData(f"videos.list body over {self._max_body} bytes"))
+                body = await read_bounded(response.aiter_raw(), self._max_body)
                 status = response.status_code
         except httpx.TimeoutException as exc:
             return Failure(UpstreamTimeout(f"YouTube call timed out ({type(exc).__name__})"))
         except httpx.TransportError as exc:
             return Failure(UpstreamUnavailable(f"YouTube connection failed ({type(exc).__name__})"))
-        if status != 200:
-            return Failure(classify_error(status, bytes(body)))
-        return parse_videos_list(bytes(body))
+        return answer(status, body, self._max_body)

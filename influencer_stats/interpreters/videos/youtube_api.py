@@ -7,7 +7,7 @@ the library-specific send lives in ``httpx_client`` / ``aiohttp_client``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Protocol
 from urllib.parse import quote
 
@@ -150,6 +150,25 @@ def classify_error(status: int, body: bytes) -> UpstreamError:
     if status == 429 or status >= 500:
         return UpstreamUnavailable(f"YouTube answered {status} {reason}")
     return UpstreamMisconfigured(f"YouTube answered {status} {reason}")
+
+
+async def read_bounded(chunks: AsyncIterator[bytes], limit: int) -> bytes | None:
+    """The whole body, or None as soon as it passes ``limit`` bytes."""
+    body = bytearray()
+    async for chunk in chunks:
+        body += chunk
+        if len(body) > limit:
+            return None
+    return bytes(body)
+
+
+def answer(status: int, body: bytes | None, limit: int) -> Result[StatsByVideo, UpstreamError]:
+    """What one answered call means: stats, a classified error, or an oversized body."""
+    if body is None:
+        return Failure(InvalidUpstreamData(f"videos.list body over {limit} bytes"))
+    if status != 200:
+        return Failure(classify_error(status, body))
+    return parse_videos_list(body)
 
 
 def is_transient(error: UpstreamError) -> bool:
