@@ -78,6 +78,15 @@ class Incoming:
     read_body: BodyReader = _no_body
 
 
+def _request_id(header: str | None) -> str:
+    """The client's id when it is a sane one, else a new one."""
+    return header if header is not None and _REQUEST_ID.fullmatch(header) else new_request_id()
+
+
+def _with_request_id(reply: Reply, request_id: str) -> Reply:
+    return reply._replace(headers=(*reply.headers, ("x-request-id", request_id)))
+
+
 def new_request_id() -> str:
     """16 hex digits; unique enough to correlate logs, cheap (no syscall), not a secret."""
     return f"{_random_bits(64):016x}"
@@ -136,9 +145,7 @@ class HttpApi:
     async def serve(self, incoming: Incoming) -> Reply:
         """Answer one request: bind its id to the logs, dispatch, count it."""
         started = time.perf_counter()
-        request_id = incoming.request_id
-        if request_id is None or not _REQUEST_ID.fullmatch(request_id):
-            request_id = new_request_id()
+        request_id = _request_id(incoming.request_id)
         bound = LOG_CONTEXT.set({"request_id": request_id})
         try:
             reply = await self._dispatch(incoming)
@@ -148,14 +155,12 @@ class HttpApi:
         finally:
             LOG_CONTEXT.reset(bound)
         self.metrics.request(incoming.route, incoming.method, reply.status, time.perf_counter() - started)
-        return reply._replace(headers=(*reply.headers, ("x-request-id", request_id)))
+        return _with_request_id(reply, request_id)
 
     def refuse(self, reply: Reply, route: str, method: str, request_id: str | None) -> Reply:
         """A server's own refusal (no route, wrong method) with the usual id and metrics."""
-        if request_id is None or not _REQUEST_ID.fullmatch(request_id):
-            request_id = new_request_id()
         self.metrics.request(route, method, reply.status, 0.0)
-        return reply._replace(headers=(*reply.headers, ("x-request-id", request_id)))
+        return _with_request_id(reply, _request_id(request_id))
 
     async def _dispatch(self, incoming: Incoming) -> Reply:
         route, method = incoming.route, incoming.method
