@@ -62,10 +62,11 @@ start_engine() {
         rm -f /var/run/docker.pid /var/run/docker/containerd/containerd.pid
     fi
     log "starting dockerd (overlay2, no bridge, no iptables), log in $LOG"
-    # setsid + all fds redirected: the daemon must outlive this script's process group
-    # and must not hold the caller's $(...) pipe open (eval would hang forever).
+    # setsid + every fd redirected or closed: the daemon must outlive this script's process
+    # group and must not hold the caller's pipe open. fd 3 is that pipe (see `exec 3>&1`
+    # above): a dockerd that inherits it keeps a caller's $(...) waiting forever.
     setsid nohup dockerd --storage-driver=overlay2 --bridge=none --iptables=false --ip-masq=false \
-        </dev/null >"$LOG" 2>&1 &
+        </dev/null >"$LOG" 2>&1 3>&- &
     local pid=$! i
     for ((i = 0; i < 150; i++)); do # 150 x 0.2 s = 30 s
         engine_answers && break
@@ -127,8 +128,11 @@ driver=$(docker info --format '{{.Driver}}')
 docker ps -aq --filter label=org.testcontainers=true | xargs -r docker rm -f >/dev/null
 
 have_image local/debian:bookworm || build_base
-have_image local/redis:7 || build_image local/redis:7 redis
-have_image local/nginx:1.27 || build_image local/nginx:1.27 nginx
-have_image local/python-aiohttp:3.11 || build_image local/python-aiohttp:3.11 python-aiohttp
+# The service images only share the base: build them side by side (~15 s instead of ~45 s).
+builds=()
+have_image local/redis:7 || { build_image local/redis:7 redis & builds+=($!); }
+have_image local/nginx:1.27 || { build_image local/nginx:1.27 nginx & builds+=($!); }
+have_image local/python-aiohttp:3.11 || { build_image local/python-aiohttp:3.11 python-aiohttp & builds+=($!); }
+for pid in "${builds[@]}"; do wait "$pid" || die "an image build failed (see above)"; done
 log "images ready: ${IMAGES[*]}"
 echo IT_LOCAL_IMAGES=1 >&3
