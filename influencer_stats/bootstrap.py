@@ -274,7 +274,8 @@ async def open_api(settings: Settings, stdout: BinaryIO | None = None) -> AsyncI
             checks,
             metrics=metrics,
             write_token=settings.write_token.value if settings.write_token else None,
-            openapi=openapi_document(),
+            max_videos=settings.max_videos,
+            openapi=openapi_document(settings.max_videos),
         )
         log.info("service.stopping", profile=settings.profile)
 

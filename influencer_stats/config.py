@@ -11,6 +11,8 @@ import argparse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 
+from influencer_stats.logic.validation import DEFAULT_MAX_VIDEOS, MAX_VIDEOS_BOUND
+
 DEFAULT_YOUTUBE_API_URL = "https://www.googleapis.com/youtube/v3/videos"
 DEFAULT_DB_PATH = "data/influencer-stats.sqlite3"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
@@ -152,6 +154,7 @@ class Settings:
     log_rate_limit: int = 1_000
     db_path: str = DEFAULT_DB_PATH
     write_token: Secret | None = None
+    max_videos: int = DEFAULT_MAX_VIDEOS
     keepalive_s: float = 5.0
     graceful_shutdown_s: float = 10.0
     limit_concurrency: int = 1024
@@ -236,6 +239,16 @@ def _number(environ: Mapping[str, str], name: str, default: float, *, integer: b
     return value
 
 
+def _max_videos(environ: Mapping[str, str]) -> int:
+    name = "INFLUENCER_STATS_MAX_VIDEOS"
+    value = int(_number(environ, name, DEFAULT_MAX_VIDEOS, integer=True))
+    if value > MAX_VIDEOS_BOUND:
+        raise ConfigError(
+            f"{name} must be at most {MAX_VIDEOS_BOUND:,} (a 1 MiB body holds no more ids), got {value}"
+        )
+    return value
+
+
 def resolve(
     profile_name: str | None,
     overrides: Mapping[str, str | None],
@@ -274,6 +287,7 @@ def resolve(
         youtube_api_url=url,
         db_path=environ.get("INFLUENCER_STATS_DB") or DEFAULT_DB_PATH,
         write_token=Secret(token) if (token := environ.get("INFLUENCER_STATS_WRITE_TOKEN")) else None,
+        max_videos=_max_videos(environ),
         keepalive_s=_number(environ, "INFLUENCER_STATS_KEEPALIVE", 5.0),
         graceful_shutdown_s=_number(environ, "INFLUENCER_STATS_GRACEFUL_SHUTDOWN", 10.0),
         limit_concurrency=int(_number(environ, "INFLUENCER_STATS_LIMIT_CONCURRENCY", 1024, integer=True)),

@@ -246,10 +246,11 @@ def _redis_answers(port: int) -> bool:
         return False
 
 
-def service_env(double: Double, db_path: Path) -> dict[str, str]:
+def service_env(double: Double, db_path: Path, load: Workload) -> dict[str, str]:
     """This environment without INFLUENCER_STATS_* overrides (each profile runs as declared).
 
-    A SQLite store gets a fresh database under --out (never the repository's data/).
+    A SQLite store gets a fresh database under --out (never the repository's data/); a
+    collection bigger than the default limit raises the limit (and says so in the report).
     """
     env = {k: v for k, v in os.environ.items() if not k.startswith("INFLUENCER_STATS_")}
     env.update(
@@ -257,6 +258,7 @@ def service_env(double: Double, db_path: Path) -> dict[str, str]:
         YOUTUBE_API_KEY="perf-dummy-key",
         INFLUENCER_STATS_DB=str(db_path.resolve()),
     )
+    env.update(load.service_env)
     return env
 
 
@@ -317,7 +319,7 @@ class Lab:
             except LabError as error:
                 self.progress(f"{name}: FAILED: {error}")
                 return Measurement(name, runs, problem=str(error), log_path=log)
-            process = start(argv, log, env=service_env(double, db) | redis_env, cwd=ROOT)
+            process = start(argv, log, env=service_env(double, db, self.load) | redis_env, cwd=ROOT)
             return self._measure_running(name, runs, port, process, log)
 
     def _measure_running(

@@ -14,7 +14,10 @@ from returns.result import Failure, Result, Success
 
 from influencer_stats.logic.models import CollectionId, VideoId
 
-MAX_VIDEOS = 5_000
+DEFAULT_MAX_VIDEOS = 5_000  # ids per collection unless the operator sets another limit
+# A 1 MiB body holds about 70,000 ids (14 bytes each with quotes and comma): any limit
+# above this bound would never be reached, the body limit would answer first.
+MAX_VIDEOS_BOUND = 50_000
 _COLLECTION_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
 # YouTube ids are 11 chars of base64url. Not officially guaranteed, but it
 # keeps ',', '&' and '#' out of the upstream query string.
@@ -38,8 +41,10 @@ def parse_collection_id(raw: str) -> Result[CollectionId, InvalidInput]:
     return Failure(InvalidInput("id", _clip(raw), "must be 1-64 characters of A-Z a-z 0-9 . _ -"))
 
 
-def parse_collection_body(document: object) -> Result[tuple[VideoId, ...], InvalidInput]:
-    """The body must be exactly ``{"videos": [<video id>, ...]}``."""
+def parse_collection_body(
+    document: object, max_videos: int = DEFAULT_MAX_VIDEOS
+) -> Result[tuple[VideoId, ...], InvalidInput]:
+    """The body must be exactly ``{"videos": [<video id>, ...]}``, at most ``max_videos`` ids."""
     if not isinstance(document, dict):
         return Failure(InvalidInput("body", _clip(document), 'must be an object {"videos": [...]}'))
     extra = sorted(key for key in document if key != "videos")
@@ -50,8 +55,8 @@ def parse_collection_body(document: object) -> Result[tuple[VideoId, ...], Inval
     videos = document["videos"]
     if not isinstance(videos, list):
         return Failure(InvalidInput("videos", _clip(videos), "must be an array of video ids"))
-    if len(videos) > MAX_VIDEOS:
-        return Failure(InvalidInput("videos", len(videos), f"must hold at most {MAX_VIDEOS} ids"))
+    if len(videos) > max_videos:
+        return Failure(InvalidInput("videos", len(videos), f"must hold at most {max_videos} ids"))
     for index, video in enumerate(videos):
         if not isinstance(video, str) or not _VIDEO_ID.fullmatch(video):
             return Failure(

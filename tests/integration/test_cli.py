@@ -76,6 +76,17 @@ def test_an_unknown_choice_from_the_environment_exits_2_too() -> None:
     assert "unknown store 'nosql'" in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [("0", "must be positive"), ("many", "must be a whole number"), ("50001", "at most 50,000")],
+)
+def test_a_bad_video_limit_exits_2_saying_why(value: str, message: str) -> None:
+    result = run_main(env={**os.environ, "INFLUENCER_STATS_MAX_VIDEOS": value})
+
+    assert result.returncode == 2
+    assert "INFLUENCER_STATS_MAX_VIDEOS" in result.stderr and message in result.stderr
+
+
 def test_a_bad_port_exits_2() -> None:
     assert run_main("--port", "99999").returncode == 2
 

@@ -15,6 +15,7 @@ from influencer_stats.interpreters.http.api import ROUTES
 from tests.support import SERVERS, RunningService, running_double_process, running_service
 
 TOKEN = "write-token-0123456789abcdef"
+MAX_VIDEOS = 7  # the operator's limit (INFLUENCER_STATS_MAX_VIDEOS), not the default 5,000
 VIDEOS = ["-4lB5EKS5Uk", "-jlLkTtgWUk", "1FEFpk-uIYo"]
 
 
@@ -24,7 +25,7 @@ def guarded(
 ) -> Iterator[RunningService]:
     """A service with a write token and the log-everything logger."""
     log = tmp_path_factory.mktemp("guarded") / "service.log"
-    env = {"INFLUENCER_STATS_WRITE_TOKEN": TOKEN}
+    env = {"INFLUENCER_STATS_WRITE_TOKEN": TOKEN, "INFLUENCER_STATS_MAX_VIDEOS": str(MAX_VIDEOS)}
     with running_service(["--server", request.param, "--logger", "all"], log, env=env) as service:
         yield service
 
@@ -92,6 +93,22 @@ def test_the_openapi_document_describes_every_route(guarded: RunningService) -> 
     assert set(document["paths"]) == set(ROUTES)
     for path, methods in ROUTES.items():
         assert {m.upper() for m in document["paths"][path] if m != "parameters"} == set(methods)
+
+
+def test_the_operators_video_limit_is_enforced_and_documented(guarded: RunningService) -> None:
+    auth = {"authorization": f"Bearer {TOKEN}"}
+    ids = [f"{n:011d}" for n in range(MAX_VIDEOS + 1)]
+
+    at_limit = httpx.put(f"{guarded.url}/collections/limit", json={"videos": ids[:-1]}, headers=auth)
+    over = httpx.put(f"{guarded.url}/collections/limit", json={"videos": ids}, headers=auth)
+    document = httpx.get(f"{guarded.url}/openapi.json").json()
+
+    assert at_limit.status_code in (200, 201)
+    assert over.status_code == 422
+    assert (over.json()["field"], over.json()["value"]) == ("videos", MAX_VIDEOS + 1)
+    assert httpx.get(f"{guarded.url}/collections/limit").json() == {"videos": ids[:-1]}  # kept
+    videos = document["components"]["schemas"]["Videos"]["properties"]["videos"]
+    assert videos["maxItems"] == MAX_VIDEOS
 
 
 def test_the_api_key_reaches_youtube_but_no_log_line(tmp_path: Path) -> None:

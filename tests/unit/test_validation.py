@@ -6,7 +6,7 @@ import pytest
 from returns.result import Failure, Success
 
 from influencer_stats.logic.validation import (
-    MAX_VIDEOS,
+    DEFAULT_MAX_VIDEOS,
     InvalidInput,
     parse_collection_body,
     parse_collection_id,
@@ -57,11 +57,23 @@ def test_a_wrong_body_names_the_field_and_the_offending_value(
             raise AssertionError(other)
 
 
-def test_at_most_5000_videos_are_accepted() -> None:
-    assert isinstance(parse_collection_body({"videos": ["-4lB5EKS5Uk"] * MAX_VIDEOS}), Success)
-    match parse_collection_body({"videos": ["-4lB5EKS5Uk"] * (MAX_VIDEOS + 1)}):
+def test_at_most_5000_videos_are_accepted_by_default() -> None:
+    assert DEFAULT_MAX_VIDEOS == 5_000
+    assert isinstance(parse_collection_body({"videos": ["-4lB5EKS5Uk"] * DEFAULT_MAX_VIDEOS}), Success)
+    match parse_collection_body({"videos": ["-4lB5EKS5Uk"] * (DEFAULT_MAX_VIDEOS + 1)}):
         case Failure(InvalidInput(field="videos", value=count)):
-            assert count == MAX_VIDEOS + 1
+            assert count == DEFAULT_MAX_VIDEOS + 1
+        case other:
+            raise AssertionError(other)
+
+
+@pytest.mark.parametrize("limit", [1, 3, 10_000])
+def test_the_limit_is_the_callers(limit: int) -> None:
+    assert isinstance(parse_collection_body({"videos": ["-4lB5EKS5Uk"] * limit}, limit), Success)
+    match parse_collection_body({"videos": ["-4lB5EKS5Uk"] * (limit + 1)}, limit):
+        case Failure(InvalidInput(field="videos", value=count, reason=reason)):
+            assert count == limit + 1
+            assert reason == f"must hold at most {limit} ids"
         case other:
             raise AssertionError(other)
 

@@ -27,7 +27,11 @@ from influencer_stats.interpreters.http.problems import JSON, Reply
 from influencer_stats.interpreters.logging.context import LOG_CONTEXT
 from influencer_stats.interpreters.metrics.noop import NoMetrics
 from influencer_stats.logic.models import CacheInfo, CollectionStats, Created
-from influencer_stats.logic.validation import parse_collection_body, parse_collection_id
+from influencer_stats.logic.validation import (
+    DEFAULT_MAX_VIDEOS,
+    parse_collection_body,
+    parse_collection_id,
+)
 
 MAX_BODY_BYTES = 1024 * 1024
 _decode = msgspec.json.Decoder().decode
@@ -132,6 +136,7 @@ class HttpApi:
         *,
         metrics: Metrics | None = None,
         write_token: str | None = None,
+        max_videos: int = DEFAULT_MAX_VIDEOS,
         openapi: bytes = b"{}",
     ) -> None:
         self.store = store
@@ -140,6 +145,7 @@ class HttpApi:
         self.checks = dict(checks or {})
         self.metrics: Metrics = metrics or NoMetrics()
         self._write_token = write_token.encode() if write_token else None
+        self._max_videos = max_videos
         self._openapi = Reply(200, openapi)
 
     async def serve(self, incoming: Incoming) -> Reply:
@@ -254,7 +260,7 @@ class HttpApi:
             document = _decode(body)
         except msgspec.DecodeError as exc:
             return problems.malformed_json(f"the body is not valid JSON: {exc}")
-        match parse_collection_body(document):
+        match parse_collection_body(document, self._max_videos):
             case Failure(invalid):
                 return problems.invalid_input(invalid)
             case Success(videos):

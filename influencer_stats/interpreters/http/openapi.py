@@ -22,7 +22,7 @@ from influencer_stats.interpreters.http.api import (
     ROUTES,
     STATS,
 )
-from influencer_stats.logic.validation import MAX_VIDEOS
+from influencer_stats.logic.validation import DEFAULT_MAX_VIDEOS
 
 _PROBLEM_REF = {"$ref": "#/components/schemas/Problem"}
 _REQUEST_ID = {"$ref": "#/components/headers/X-Request-ID"}
@@ -50,7 +50,7 @@ _SCHEMAS: dict[str, Any] = {
         "properties": {
             "videos": {
                 "type": "array",
-                "maxItems": MAX_VIDEOS,
+                "maxItems": DEFAULT_MAX_VIDEOS,  # the operator's limit: see openapi_spec
                 "items": {"$ref": "#/components/schemas/VideoId"},
             }
         },
@@ -245,9 +245,21 @@ def _with_head(path_item: dict[str, Any]) -> dict[str, Any]:
     return item
 
 
-def openapi_spec() -> dict[str, Any]:
-    """The document as a dict (checked against ROUTES by the tests)."""
+def openapi_spec(max_videos: int = DEFAULT_MAX_VIDEOS) -> dict[str, Any]:
+    """The document as a dict (checked against ROUTES by the tests).
+
+    ``max_videos`` is the limit the service enforces (INFLUENCER_STATS_MAX_VIDEOS), so the
+    document states the limit of the service that serves it.
+    """
     operations = _operations()
+    videos = _SCHEMAS["Videos"]
+    schemas = {
+        **_SCHEMAS,
+        "Videos": {
+            **videos,
+            "properties": {"videos": {**videos["properties"]["videos"], "maxItems": max_videos}},
+        },
+    }
     assert set(operations) == set(ROUTES), "every route is documented, and only those"
     return {
         "openapi": "3.1.0",
@@ -258,7 +270,7 @@ def openapi_spec() -> dict[str, Any]:
         },
         "paths": {path: _with_head(item) for path, item in operations.items()},
         "components": {
-            "schemas": _SCHEMAS,
+            "schemas": schemas,
             "headers": {
                 "X-Request-ID": {
                     "description": "the request's id: the client's X-Request-ID if valid, else a new one",
@@ -271,5 +283,5 @@ def openapi_spec() -> dict[str, Any]:
 
 
 @cache
-def openapi_document() -> bytes:
-    return orjson.dumps(openapi_spec())
+def openapi_document(max_videos: int = DEFAULT_MAX_VIDEOS) -> bytes:
+    return orjson.dumps(openapi_spec(max_videos))
