@@ -6,6 +6,8 @@ import json
 from collections.abc import AsyncIterator
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from returns.result import Failure, Success
 
 from influencer_stats.interpreters.videos.youtube_api import (
@@ -54,6 +56,27 @@ def test_hidden_counters_count_zero() -> None:
     assert parse_videos_list(body) == Success({VideoId("aaaaaaaaaaa"): VideoStats(views=10)})
 
 
+@pytest.mark.parametrize(("sent", "count"), [(b'"0"', 0), (b"7", 7), (b'"1e3"', 1000), (b"null", 0)])
+def test_a_count_is_taken_when_it_denotes_a_non_negative_integer(sent: bytes, count: int) -> None:
+    body = b'{"items":[{"id":"aaaaaaaaaaa","statistics":{"likeCount":%s}}]}' % sent
+
+    assert parse_videos_list(body) == Success({VideoId("aaaaaaaaaaa"): VideoStats(likes=count)})
+
+
+@given(st.one_of(st.integers(), st.floats(), st.text(max_size=8), st.booleans(), st.none()))
+def test_any_count_value_parses_or_is_invalid_data_never_an_exception(value: object) -> None:
+    document = {"items": [{"id": "aaaaaaaaaaa", "statistics": {"viewCount": value}}]}
+    body = json.dumps(document).encode()  # floats may be nan/inf: not JSON, must fail too
+
+    match parse_videos_list(body):
+        case Success(stats):
+            views = stats[VideoId("aaaaaaaaaaa")].views
+            assert views >= 0
+            assert value is None or float(views) == float(value)  # type: ignore[arg-type]
+        case Failure(error):
+            assert isinstance(error, InvalidUpstreamData)
+
+
 def test_an_answer_without_items_has_no_videos() -> None:
     assert parse_videos_list(b'{"kind":"youtube#videoListResponse","items":[]}') == Success({})
     assert parse_videos_list(b'{"kind":"youtube#videoListResponse"}') == Success({})
@@ -66,6 +89,16 @@ def test_an_answer_without_items_has_no_videos() -> None:
         b'{"items":[{"id":"aaaaaaaaaaa","statistics":{"viewCount":"abc"}}]}',
         b'{"items":[{"id":"aaaaaaaaaaa","statistics":{"likeCount":-1}}]}',
         b'{"items":[{"id":"aaaaaaaaaaa","statistics":{"viewCount":1.5}}]}',
+        b'{"items":[{"id":"aaaaaaaaaaa","statistics":{"viewCount":"1.5"}}]}',
+        b'{"items":[{"id":"aaaaaaaaaaa","statistics":{"viewCount":""}}]}',
+        b'{"items":[{"id":"aaaaaaaaaaa","statistics":{"viewCount":" 5"}}]}',
+        b'{"items":[{"id":"aaaaaaaaaaa","statistics":{"viewCount":"+5"}}]}',
+        b'{"items":[{"id":"aaaaaaaaaaa","statistics":{"viewCount":"1_000"}}]}',
+        b'{"items":[{"id":"aaaaaaaaaaa","statistics":{"viewCount":"nan"}}]}',
+        b'{"items":[{"id":"aaaaaaaaaaa","statistics":{"viewCount":true}}]}',
+        # str.isdigit() says yes to these, int() says no: they once escaped as ValueError.
+        '{"items":[{"id":"aaaaaaaaaaa","statistics":{"viewCount":"\u00b2"}}]}'.encode(),
+        '{"items":[{"id":"aaaaaaaaaaa","statistics":{"viewCount":"\u0661\u0662"}}]}'.encode(),
         b'{"items":[{"statistics":{}}]}',
         b'{"items":[{"id":"aaaa',
         b"<html>502 Bad Gateway</html>",
