@@ -157,6 +157,22 @@ def test_the_error_detail_never_echoes_the_upstream_message() -> None:
     assert "SECRET123" not in classify_error(400, body).detail
 
 
+@pytest.mark.parametrize(
+    ("ids", "query"),
+    [
+        (["a,b"], "a%2Cb"),
+        (["a,b", "c"], "a%2Cb,c"),
+        (["x&key=1", "y#z"], "x%26key%3D1,y%23z"),
+        (["", "c"], ",c"),
+        (["a b"], "a%20b"),
+    ],
+)
+def test_ids_that_are_not_url_safe_are_escaped_one_by_one(ids: list[str], query: str) -> None:
+    url = request_url("http://h/v", [VideoId(i) for i in ids])
+
+    assert url == "http://h/v?part=statistics&id=" + query
+
+
 def test_the_request_url_has_literal_commas_and_no_key() -> None:
     url = request_url(
         "http://127.0.0.1:1/youtube/v3/videos", [VideoId("-4lB5EKS5Uk"), VideoId("a_b-c000000")]
