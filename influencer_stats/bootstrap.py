@@ -368,7 +368,7 @@ def _serve_granian(settings: Settings) -> None:
     from dataclasses import fields
 
     from granian import Granian
-    from granian.constants import Interfaces, Loops
+    from granian.constants import Interfaces, Loops, TaskImpl
     from granian.log import LogLevels
 
     from influencer_stats.config import Choices
@@ -384,6 +384,7 @@ def _serve_granian(settings: Settings) -> None:
         interface=Interfaces.RSGI,
         workers=1,
         loop=Loops.auto,
+        task_impl=TaskImpl(settings.granian_tasks),
         websockets=False,
         backlog=settings.backlog,
         log_level=LogLevels.warning,

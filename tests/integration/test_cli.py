@@ -87,6 +87,13 @@ def test_a_bad_video_limit_exits_2_saying_why(value: str, message: str) -> None:
     assert "INFLUENCER_STATS_MAX_VIDEOS" in result.stderr and message in result.stderr
 
 
+def test_an_unknown_granian_task_implementation_exits_2() -> None:
+    result = run_main(env={**os.environ, "INFLUENCER_STATS_GRANIAN_TASKS": "trio"})
+
+    assert result.returncode == 2
+    assert "INFLUENCER_STATS_GRANIAN_TASKS must be rust or asyncio" in result.stderr
+
+
 def test_a_bad_port_exits_2() -> None:
     assert run_main("--port", "99999").returncode == 2
 
