@@ -45,6 +45,10 @@ class Measurement:
     def rps(self) -> float | None:
         return self.wrk.requests_per_s if self.wrk else None
 
+    @property
+    def requests_per_s_or_zero(self) -> float:
+        return self.wrk.requests_per_s if self.wrk else 0.0
+
 
 @dataclass(frozen=True, slots=True)
 class Settings:
@@ -58,6 +62,8 @@ class Settings:
     flame_mode: str
     collection: str
     short: bool
+    rounds: int = 1
+    """Each round measures the ceiling and every profile again; a row is its median round."""
 
 
 @dataclass(frozen=True, slots=True)

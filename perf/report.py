@@ -184,6 +184,15 @@ def _method(run: LabRun) -> str:
             f"after a {s.warmup_s} s warm-up with the same settings; wrk's default 2 s timeout "
             f"(a slower answer counts as a socket timeout).{short}",
             f"- Data (`--collection {s.collection}`): {run.workload}.",
+            *(
+                [
+                    f"- Rounds (`--rounds {s.rounds}`): the ceiling and every profile were measured "
+                    f"{s.rounds} times, alternating; each row is its median round by req/s, and the "
+                    "notes below give every round (the machine is shared: its speed drifts)."
+                ]
+                if s.rounds > 1
+                else []
+            ),
             f"- YouTube double: {run.double}.",
             "- Each profile runs as its own process (`python main.py --profile P`), one after "
             "the other, with its output in a log file; the ceiling is a raw ASGI app "

@@ -109,6 +109,13 @@ def parse_args(argv: Sequence[str]) -> Options:
     )
     parser.add_argument("--flame-duration", type=int, help="seconds of the separate flame pass (≤ 10)")
     parser.add_argument("--nginx", default=NGINX, help=f"nginx binary for the double ({NGINX})")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="measure the ceiling and every profile this many times, alternating; each row is its "
+        "median round (a shared machine drifts: 3 rounds show by how much)",
+    )
     parser.add_argument("--short", action="store_true", help="a few seconds per profile: CI's smoke run")
     args = parser.parse_args(list(argv))
 
@@ -119,6 +126,8 @@ def parse_args(argv: Sequence[str]) -> Options:
     for name, value in (("threads", args.threads), ("connections", args.connections)):
         if value < 1:
             parser.error(f"--{name} must be at least 1")
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
     if duration < 1 or warmup < 0 or flame_duration < 1:
         parser.error("--duration and --flame-duration must be at least 1 s, --warmup at least 0 s")
     if args.connections < args.threads:
@@ -137,6 +146,7 @@ def parse_args(argv: Sequence[str]) -> Options:
             flame_mode=args.flame_mode,
             collection=args.collection,
             short=short,
+            rounds=args.rounds,
         ),
         out=args.out,
         report=args.report,
@@ -304,7 +314,7 @@ class Lab:
         self.progress(f"{CEILING}: {result.requests_per_s:,.1f} req/s, p99 {_ms(result.p99_ms)}")
         return Measurement(CEILING, runs, wrk=result, memory=memory, startup_s=startup, log_path=log)
 
-    def measure_profile(self, name: str, double: Double) -> Measurement:
+    def measure_profile(self, name: str, double: Double, *, flame: bool = True) -> Measurement:
         out = self.options.out
         runs = describe_choices(lab_profile(name))
         port = free_port()
@@ -320,14 +330,16 @@ class Lab:
                 self.progress(f"{name}: FAILED: {error}")
                 return Measurement(name, runs, problem=str(error), log_path=log)
             process = start(argv, log, env=service_env(double, db, self.load) | redis_env, cwd=ROOT)
-            return self._measure_running(name, runs, port, process, log)
+            return self._measure_running(name, runs, port, process, log, flame)
 
     def _measure_running(
-        self, name: str, runs: str, port: int, process: subprocess.Popen[bytes], log: Path
+        self, name: str, runs: str, port: int, process: subprocess.Popen[bytes], log: Path, record: bool
     ) -> Measurement:
+        """``record``: take the flame graph (separate mode) in this round."""
         s = self.settings
         startup: float | None = None
         first: str | None = None
+        flame: Flame | None = None
         try:
             startup = wait_until_ok(port, "/healthz", process, log)
             self.progress(f"{name}: healthy after {startup:.1f}s; seeding {self.load.describe()}")
@@ -349,7 +361,7 @@ class Lab:
                 f"{name}: {result.requests_per_s:,.1f} req/s, p99 {_ms(result.p99_ms)}, "
                 f"RSS {memory.rss_mb:.1f} MB"
             )
-            if s.flame_mode == "separate":
+            if s.flame_mode == "separate" and record:
                 self.progress(f"{name}: flame graph: {s.flame_duration_s}s of the same load under py-spy")
                 _, flame = self.profiled_pass(name, process.pid, port, "py-spy pass")
         except (LabError, WrkError) as error:
@@ -359,7 +371,9 @@ class Lab:
             )
         finally:
             stop(process)
-        if flame.problem:
+        if flame is None:
+            pass
+        elif flame.problem:
             self.progress(f"{name}: flame graph FAILED: {flame.problem}")
         else:
             self.progress(f"{name}: flame graph {flame.path} ({flame.samples} samples)")
@@ -402,6 +416,30 @@ class Lab:
         elif not svg.exists() or svg.stat().st_size == 0 or b"<svg" not in svg.read_bytes()[:2000]:
             problem = f"py-spy wrote no SVG to {svg}: {text.strip()[-300:]}"
         return result, Flame(svg, result, samples, errors, problem)
+
+
+def median_round(rounds: Sequence[Measurement], ceilings: Sequence[Measurement] = ()) -> Measurement:
+    """One row from several rounds of one profile: its median round by req/s.
+
+    A round that failed fails the row. The flame graph is the last round's (only it records
+    one). With several rounds a note lists req/s by round and, given the ceilings measured
+    in the same rounds, the ratio to the ceiling in each.
+    """
+    if len(rounds) == 1:
+        return rounds[0]
+    failed = [m for m in rounds if m.problem or m.wrk is None]
+    if failed:
+        return failed[0]
+    ordered = sorted(rounds, key=lambda m: m.requests_per_s_or_zero)
+    middle = ordered[(len(ordered) - 1) // 2]  # the lower median: a real round, not an average
+    by_round = " / ".join(f"{m.requests_per_s_or_zero:,.0f}" for m in rounds)
+    note = f"req/s by round {by_round} (the row is the median round)"
+    if len(ceilings) == len(rounds) and all(c.rps for c in ceilings):
+        ratios = " / ".join(
+            f"{m.requests_per_s_or_zero / (c.rps or 1):.2f}" for m, c in zip(rounds, ceilings, strict=True)
+        )
+        note += f"; ceiling ratio by round {ratios}"
+    return dataclasses.replace(middle, flame=rounds[-1].flame, notes=(*middle.notes, note))
 
 
 def _fresh(*paths: Path) -> None:
@@ -521,8 +559,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                 progress(f"WARNING: {options.nginx} not found: using {double.note}")
             else:
                 progress(f"YouTube double: {double.note}, port {double.port}")
-            ceiling = lab.measure_ceiling()
-            profiles = [lab.measure_profile(name, double) for name in options.profiles]
+            rounds = options.settings.rounds
+            ceilings: list[Measurement] = []
+            by_profile: dict[str, list[Measurement]] = {name: [] for name in options.profiles}
+            for number in range(1, rounds + 1):
+                if rounds > 1:
+                    progress(f"round {number} of {rounds}")
+                ceilings.append(lab.measure_ceiling())
+                for name in options.profiles:  # the flame graph in the last round only
+                    by_profile[name].append(lab.measure_profile(name, double, flame=number == rounds))
+            ceiling = median_round(ceilings)
+            profiles = [median_round(ms, ceilings) for ms in by_profile.values()]
     except KeyboardInterrupt:
         progress("interrupted: servers stopped, no report written")
         return 130

@@ -64,7 +64,7 @@ def test_short_run_writes_a_well_formed_report(tmp_path: Path) -> None:
 
     done = run_lab(
         [
-            "--profiles", "v1,demo", "--short", "--out", str(tmp_path / "out"),
+            "--profiles", "v1,demo", "--short", "--rounds", "2", "--out", str(tmp_path / "out"),
             "--report", str(report), "--flames", str(flames), "--chart", str(chart),
         ]
     )  # fmt: skip
@@ -96,6 +96,9 @@ def test_short_run_writes_a_well_formed_report(tmp_path: Path) -> None:
     assert "**demo**" in reading
     assert "Old tail" not in text
     assert "--short" in text
+    assert "`--rounds 2`" in text
+    for name in ("v1", "demo", "ceiling"):  # every row says what each round measured
+        assert f"**{name}**: req/s by round" in text
     assert "YouTube double: nginx" in text or "YouTube double: the Python double" in text
 
 
