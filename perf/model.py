@@ -45,10 +45,6 @@ class Measurement:
     def rps(self) -> float | None:
         return self.wrk.requests_per_s if self.wrk else None
 
-    @property
-    def requests_per_s_or_zero(self) -> float:
-        return self.wrk.requests_per_s if self.wrk else 0.0
-
 
 @dataclass(frozen=True, slots=True)
 class Settings:

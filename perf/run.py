@@ -371,12 +371,11 @@ class Lab:
             )
         finally:
             stop(process)
-        if flame is None:
-            pass
-        elif flame.problem:
-            self.progress(f"{name}: flame graph FAILED: {flame.problem}")
-        else:
-            self.progress(f"{name}: flame graph {flame.path} ({flame.samples} samples)")
+        if flame is not None:
+            if flame.problem:
+                self.progress(f"{name}: flame graph FAILED: {flame.problem}")
+            else:
+                self.progress(f"{name}: flame graph {flame.path} ({flame.samples} samples)")
         return Measurement(
             name,
             runs,
@@ -430,13 +429,13 @@ def median_round(rounds: Sequence[Measurement], ceilings: Sequence[Measurement] 
     failed = [m for m in rounds if m.problem or m.wrk is None]
     if failed:
         return failed[0]
-    ordered = sorted(rounds, key=lambda m: m.requests_per_s_or_zero)
+    ordered = sorted(rounds, key=lambda m: m.rps or 0.0)
     middle = ordered[(len(ordered) - 1) // 2]  # the lower median: a real round, not an average
-    by_round = " / ".join(f"{m.requests_per_s_or_zero:,.0f}" for m in rounds)
+    by_round = " / ".join(f"{(m.rps or 0.0):,.0f}" for m in rounds)
     note = f"req/s by round {by_round} (the row is the median round)"
     if len(ceilings) == len(rounds) and all(c.rps for c in ceilings):
         ratios = " / ".join(
-            f"{m.requests_per_s_or_zero / (c.rps or 1):.2f}" for m, c in zip(rounds, ceilings, strict=True)
+            f"{(m.rps or 0.0) / (c.rps or 1):.2f}" for m, c in zip(rounds, ceilings, strict=True)
         )
         note += f"; ceiling ratio by round {ratios}"
     return dataclasses.replace(middle, flame=rounds[-1].flame, notes=(*middle.notes, note))
