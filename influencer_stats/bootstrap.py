@@ -12,7 +12,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager, suppress
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 from urllib.parse import urlsplit
 
 from influencer_stats.algebras import (
@@ -25,6 +25,9 @@ from influencer_stats.algebras import (
 from influencer_stats.config import Settings
 from influencer_stats.interpreters.http.api import Checks, HttpApi
 from influencer_stats.interpreters.http.openapi import openapi_document
+
+if TYPE_CHECKING:
+    from influencer_stats.interpreters.metrics.prometheus import PrometheusMetrics
 
 
 def _secrets(settings: Settings) -> list[str]:
@@ -78,7 +81,25 @@ def _open_metrics(settings: Settings, stack: AsyncExitStack) -> Metrics:
     metrics = PrometheusMetrics(settings.prometheus_multiproc_dir)
     lag = asyncio.create_task(monitor_loop_lag(metrics.loop_lag), name="loop-lag")
     stack.push_async_callback(_cancel, lag)
+    if metrics.multiprocess:
+        stack.callback(metrics.publish)  # runs last: the final values of this worker
+        publisher = asyncio.create_task(_publish_forever(metrics), name="metrics-publisher")
+        stack.push_async_callback(_cancel, publisher)
     return metrics
+
+
+async def _publish_forever(metrics: PrometheusMetrics) -> None:
+    """Share this worker's metric values with the others, every ``publish_interval``."""
+    failing = False
+    while True:
+        try:
+            metrics.publish()
+            failing = False
+        except OSError as exc:  # a full disk must not stop the worker; the next round retries
+            if not failing:  # once per streak (the logger is built after the metrics)
+                print(f"influencer-stats: metrics snapshot not written: {exc}", file=sys.stderr)
+            failing = True
+        await asyncio.sleep(metrics.publish_interval)
 
 
 async def _open_redis(settings: Settings, stack: AsyncExitStack, checks: Checks) -> Any:

@@ -1,0 +1,136 @@
+"""The Prometheus interpreter: exposition format, buckets, and summing several workers."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from prometheus_client.parser import text_string_to_metric_families
+from prometheus_client.samples import Sample
+
+from influencer_stats.interpreters.metrics.prometheus import PrometheusMetrics
+
+STATS = "/collections/{id}/stats"
+
+
+def samples(metrics: PrometheusMetrics) -> list[Sample]:
+    body, content_type = metrics.render()
+    assert content_type.startswith("text/plain; version=")
+    return [s for family in text_string_to_metric_families(body.decode()) for s in family.samples]
+
+
+def value(metrics: PrometheusMetrics, name: str, **labels: str) -> float:
+    found = [s.value for s in samples(metrics) if s.name == name and s.labels == labels]
+    assert len(found) == 1, f"{name}{labels}: {found}"
+    return found[0]
+
+
+def test_requests_are_counted_by_route_method_and_status() -> None:
+    metrics = PrometheusMetrics()
+    for status in (200, 200, 404):
+        metrics.request(STATS, "GET", status, 0.001)
+    metrics.request("/collections/{id}", "PUT", 201, 0.002)
+
+    name = "influencer_stats_http_requests_total"
+    assert value(metrics, name, route=STATS, method="GET", status="200") == 2
+    assert value(metrics, name, route=STATS, method="GET", status="404") == 1
+    assert value(metrics, name, route="/collections/{id}", method="PUT", status="201") == 1
+
+
+def test_a_histogram_puts_a_value_equal_to_a_bound_into_that_bucket_and_is_cumulative() -> None:
+    metrics = PrometheusMetrics()
+    for seconds in (0.0005, 0.0006, 0.001, 7.0):
+        metrics.request(STATS, "GET", 200, seconds)
+
+    name = "influencer_stats_http_request_duration_seconds"
+    assert value(metrics, f"{name}_bucket", route=STATS, le="0.0005") == 1
+    assert value(metrics, f"{name}_bucket", route=STATS, le="0.001") == 3
+    assert value(metrics, f"{name}_bucket", route=STATS, le="5.0") == 3
+    assert value(metrics, f"{name}_bucket", route=STATS, le="+Inf") == 4
+    assert value(metrics, f"{name}_count", route=STATS) == 4
+    assert abs(value(metrics, f"{name}_sum", route=STATS) - 7.0021) < 1e-9
+
+
+def test_cache_upstream_lag_drops_and_breaker_are_exposed() -> None:
+    metrics = PrometheusMetrics()
+    metrics.cache_event("hit")
+    metrics.cache_event("hit")
+    metrics.cache_event("stale")
+    metrics.upstream_call("ok", 0.02)
+    metrics.upstream_call("QuotaExceeded", 0.01)
+    metrics.loop_lag(0.003)
+    metrics.logs_dropped(5)
+    metrics.logs_dropped(2)
+    metrics.breaker_state("open")
+
+    assert value(metrics, "influencer_stats_cache_events_total", kind="hit") == 2
+    assert value(metrics, "influencer_stats_cache_events_total", kind="stale") == 1
+    assert value(metrics, "influencer_stats_upstream_calls_total", outcome="QuotaExceeded") == 1
+    assert value(metrics, "influencer_stats_upstream_call_duration_seconds_count") == 2
+    assert value(metrics, "influencer_stats_event_loop_lag_seconds_bucket", le="0.0025") == 0
+    assert value(metrics, "influencer_stats_event_loop_lag_seconds_bucket", le="0.005") == 1
+    assert value(metrics, "influencer_stats_log_events_dropped_total") == 7
+    assert value(metrics, "influencer_stats_circuit_breaker_open") == 1
+    metrics.breaker_state("closed")
+    assert value(metrics, "influencer_stats_circuit_breaker_open") == 0
+
+
+def test_label_values_are_escaped() -> None:
+    metrics = PrometheusMetrics()
+    metrics.upstream_call('weird "outcome"\nwith a newline\\', 0.01)
+
+    assert (
+        value(metrics, "influencer_stats_upstream_calls_total", outcome='weird "outcome"\nwith a newline\\')
+        == 1
+    )
+
+
+def dead_pid() -> int:
+    """The pid of a process that has exited (and been reaped)."""
+    child = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, check=True
+    )
+    return int(child.stdout)
+
+
+def test_workers_add_up_through_their_snapshots(tmp_path: Path) -> None:
+    peer_pid, gone_pid = os.getppid(), dead_pid()  # a process that is alive, one that is not
+    live_peer = PrometheusMetrics(str(tmp_path), pid=peer_pid)
+    gone = PrometheusMetrics(str(tmp_path), pid=gone_pid)
+    me = PrometheusMetrics(str(tmp_path))
+    for _ in range(3):
+        live_peer.request(STATS, "GET", 200, 0.001)
+    gone.request(STATS, "GET", 200, 0.001)
+    gone.breaker_state("open")  # a stopped worker's breaker says nothing about the service now
+    me.request(STATS, "GET", 200, 0.001)
+    live_peer.publish()
+    gone.publish()
+
+    name = "influencer_stats_http_requests_total"
+    assert value(me, name, route=STATS, method="GET", status="200") == 5  # counters of the dead count
+    assert value(me, "influencer_stats_http_request_duration_seconds_count", route=STATS) == 5
+    assert value(me, "influencer_stats_circuit_breaker_open") == 0
+    live_peer.breaker_state("half_open")
+    live_peer.publish()
+    assert value(me, "influencer_stats_circuit_breaker_open") == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([f"{peer_pid}.json", f"{gone_pid}.json"])
+
+
+def test_a_worker_reads_others_snapshots_but_its_own_values_live(tmp_path: Path) -> None:
+    me = PrometheusMetrics(str(tmp_path))
+    me.request(STATS, "GET", 200, 0.001)
+    me.publish()
+    me.request(STATS, "GET", 200, 0.001)
+
+    assert value(me, "influencer_stats_http_requests_total", route=STATS, method="GET", status="200") == 2
+
+
+def test_a_torn_or_foreign_file_in_the_directory_is_skipped(tmp_path: Path) -> None:
+    (tmp_path / "123.json").write_bytes(b'{"counters": ')
+    (tmp_path / "notes.json").write_bytes(b"[]")
+    me = PrometheusMetrics(str(tmp_path))
+    me.cache_event("miss")
+
+    assert value(me, "influencer_stats_cache_events_total", kind="miss") == 1
