@@ -50,6 +50,7 @@ from perf.wrk import WRK, parse_wrk
 ROOT = Path(__file__).resolve().parent.parent
 HEADING = "## Soak under faults"
 FAULTS = ("quota", "server_error", "stall", "malformed", "reset", "none")
+EXPECTED = {"502": "5xx, malformed or reset upstream", "503": "quota", "504": "stalled upstream"}
 
 
 @dataclass
@@ -77,6 +78,7 @@ class SoakResult:
     rss_after_mb: float
     logs_dropped: float
     faults_cycled: list[str]
+    breaker_cooldown_s: float
     violations: list[str]
 
 
@@ -170,8 +172,14 @@ def check(
     socket_errors: int,
     lag: float,
     limit: float,
+    faults_seen: list[str],
 ) -> list[str]:
     violations: list[str] = []
+    if set(FAULTS) <= set(faults_seen):
+        # Every fault ran at least once: each must have reached a client as its own status.
+        for status, meaning in EXPECTED.items():
+            if not statuses.get(status):
+                violations.append(f"no {status} answer ({meaning}) although every fault ran")
     if statuses.get("500"):
         violations.append(f"{statuses['500']} answers were 500")
     if socket_errors:
@@ -203,6 +211,7 @@ def run(args: argparse.Namespace) -> SoakResult:
         "YOUTUBE_API_KEY": "soak-dummy-key",
         "INFLUENCER_STATS_CACHE_TTL": str(args.cache_ttl),
         "INFLUENCER_STATS_LIMIT_CONCURRENCY": "4096",
+        "INFLUENCER_STATS_BREAKER_COOLDOWN": str(args.breaker_cooldown),
     }
     service = start(
         [sys.executable, "main.py", "--profile", "fast", "--port", str(port)], work / "service.log", env=env
@@ -228,7 +237,7 @@ def run(args: argparse.Namespace) -> SoakResult:
         status_line = re.search(r"^SOAK_STATUS (\{.*\})$", wrk_out, re.M)
         statuses = json.loads(status_line.group(1)) if status_line else {}
         lag = max_loop_lag(scrape)
-        violations = check(url, cids, logs, statuses, result.socket_errors.total, lag, args.max_lag)
+        violations = check(url, cids, logs, statuses, result.socket_errors.total, lag, args.max_lag, seen)
         write_statuses: dict[int, int] = {}
         for log in logs:
             for status, n in log.statuses.items():
@@ -248,6 +257,7 @@ def run(args: argparse.Namespace) -> SoakResult:
             rss_after_mb=after,
             logs_dropped=metric(scrape, "influencer_stats_log_events_dropped_total"),
             faults_cycled=seen,
+            breaker_cooldown_s=args.breaker_cooldown,
             violations=violations,
         )
     finally:
@@ -282,10 +292,12 @@ def render(result: SoakResult, command: str) -> str:
             f"| faults cycled | {', '.join(result.faults_cycled)} |",
             f"| verdict | {verdict} |",
             "",
-            "Non-2xx answers are the faults doing their work: 503 for quota (and for the circuit breaker "
-            "failing fast after repeated failures, keeping the error kind), 502 for 5xx/malformed/reset, 504 "
-            "for the stall. Each writer replaces its collection every 10 ms, which invalidates its cached "
-            "stats, so stale-if-error rarely has a value to fall back on here. The invariants are what must hold.",
+            "Non-2xx answers are the faults doing their work: 503 for quota, 502 for 5xx/malformed/reset, "
+            "504 for the stall; the circuit breaker, failing fast after repeated failures, answers with the "
+            f"error that opened it. Its cool-down is {result.breaker_cooldown_s:g} s here (5 s by default), "
+            "shorter than a fault period, so every fault reaches clients as its own status (an invariant). "
+            "Each writer replaces its collection every 10 ms, which invalidates its cached stats, so "
+            "stale-if-error rarely has a value to fall back on here. The invariants are what must hold.",
             "",
         ]
     )
@@ -311,6 +323,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--collections", type=int, default=8)
     parser.add_argument("--fault-period", type=float, default=2.0, help="seconds per fault mode")
     parser.add_argument("--cache-ttl", type=float, default=1.0, help="short, so misses meet the faults")
+    parser.add_argument(
+        "--breaker-cooldown",
+        type=float,
+        default=0.5,
+        help="seconds the circuit stays open; shorter than a fault period, so every fault shows",
+    )
     parser.add_argument("--max-lag", type=float, default=1.0, help="event-loop lag limit, seconds")
     parser.add_argument("--report", type=Path)
     parser.add_argument("--short", action="store_true", help="CI: 6 s, 64 connections")
