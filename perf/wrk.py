@@ -11,6 +11,7 @@ import math
 import re
 import subprocess
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Final
 
 WRK: Final = "wrk"
@@ -126,21 +127,27 @@ def parse_wrk(text: str) -> WrkResult:
     )
 
 
-def wrk_argv(url: str, *, threads: int, connections: int, duration_s: float) -> list[str]:
-    """The wrk command line (``--latency`` always: percentiles are the point)."""
+def wrk_argv(
+    url: str, *, threads: int, connections: int, duration_s: float, script: Path | None = None
+) -> list[str]:
+    """The wrk command line (``--latency`` always: percentiles are the point); ``script``
+    is a wrk Lua script (another method, a body, headers)."""
     return [
         WRK,
         f"-t{threads}",
         f"-c{connections}",
         f"-d{max(1, round(duration_s))}s",
         "--latency",
+        *(["-s", str(script)] if script is not None else []),
         url,
     ]
 
 
-def run_wrk(url: str, *, threads: int, connections: int, duration_s: float) -> tuple[WrkResult, str]:
+def run_wrk(
+    url: str, *, threads: int, connections: int, duration_s: float, script: Path | None = None
+) -> tuple[WrkResult, str]:
     """Run wrk against ``url`` (bounded: duration + 30 s) and parse what it printed."""
-    argv = wrk_argv(url, threads=threads, connections=connections, duration_s=duration_s)
+    argv = wrk_argv(url, threads=threads, connections=connections, duration_s=duration_s, script=script)
     try:
         done = subprocess.run(
             argv, capture_output=True, text=True, timeout=max(1, round(duration_s)) + 30, check=False

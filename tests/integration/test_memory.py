@@ -11,13 +11,12 @@ request, so a slower run only serves fewer of them.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from perf.procs import memory_of_tree
-from perf.wrk import WRK, parse_wrk
+from perf.wrk import run_wrk
 from tests.support import SERVERS, running_service
 
 MAX_BYTES_PER_REQUEST = 256
@@ -31,15 +30,8 @@ wrk.headers["Content-Type"] = "application/json"
 
 def put_load(url: str, script: Path, seconds: int) -> int:
     """Requests served by ``seconds`` of wrk PUT load (all of them must be 2xx)."""
-    result = subprocess.run(
-        [WRK, "-t1", "-c32", f"-d{seconds}s", "-s", str(script), url],
-        capture_output=True,
-        text=True,
-        timeout=seconds + 30,
-        check=True,
-    )
-    measured = parse_wrk(result.stdout)
-    assert measured.non_2xx == 0 and measured.socket_errors.total == 0, result.stdout
+    measured, output = run_wrk(url, threads=1, connections=32, duration_s=seconds, script=script)
+    assert measured.non_2xx == 0 and measured.socket_errors.total == 0, output
     return measured.requests
 
 
