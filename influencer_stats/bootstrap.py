@@ -23,8 +23,8 @@ from influencer_stats.algebras import (
     VideoStatsSource,
 )
 from influencer_stats.config import Settings
-from influencer_stats.interpreters.http.api import Checks, HttpApi
-from influencer_stats.interpreters.http.openapi import openapi_document
+from influencer_stats.http.api import Checks, HttpApi
+from influencer_stats.http.openapi import openapi_document
 
 if TYPE_CHECKING:
     from influencer_stats.interpreters.metrics.prometheus import PrometheusMetrics
@@ -292,8 +292,8 @@ async def open_api(settings: Settings, stdout: BinaryIO | None = None) -> AsyncI
             store,
             stats,
             log,
+            metrics,
             checks,
-            metrics=metrics,
             write_token=settings.write_token.value if settings.write_token else None,
             max_videos=settings.max_videos,
             openapi=openapi_document(settings.max_videos),

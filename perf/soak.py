@@ -43,7 +43,7 @@ import httpx
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from influencer_stats.testing.synthetic import synthetic_video_id
+from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from perf.procs import LabError, free_port, memory_of_tree, start, stop, wait_until_ok
 from perf.wrk import WRK, parse_wrk
 

@@ -6,9 +6,16 @@ composition root.
 """
 
 from influencer_stats.algebras.collections import CollectionStore
-from influencer_stats.algebras.event_log import EventLog
+from influencer_stats.algebras.event_log import LOG_CONTEXT, EventLog
 from influencer_stats.algebras.metrics import Metrics
 from influencer_stats.algebras.stats import CollectionStatsQuery
 from influencer_stats.algebras.videos import VideoStatsSource
 
-__all__ = ["CollectionStatsQuery", "CollectionStore", "EventLog", "Metrics", "VideoStatsSource"]
+__all__ = [
+    "LOG_CONTEXT",
+    "CollectionStatsQuery",
+    "CollectionStore",
+    "EventLog",
+    "Metrics",
+    "VideoStatsSource",
+]

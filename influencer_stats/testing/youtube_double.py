@@ -2,13 +2,13 @@
 
 Serves ``GET /youtube/v3/videos`` (the base URL a client is configured with is
 ``http://HOST:PORT/youtube/v3/videos``) with the statistics of
-:func:`influencer_stats.testing.synthetic.synthetic_stats`, and ``GET /healthz``
-(``200 ok``). Ids for which :func:`~influencer_stats.testing.synthetic.is_unknown`
+:func:`influencer_stats.interpreters.videos.synthetic.synthetic_stats`, and ``GET /healthz``
+(``200 ok``). Ids for which :func:`~influencer_stats.interpreters.videos.synthetic.is_unknown`
 holds (they start with ``X``) are silently absent from ``items``, as deleted or
 private videos are upstream.
 
 Command line (also runs on Debian's python3-aiohttp 3.8; it needs only the
-stdlib, aiohttp and ``influencer_stats.testing.synthetic``/``logic.models``)::
+stdlib, aiohttp and ``influencer_stats.interpreters.videos.synthetic``/``logic.models``)::
 
     python -m influencer_stats.testing.youtube_double --host 127.0.0.1 --port 8081 \\
         [--require-key KEY] [--latency-ms N] [--stall-seconds S]
@@ -62,7 +62,7 @@ from typing import Any, Final, Literal, NoReturn, cast
 
 from aiohttp import web
 
-from influencer_stats.testing.synthetic import is_unknown, synthetic_stats
+from influencer_stats.interpreters.videos.synthetic import is_unknown, synthetic_stats
 
 VIDEOS_PATH: Final = "/youtube/v3/videos"
 """Path of videos.list, as on www.googleapis.com."""

@@ -21,6 +21,7 @@ from influencer_stats.interpreters.collections.memory_dict import DictCollection
 from influencer_stats.interpreters.collections.memory_list import ListCollectionStore
 from influencer_stats.interpreters.collections.redis_store import RedisCollectionStore
 from influencer_stats.interpreters.collections.sqlite import SqliteCollectionStore
+from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from influencer_stats.logic.models import (
     Collection,
     CollectionId,
@@ -30,7 +31,6 @@ from influencer_stats.logic.models import (
     VideoId,
 )
 from influencer_stats.testing.event_log import CapturingEventLog
-from influencer_stats.testing.synthetic import synthetic_video_id
 from tests.integration.shared_redis import shared_redis_url, unique_prefix
 
 StoreFactory = Callable[[], AbstractAsyncContextManager[CollectionStore]]

@@ -20,9 +20,9 @@ from influencer_stats.interpreters.stats.cache import CachedStats, InvalidatingS
 from influencer_stats.interpreters.stats.computed import ComputedStats
 from influencer_stats.interpreters.stats.redis_cache import RedisCachedStats
 from influencer_stats.interpreters.videos.fake import FakeVideoStatsSource
+from influencer_stats.interpreters.videos.synthetic import synthetic_stats
 from influencer_stats.logic.models import CollectionId, CollectionNotFound, VideoId
 from influencer_stats.testing.event_log import CapturingEventLog
-from influencer_stats.testing.synthetic import synthetic_stats
 from tests.integration.shared_redis import closing_client, shared_redis_url, unique_prefix
 
 Wiring = tuple[CollectionStatsQuery, CollectionStore]

@@ -19,11 +19,11 @@ from influencer_stats.algebras import VideoStatsSource
 from influencer_stats.interpreters.videos.aiohttp_client import AiohttpVideosList
 from influencer_stats.interpreters.videos.fake import FakeVideoStatsSource
 from influencer_stats.interpreters.videos.httpx_client import HttpxVideosList
+from influencer_stats.interpreters.videos.synthetic import synthetic_stats, synthetic_video_id
 from influencer_stats.interpreters.videos.youtube_api import VideosListCall
 from influencer_stats.interpreters.videos.youtube_source import UpstreamPolicy, YouTubeVideoStatsSource
 from influencer_stats.logic.models import VideoBatch, VideoId
 from influencer_stats.testing.event_log import CapturingEventLog
-from influencer_stats.testing.synthetic import synthetic_stats, synthetic_video_id
 from influencer_stats.testing.youtube_double import running_double
 
 SourceFactory = Callable[[], AbstractAsyncContextManager[VideoStatsSource]]

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from influencer_stats.interpreters.videos.synthetic import synthetic_stats, synthetic_video_id
 from influencer_stats.logic.models import VideoId
-from influencer_stats.testing.synthetic import synthetic_stats, synthetic_video_id
 
 ORIGINAL_ID = "99757a95-f758-499f-a170-bea93b2d8bcf"
 ORIGINAL_VIDEOS = ["-4lB5EKS5Uk", "-jlLkTtgWUk", "1FEFpk-uIYo"]

@@ -19,9 +19,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from influencer_stats.interpreters.videos.synthetic import synthetic_stats, synthetic_video_id
 from influencer_stats.logic.models import VideoBatch, VideoId
 from influencer_stats.logic.stats import collection_stats
-from influencer_stats.testing.synthetic import synthetic_stats, synthetic_video_id
 from tests.integration.containers import (
     LOCAL_IMAGES,
     LOCAL_REDIS,

@@ -11,7 +11,7 @@ import httpx
 import orjson
 import pytest
 
-from influencer_stats.interpreters.http.api import ROUTES
+from influencer_stats.http.api import ROUTES
 from tests.support import SERVERS, RunningService, running_double_process, running_service
 
 TOKEN = "write-token-0123456789abcdef"

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from influencer_stats.testing.nginx_double import (
     KEY_PIECE_CHARS,
     nginx_argv,
@@ -20,7 +21,6 @@ from influencer_stats.testing.nginx_double import (
     server_block,
     write_site,
 )
-from influencer_stats.testing.synthetic import synthetic_video_id
 from influencer_stats.testing.youtube_double import render_videos_list
 
 NGINX = "/usr/sbin/nginx"

@@ -20,6 +20,7 @@ from influencer_stats.interpreters.stats.cache import CachePolicy, InvalidatingS
 from influencer_stats.interpreters.stats.computed import ComputedStats
 from influencer_stats.interpreters.stats.redis_cache import RedisCachedStats
 from influencer_stats.interpreters.videos.fake import FakeVideoStatsSource
+from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from influencer_stats.logic.models import (
     CacheInfo,
     CollectionId,
@@ -32,7 +33,6 @@ from influencer_stats.testing.clock import ManualClock
 from influencer_stats.testing.event_log import CapturingEventLog
 from influencer_stats.testing.stats_query import ScriptedStatsQuery as Inner
 from influencer_stats.testing.stats_query import stats_of
-from influencer_stats.testing.synthetic import synthetic_video_id
 from tests.integration.shared_redis import shared_redis_url, unique_prefix
 from tests.support import free_port
 

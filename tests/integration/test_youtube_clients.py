@@ -25,9 +25,9 @@ from typing import Any
 import httpx
 import pytest
 
+from influencer_stats.interpreters.videos.synthetic import is_unknown, synthetic_stats, synthetic_video_id
 from influencer_stats.logic.models import VideoId
 from influencer_stats.testing.nginx_double import server_block, write_site
-from influencer_stats.testing.synthetic import is_unknown, synthetic_stats, synthetic_video_id
 from influencer_stats.testing.youtube_double import VIDEOS_PATH
 from tests.integration.containers import nginx_server, python_aiohttp_server, require_docker
 from tests.support import ROOT, running_service

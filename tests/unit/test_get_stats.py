@@ -8,6 +8,7 @@ from returns.result import Failure, Result, Success
 
 from influencer_stats.interpreters.collections.memory_dict import DictCollectionStore
 from influencer_stats.interpreters.videos.fake import FakeVideoStatsSource
+from influencer_stats.interpreters.videos.synthetic import synthetic_stats
 from influencer_stats.logic.models import (
     CollectionId,
     CollectionNotFound,
@@ -18,7 +19,6 @@ from influencer_stats.logic.models import (
 )
 from influencer_stats.logic.service import get_stats
 from influencer_stats.testing.event_log import CapturingEventLog
-from influencer_stats.testing.synthetic import synthetic_stats
 
 ONE = CollectionId("campaign-1")
 A, B, UNKNOWN = VideoId("-4lB5EKS5Uk"), VideoId("-jlLkTtgWUk"), VideoId("X0000000000")

@@ -87,7 +87,7 @@ def test_a_huge_offending_value_is_clipped_in_the_error() -> None:
 
 
 def test_an_offending_integer_beyond_64_bits_still_gives_a_problem_body() -> None:
-    from influencer_stats.interpreters.http.problems import invalid_input
+    from influencer_stats.http.problems import invalid_input
 
     match parse_collection_body({"videos": [], "x": -136197821420265668608}):
         case Failure(invalid):

@@ -12,7 +12,7 @@ import aiohttp
 import pytest
 import pytest_asyncio
 
-from influencer_stats.testing.synthetic import synthetic_stats, synthetic_video_id
+from influencer_stats.interpreters.videos.synthetic import synthetic_stats, synthetic_video_id
 from influencer_stats.testing.youtube_double import (
     BATCH_HISTORY,
     FAULT_MODES,

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from returns.result import Failure, Result, Success
 
+from influencer_stats.interpreters.videos.synthetic import is_unknown, synthetic_stats, synthetic_video_id
 from influencer_stats.interpreters.videos.youtube_api import StatsByVideo, VideosListCall
 from influencer_stats.interpreters.videos.youtube_source import UpstreamPolicy, YouTubeVideoStatsSource
 from influencer_stats.logic.models import (
@@ -25,7 +26,6 @@ from influencer_stats.logic.models import (
     VideoId,
 )
 from influencer_stats.testing.event_log import CapturingEventLog
-from influencer_stats.testing.synthetic import is_unknown, synthetic_stats, synthetic_video_id
 
 CallResult = Result[StatsByVideo, UpstreamError]
 

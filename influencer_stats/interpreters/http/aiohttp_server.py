@@ -8,9 +8,9 @@ from functools import partial
 
 from aiohttp import web
 
-from influencer_stats.interpreters.http import problems
-from influencer_stats.interpreters.http.api import ROUTES, HttpApi, Incoming
-from influencer_stats.interpreters.http.problems import Reply
+from influencer_stats.http import problems
+from influencer_stats.http.api import ROUTES, HttpApi, Incoming
+from influencer_stats.http.problems import Reply
 
 OpenApi = Callable[[], AbstractAsyncContextManager[HttpApi]]
 _API: web.AppKey[HttpApi] = web.AppKey("api", HttpApi)

@@ -12,8 +12,8 @@ from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from functools import partial
 from typing import Any
 
-from influencer_stats.interpreters.http import problems
-from influencer_stats.interpreters.http.api import COLLECTION, ROUTES, STATS, HttpApi, Incoming
+from influencer_stats.http import problems
+from influencer_stats.http.api import COLLECTION, ROUTES, STATS, HttpApi, Incoming
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

@@ -13,8 +13,8 @@ from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from functools import partial
 from typing import Any
 
-from influencer_stats.interpreters.http import problems
-from influencer_stats.interpreters.http.api import HttpApi, Incoming
+from influencer_stats.http import problems
+from influencer_stats.http.api import HttpApi, Incoming
 from influencer_stats.interpreters.http.asgi_server import match_route
 
 OpenApi = Callable[[], AbstractAsyncContextManager[HttpApi]]

@@ -12,9 +12,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Match, Route
 
-from influencer_stats.interpreters.http import problems
-from influencer_stats.interpreters.http.api import ROUTES, HttpApi, Incoming
-from influencer_stats.interpreters.http.problems import Reply
+from influencer_stats.http import problems
+from influencer_stats.http.api import ROUTES, HttpApi, Incoming
+from influencer_stats.http.problems import Reply
 
 OpenApi = Callable[[], AbstractAsyncContextManager[HttpApi]]
 _ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]

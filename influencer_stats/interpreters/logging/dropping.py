@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from typing import Literal
 
 from influencer_stats.algebras import EventLog
-from influencer_stats.interpreters.logging.context import LOG_CONTEXT
+from influencer_stats.algebras.event_log import LOG_CONTEXT
 
 Level = Literal["debug", "info", "warning", "error"]
 _Entry = tuple[Level, str, dict[str, object]]

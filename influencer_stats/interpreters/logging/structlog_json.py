@@ -9,7 +9,7 @@ from typing import Any, BinaryIO
 import orjson
 import structlog
 
-from influencer_stats.interpreters.logging.context import LOG_CONTEXT
+from influencer_stats.algebras.event_log import LOG_CONTEXT
 from influencer_stats.interpreters.logging.redaction import Redactor
 
 

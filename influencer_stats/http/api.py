@@ -22,13 +22,11 @@ import orjson
 from returns.result import Failure, Success
 
 from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, EventLog, Metrics
-from influencer_stats.interpreters.http import problems
-from influencer_stats.interpreters.http.problems import JSON, Reply
-from influencer_stats.interpreters.logging.context import LOG_CONTEXT
-from influencer_stats.interpreters.metrics.noop import NoMetrics
+from influencer_stats.algebras.event_log import LOG_CONTEXT
+from influencer_stats.http import problems
+from influencer_stats.http.problems import JSON, Reply
 from influencer_stats.logic.models import CacheInfo, CollectionStats, Created
 from influencer_stats.logic.validation import (
-    DEFAULT_MAX_VIDEOS,
     parse_collection_body,
     parse_collection_id,
 )
@@ -134,18 +132,18 @@ class HttpApi:
         store: CollectionStore,
         stats: CollectionStatsQuery,
         log: EventLog,
-        checks: Mapping[str, Callable[[], Awaitable[bool]]] | None = None,
+        metrics: Metrics,
+        checks: Mapping[str, Callable[[], Awaitable[bool]]],
         *,
-        metrics: Metrics | None = None,
-        write_token: str | None = None,
-        max_videos: int = DEFAULT_MAX_VIDEOS,
-        openapi: bytes = b"{}",
+        write_token: str | None,
+        max_videos: int,
+        openapi: bytes,
     ) -> None:
         self.store = store
         self.stats = stats
         self.log = log
-        self.checks = dict(checks or {})
-        self.metrics: Metrics = metrics or NoMetrics()
+        self.checks = dict(checks)
+        self.metrics = metrics
         self._write_token = write_token.encode() if write_token else None
         self._max_videos = max_videos
         self._openapi = Reply(200, openapi)

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from influencer_stats.interpreters.http.api import (
+from influencer_stats.http.api import (
     COLLECTION,
     COLLECTIONS,
     HEALTHZ,
