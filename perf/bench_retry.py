@@ -17,7 +17,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from returns.result import Result, Success
 from tenacity import AsyncRetrying, retry_if_result, stop_after_attempt, wait_random_exponential
 
-from influencer_stats.interpreters.videos.youtube_api import StatsByVideo, is_transient
+from influencer_stats.interpreters.metrics.noop import NoMetrics
+from influencer_stats.interpreters.videos.youtube_api import MAX_IDS_PER_CALL, StatsByVideo, is_transient
 from influencer_stats.interpreters.videos.youtube_source import UpstreamPolicy, YouTubeVideoStatsSource
 from influencer_stats.logic.models import UpstreamError, VideoId
 from influencer_stats.testing.event_log import CapturingEventLog
@@ -50,7 +51,10 @@ async def tenacity_call() -> Result[StatsByVideo, UpstreamError]:
 
 
 async def main(n: int = 20_000) -> None:
-    source = YouTubeVideoStatsSource(call, UpstreamPolicy(), CapturingEventLog(), clock=time.monotonic)
+    policy = UpstreamPolicy(
+        ids_per_call=MAX_IDS_PER_CALL, concurrency=16, call_timeout_s=1.0, deadline_s=2.0, retries=2
+    )
+    source = YouTubeVideoStatsSource(call, policy, CapturingEventLog(), NoMetrics(), clock=time.monotonic)
 
     def ours() -> Awaitable[Result[StatsByVideo, UpstreamError]]:
         return source._call_with_retries(IDS, 1e18)

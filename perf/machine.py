@@ -11,6 +11,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Final
 
+from perf.procs import portable
+
 PACKAGES: Final = ("starlette", "uvicorn", "aiohttp", "httpx", "uvloop", "httptools")
 
 
@@ -57,12 +59,15 @@ def load_average() -> str:
 
 
 def describe(tools: dict[str, list[str]]) -> Machine:
-    """Cores (as ``nproc`` counts them: the CPUs this process may run on), CPU, versions."""
+    """Cores (as ``nproc`` counts them: the CPUs this process may run on), CPU, versions.
+
+    The interpreter is named relative to the repository (no machine-specific folder).
+    """
     return Machine(
         cores=len(os.sched_getaffinity(0)),
         cpu_model=cpu_model(),
         kernel=f"{platform.system()} {platform.release()}",
-        python=f"{platform.python_implementation()} {platform.python_version()} ({sys.executable})",
+        python=f"{platform.python_implementation()} {platform.python_version()} ({portable(sys.executable)})",
         packages={name: package_version(name) for name in PACKAGES},
         tools={name: tool_version(argv) for name, argv in tools.items()},
     )

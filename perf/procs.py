@@ -1,4 +1,4 @@
-"""Processes the lab starts: ports, start and stop by PID, readiness, memory.
+"""Processes the lab starts: their command names, ports, start and stop by PID, readiness, memory.
 
 Every child stays in the lab's process group (no new session), so whoever
 stops the lab's group stops its servers too; the lab itself stops each child
@@ -9,17 +9,44 @@ from __future__ import annotations
 
 import http.client
 import os
+import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 ROOT: Final = Path(__file__).resolve().parent.parent
+"""The repository: every process the lab starts runs in it (see :func:`start`)."""
 HOST: Final = "127.0.0.1"
+
+
+def portable(executable: str | Path) -> str:
+    """``executable`` as a command that names no machine-specific folder.
+
+    Command lines end up in reports and flame-graph titles (py-spy records its own
+    command line and those of the processes it samples), so: relative to the
+    repository when the file lies inside it (``.venv/bin/python``; :func:`start` runs
+    everything in :data:`ROOT`), its bare name when PATH finds this very file, else
+    unchanged.
+    """
+    path = Path(executable)
+    if not path.is_absolute():
+        return str(executable)
+    try:
+        inside = path.relative_to(ROOT).as_posix()
+    except ValueError:
+        return path.name if shutil.which(path.name) == str(path) else str(path)
+    return inside if "/" in inside else f"./{inside}"  # never a bare name: PATH would look it up
+
+
+PYTHON: Final = portable(sys.executable)
+"""This interpreter (a venv's python even when the venv is not activated), as :func:`portable` names it."""
 
 
 class LabError(Exception):
@@ -55,6 +82,22 @@ def start(
             stdout=log,
             stderr=subprocess.STDOUT,
         )
+
+
+@contextmanager
+def running(
+    argv: Sequence[str],
+    log_path: Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: Path = ROOT,
+) -> Iterator[subprocess.Popen[bytes]]:
+    """:func:`start` ``argv``, and :func:`stop` it when the block ends, however it ends."""
+    process = start(argv, log_path, env=env, cwd=cwd)
+    try:
+        yield process
+    finally:
+        stop(process)
 
 
 def stop(process: subprocess.Popen[bytes], timeout_s: float = 10.0) -> int | None:

@@ -29,7 +29,6 @@ import argparse
 import asyncio
 import itertools
 import json
-import os
 import re
 import shutil
 import sys
@@ -43,12 +42,16 @@ import httpx
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from influencer_stats.interpreters.metrics.prometheus import DROPPED, LAG
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
-from perf.procs import LabError, free_port, memory_of_tree, start, stop, wait_until_ok
-from perf.wrk import WRK, parse_wrk
+from perf.procs import HOST, ROOT, LabError, free_port, memory_of_tree, running, wait_until_ok
+from perf.report import SOAK_HEADING, write_section
+from perf.service import main_argv, service_env
+from perf.upstream import python_double
+from perf.wrk import WRK, WrkError, WrkResult, run_wrk
 
-ROOT = Path(__file__).resolve().parent.parent
-HEADING = "## Soak under faults"
+SCRIPT = ROOT / "perf" / "soak.lua"
+"""wrk's script: GETs spread over the stats routes, answers counted by status (a ``SOAK_STATUS`` line)."""
 FAULTS = ("quota", "server_error", "stall", "malformed", "reset", "none")
 EXPECTED = {"502": "5xx, malformed or reset upstream", "503": "quota", "504": "stalled upstream"}
 
@@ -88,15 +91,14 @@ def rss_mb(pid: int) -> float:
 
 
 def metric(text: str, name: str) -> float:
+    """The sum of every sample of ``name`` (any labels) in a Prometheus scrape."""
     return sum(float(m.group(1)) for m in re.finditer(rf"^{name}(?:\{{[^}}]*\}})? (\S+)$", text, re.M))
 
 
 def max_loop_lag(text: str) -> float:
     """The smallest histogram bound that holds every loop-lag observation."""
-    count = metric(text, "influencer_stats_event_loop_lag_seconds_count")
-    for bound, value in re.findall(
-        r'^influencer_stats_event_loop_lag_seconds_bucket\{le="([^"]+)"\} (\S+)$', text, re.M
-    ):
+    count = metric(text, f"{LAG}_count")
+    for bound, value in re.findall(rf'^{LAG}_bucket\{{le="([^"]+)"\}} (\S+)$', text, re.M):
         if float(value) >= count:
             return float(bound)
     return float("inf")
@@ -135,33 +137,30 @@ async def cycle_faults(double: str, stop_at: float, period: float, seen: list[st
 
 async def drive(
     url: str, double: str, cids: list[str], args: argparse.Namespace
-) -> tuple[list[WriterLog], list[str], str]:
+) -> tuple[list[WriterLog], list[str], WrkResult, str]:
+    """wrk on the stats routes, the writers and the fault cycler, all for ``--duration`` seconds."""
     stop_at = time.monotonic() + args.duration
     logs = [WriterLog() for _ in cids]
     seen: list[str] = []
-    wrk = await asyncio.create_subprocess_exec(
-        WRK,
-        "-t1",
-        f"-c{args.connections}",
-        f"-d{args.duration}s",
-        "--timeout",
-        "5s",
-        "--latency",
-        "-s",
-        str(ROOT / "perf" / "soak.lua"),
-        url,
-        "--",
-        *(f"/collections/{c}/stats" for c in cids),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
+    wrk = asyncio.create_task(
+        asyncio.to_thread(
+            run_wrk,
+            url,
+            threads=1,
+            connections=args.connections,
+            duration_s=args.duration,
+            script=SCRIPT,
+            timeout_s=5,
+            script_args=[f"/collections/{c}/stats" for c in cids],
+        )
     )
     async with httpx.AsyncClient(base_url=url, timeout=10) as client:
         await asyncio.gather(
             *(writer(client, c, log, stop_at, i) for i, (c, log) in enumerate(zip(cids, logs, strict=True))),
             cycle_faults(double, stop_at, args.fault_period, seen),
         )
-    out, _ = await asyncio.wait_for(wrk.communicate(), timeout=args.duration + 30)
-    return logs, seen, out.decode()
+    result, text = await wrk
+    return logs, seen, result, text
 
 
 def check(
@@ -200,69 +199,59 @@ def check(
 
 def run(args: argparse.Namespace) -> SoakResult:
     work = Path(tempfile.mkdtemp(prefix="soak-"))
-    double_port, port = free_port(), free_port()
-    double = start(
-        [sys.executable, "-m", "influencer_stats.testing.youtube_double", "--port", str(double_port)],
-        work / "double.log",
-    )
-    env = {k: v for k, v in os.environ.items() if not k.startswith("INFLUENCER_STATS_")}
-    env |= {
-        "YOUTUBE_API_URL": f"http://127.0.0.1:{double_port}/youtube/v3/videos",
-        "YOUTUBE_API_KEY": "soak-dummy-key",
-        "INFLUENCER_STATS_CACHE_TTL": str(args.cache_ttl),
-        "INFLUENCER_STATS_LIMIT_CONCURRENCY": "4096",
-        "INFLUENCER_STATS_BREAKER_COOLDOWN": str(args.breaker_cooldown),
-    }
-    service = start(
-        [sys.executable, "main.py", "--profile", "fast", "--port", str(port)], work / "service.log", env=env
-    )
-    url, double_url = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{double_port}"
-    try:
-        wait_until_ok(double_port, "/healthz", double, work / "double.log")
-        wait_until_ok(port, "/healthz", service, work / "service.log")
-        cids = [f"soak-{n}" for n in range(args.collections)]
-        with httpx.Client(base_url=url) as client:
-            for n, cid in enumerate(cids):
-                client.put(f"/collections/{cid}", json={"videos": [synthetic_video_id(n)]})
-                client.get(f"/collections/{cid}/stats")
-        before = rss_mb(service.pid)
-        print(
-            f"soak: {args.duration}s, {args.connections} connections, {len(cids)} collections",
-            file=sys.stderr,
+    port, log = free_port(), work / "service.log"
+    url = f"http://{HOST}:{port}"
+    with python_double(work) as double:
+        env = service_env(
+            double.url,
+            "soak-dummy-key",
+            {
+                "INFLUENCER_STATS_CACHE_TTL": str(args.cache_ttl),
+                "INFLUENCER_STATS_LIMIT_CONCURRENCY": "4096",
+                "INFLUENCER_STATS_BREAKER_COOLDOWN": str(args.breaker_cooldown),
+            },
         )
-        logs, seen, wrk_out = asyncio.run(drive(url, double_url, cids, args))
-        after = rss_mb(service.pid)
-        scrape = httpx.get(url + "/metrics").text
-        result = parse_wrk(wrk_out)
-        status_line = re.search(r"^SOAK_STATUS (\{.*\})$", wrk_out, re.M)
-        statuses = json.loads(status_line.group(1)) if status_line else {}
-        lag = max_loop_lag(scrape)
-        violations = check(url, cids, logs, statuses, result.socket_errors.total, lag, args.max_lag, seen)
-        write_statuses: dict[int, int] = {}
-        for log in logs:
-            for status, n in log.statuses.items():
-                write_statuses[status] = write_statuses.get(status, 0) + n
-        return SoakResult(
-            duration_s=args.duration,
-            connections=args.connections,
-            statuses=dict(sorted(statuses.items())),
-            socket_errors=str(result.socket_errors),
-            requests=result.requests,
-            p99_ms=result.p99_ms,
-            max_ms=result.max_ms,
-            writes=sum(len(log.written) for log in logs),
-            write_statuses=dict(sorted(write_statuses.items())),
-            max_loop_lag_s=lag,
-            rss_before_mb=before,
-            rss_after_mb=after,
-            logs_dropped=metric(scrape, "influencer_stats_log_events_dropped_total"),
-            faults_cycled=seen,
-            breaker_cooldown_s=args.breaker_cooldown,
-            violations=violations,
-        )
-    finally:
-        stop(service)
-        stop(double)
+        with running(main_argv("fast", port), log, env=env) as service:
+            wait_until_ok(port, "/healthz", service, log)
+            cids = [f"soak-{n}" for n in range(args.collections)]
+            with httpx.Client(base_url=url) as client:
+                for n, cid in enumerate(cids):
+                    client.put(f"/collections/{cid}", json={"videos": [synthetic_video_id(n)]})
+                    client.get(f"/collections/{cid}/stats")
+            before = rss_mb(service.pid)
+            print(
+                f"soak: {args.duration}s, {args.connections} connections, {len(cids)} collections",
+                file=sys.stderr,
+            )
+            logs, seen, result, wrk_out = asyncio.run(drive(url, double.base_url, cids, args))
+            after = rss_mb(service.pid)
+            scrape = httpx.get(url + "/metrics").text
+            status_line = re.search(r"^SOAK_STATUS (\{.*\})$", wrk_out, re.M)
+            statuses = json.loads(status_line.group(1)) if status_line else {}
+            lag = max_loop_lag(scrape)
+            violations = check(url, cids, logs, statuses, result.socket_errors.total, lag, args.max_lag, seen)
+    write_statuses: dict[int, int] = {}
+    for writes in logs:
+        for status, n in writes.statuses.items():
+            write_statuses[status] = write_statuses.get(status, 0) + n
+    return SoakResult(
+        duration_s=args.duration,
+        connections=args.connections,
+        statuses=dict(sorted(statuses.items())),
+        socket_errors=str(result.socket_errors),
+        requests=result.requests,
+        p99_ms=result.p99_ms,
+        max_ms=result.max_ms,
+        writes=sum(len(writes.written) for writes in logs),
+        write_statuses=dict(sorted(write_statuses.items())),
+        max_loop_lag_s=lag,
+        rss_before_mb=before,
+        rss_after_mb=after,
+        logs_dropped=metric(scrape, f"{DROPPED}_total"),
+        faults_cycled=seen,
+        breaker_cooldown_s=args.breaker_cooldown,
+        violations=violations,
+    )
 
 
 def render(result: SoakResult, command: str) -> str:
@@ -274,7 +263,7 @@ def render(result: SoakResult, command: str) -> str:
     p99 = "n/a" if result.p99_ms is None else f"{result.p99_ms:.2f} ms"
     return "\n".join(
         [
-            HEADING,
+            SOAK_HEADING,
             "",
             f"`{command}` — the `fast` profile, {result.connections} connections for {result.duration_s:g} s on the "
             "stats routes, the YouTube double cycling through faults, one writer per collection.",
@@ -301,17 +290,6 @@ def render(result: SoakResult, command: str) -> str:
             "",
         ]
     )
-
-
-def write_section(report: Path, section: str) -> None:
-    text = report.read_text() if report.exists() else ""
-    pattern = re.compile(rf"^{re.escape(HEADING)}\n.*?(?=^## |\Z)", re.M | re.S)
-    text = (
-        pattern.sub(lambda _: section + "\n", text)
-        if pattern.search(text)
-        else text.rstrip() + "\n\n" + section
-    )
-    report.write_text(text)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -341,13 +319,13 @@ def main(argv: list[str] | None = None) -> int:
     command = "python perf/soak.py " + " ".join(argv if argv is not None else sys.argv[1:])
     try:
         result = run(args)
-    except LabError as error:
+    except (LabError, WrkError) as error:
         print(f"soak: {error}", file=sys.stderr)
         return 1
     section = render(result, command.strip())
     print(section)
     if args.report:
-        write_section(args.report, section)
+        write_section(args.report, SOAK_HEADING, section)
     return 0 if not result.violations else 1
 
 

@@ -10,9 +10,8 @@ distinct ids in order for ``*-batched`` ones, none for the offline ``fake``.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
@@ -20,7 +19,7 @@ from typing import Final, Literal
 from influencer_stats.interpreters.videos.youtube_api import MAX_IDS_PER_CALL
 from influencer_stats.testing.nginx_double import nginx_argv, nginx_conf, write_site
 from influencer_stats.testing.youtube_double import VIDEOS_PATH
-from perf.procs import HOST, free_port, start, stop, wait_until_ok
+from perf.procs import HOST, PYTHON, free_port, running, wait_until_ok
 
 NGINX: Final = "/usr/sbin/nginx"
 OFFLINE_CLIENTS: Final = frozenset({"fake"})
@@ -46,9 +45,14 @@ class Double:
     note: str
 
     @property
+    def base_url(self) -> str:
+        """Where it listens (the Python double's ``/_control/...`` routes are under it)."""
+        return f"http://{HOST}:{self.port}"
+
+    @property
     def url(self) -> str:
         """The base URL the service's ``YOUTUBE_API_URL`` is set to."""
-        return f"http://{HOST}:{self.port}{VIDEOS_PATH}"
+        return self.base_url + VIDEOS_PATH
 
 
 def nginx_available(nginx: str = NGINX) -> bool:
@@ -56,32 +60,41 @@ def nginx_available(nginx: str = NGINX) -> bool:
 
 
 @contextmanager
+def _serving(
+    kind: Literal["nginx", "python"], argv: Sequence[str], port: int, log: Path, groups: int, note: str
+) -> Iterator[Double]:
+    with running(argv, log) as process:
+        wait_until_ok(port, "/healthz", process, log, timeout_s=20.0)
+        yield Double(kind=kind, port=port, pid=process.pid, groups=groups, note=note)
+
+
+def python_double(
+    work_dir: Path, *, groups: int = 0, note: str = "the Python double (aiohttp)"
+) -> AbstractContextManager[Double]:
+    """The Python double on a free port: it answers any ids, and has switchable faults (``/_control/fault``)."""
+    port = free_port()
+    argv = [PYTHON, "-m", "influencer_stats.testing.youtube_double", "--host", HOST, "--port", str(port)]
+    return _serving("python", argv, port, work_dir / "youtube-double.log", groups, note)
+
+
 def youtube_double(
     work_dir: Path, groups: Iterable[Sequence[str]], *, nginx: str = NGINX
-) -> Iterator[Double]:
+) -> AbstractContextManager[Double]:
     """Run the nginx double on a free port with ``groups`` pre-rendered, or the Python one without nginx."""
     unique = list(dict.fromkeys(tuple(g) for g in groups if g))
-    port = free_port()
-    log = work_dir / "youtube-double.log"
-    if nginx_available(nginx):
-        site, run_dir = work_dir / "nginx-site", work_dir / "nginx-run"
-        run_dir.mkdir(parents=True, exist_ok=True)
-        write_site(site, unique)
-        conf = run_dir / "nginx.conf"
-        conf.write_text(nginx_conf(port, site, run_dir))
-        process = start(nginx_argv(conf, run_dir, nginx), log)
-        kind: Literal["nginx", "python"] = "nginx"
-        note = f"nginx ({nginx}, 1 worker) serving {len(unique)} pre-rendered id groups"
-    else:
-        argv = [sys.executable, "-m", "influencer_stats.testing.youtube_double", "--host", HOST]
-        process = start([*argv, "--port", str(port)], log)
-        kind = "python"
+    if not nginx_available(nginx):
         note = (
             f"the Python double (aiohttp; {nginx} not found): it computes every answer and "
             "shares the 2 cores with the service, so upstream-bound profiles look slower than with nginx"
         )
-    try:
-        wait_until_ok(port, "/healthz", process, log, timeout_s=20.0)
-        yield Double(kind=kind, port=port, pid=process.pid, groups=len(unique), note=note)
-    finally:
-        stop(process)
+        return python_double(work_dir, groups=len(unique), note=note)
+    port = free_port()
+    site, run_dir = work_dir / "nginx-site", work_dir / "nginx-run"
+    run_dir.mkdir(parents=True, exist_ok=True)
+    write_site(site, unique)
+    conf = run_dir / "nginx.conf"
+    conf.write_text(nginx_conf(port, site, run_dir))
+    note = f"nginx ({nginx}, 1 worker) serving {len(unique)} pre-rendered id groups"
+    return _serving(
+        "nginx", nginx_argv(conf, run_dir, nginx), port, work_dir / "youtube-double.log", len(unique), note
+    )

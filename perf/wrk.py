@@ -10,9 +10,10 @@ from __future__ import annotations
 import math
 import re
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Final, TypedDict, Unpack
 
 WRK: Final = "wrk"
 
@@ -127,27 +128,44 @@ def parse_wrk(text: str) -> WrkResult:
     )
 
 
+class WrkOptions(TypedDict, total=False):
+    """What a run may add to the load itself (threads, connections, duration)."""
+
+    script: Path | None
+    """A wrk Lua script (another method, a body, headers, several paths)."""
+    script_args: Sequence[str]
+    """The script's arguments (after ``--``)."""
+    timeout_s: float | None
+    """Replaces wrk's default 2 s socket timeout."""
+
+
 def wrk_argv(
-    url: str, *, threads: int, connections: int, duration_s: float, script: Path | None = None
+    url: str, *, threads: int, connections: int, duration_s: float, **options: Unpack[WrkOptions]
 ) -> list[str]:
-    """The wrk command line (``--latency`` always: percentiles are the point); ``script``
-    is a wrk Lua script (another method, a body, headers)."""
+    """The wrk command line (``--latency`` always: percentiles are the point)."""
+    script, timeout_s, script_args = (
+        options.get("script"),
+        options.get("timeout_s"),
+        options.get("script_args"),
+    )
     return [
         WRK,
         f"-t{threads}",
         f"-c{connections}",
         f"-d{max(1, round(duration_s))}s",
+        *(["--timeout", f"{timeout_s:g}s"] if timeout_s is not None else []),
         "--latency",
         *(["-s", str(script)] if script is not None else []),
         url,
+        *(["--", *script_args] if script_args else []),
     ]
 
 
 def run_wrk(
-    url: str, *, threads: int, connections: int, duration_s: float, script: Path | None = None
+    url: str, *, threads: int, connections: int, duration_s: float, **options: Unpack[WrkOptions]
 ) -> tuple[WrkResult, str]:
-    """Run wrk against ``url`` (bounded: duration + 30 s) and parse what it printed."""
-    argv = wrk_argv(url, threads=threads, connections=connections, duration_s=duration_s, script=script)
+    """Run wrk against ``url`` (bounded: duration + 30 s) and parse what it printed (stdout)."""
+    argv = wrk_argv(url, threads=threads, connections=connections, duration_s=duration_s, **options)
     try:
         done = subprocess.run(
             argv, capture_output=True, text=True, timeout=max(1, round(duration_s)) + 30, check=False

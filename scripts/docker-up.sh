@@ -15,7 +15,7 @@
 # images and remove leftover testcontainers containers; a developer's engine is left alone.
 #
 # Starting an engine needs root, Debian/apt-get (docker.io and debootstrap are installed
-# if missing) and follows /work/shared/DOCKER.md: no Docker Hub, overlay2, no bridge,
+# if missing) and follows the project's shared DOCKER.md notes: no Docker Hub, overlay2, no bridge,
 # no iptables, host networking only. Idempotent: a second run only checks.
 set -euo pipefail
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from perf.model import Flame, Measurement
-from perf.run import median_round
+from perf.rounds import median_round
 from perf.wrk import SocketErrors, WrkResult
 
 

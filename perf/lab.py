@@ -1,0 +1,194 @@
+"""Measuring: the ceiling and each profile under wrk, one server at a time, with its flame graph."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from perf.flame import record_flame
+from perf.model import CEILING, Flame, Measurement
+from perf.options import Options
+from perf.procs import PYTHON, LabError, free_port, memory_of_tree, running, stop, wait_until_ok
+from perf.redis_server import local_redis
+from perf.service import main_argv, service_env
+from perf.specs import describe_choices, split_spec
+from perf.upstream import Double
+from perf.workload import Workload, check_stats, seed
+from perf.wrk import WrkError, WrkResult, run_wrk
+
+API_KEY = "perf-dummy-key"
+
+
+class Progress:
+    """One line per step on stderr, with the seconds since the start."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+
+    def __call__(self, message: str) -> None:
+        print(f"[{time.monotonic() - self.started:6.1f}s] {message}", file=sys.stderr, flush=True)
+
+
+def lab_service_env(double: Double, db_path: Path, load: Workload) -> dict[str, str]:
+    """The service's environment: the caller's without INFLUENCER_STATS_* overrides (each profile runs as declared).
+
+    A SQLite store gets a fresh database under --out (never the repository's data/); a
+    collection bigger than the default limit raises the limit (and says so in the report).
+    """
+    return service_env(
+        double.url, API_KEY, {"INFLUENCER_STATS_DB": str(db_path.resolve()), **load.service_env}
+    )
+
+
+class Lab:
+    """One run: the steps shared by the ceiling and the profiles."""
+
+    def __init__(self, options: Options, load: Workload, py_spy: str, progress: Progress) -> None:
+        self.options = options
+        self.settings = options.settings
+        self.load = load
+        self.py_spy = py_spy
+        self.progress = progress
+
+    def wrk(self, name: str, port: int, seconds: int, label: str) -> WrkResult:
+        s = self.settings
+        url = f"http://127.0.0.1:{port}{self.load.stats_path}"
+        result, text = run_wrk(url, threads=s.threads, connections=s.connections, duration_s=seconds)
+        with (self.options.out / f"wrk-{name}.txt").open("a") as raw:
+            raw.write(f"### {label}\n{text}\n")
+        return result
+
+    def warm_up(self, name: str, port: int) -> None:
+        """The same load for ``--warmup`` seconds (none at 0), not measured."""
+        if self.settings.warmup_s:
+            self.progress(f"{name}: warm-up {self.settings.warmup_s}s")
+            self.wrk(name, port, self.settings.warmup_s, "warm-up")
+
+    def measured_pass(self, name: str, port: int) -> WrkResult:
+        s = self.settings
+        self.progress(f"{name}: wrk -t{s.threads} -c{s.connections} -d{s.duration_s}s")
+        return self.wrk(name, port, s.duration_s, "measured")
+
+    def measure_ceiling(self) -> Measurement:
+        runs = "raw ASGI app, constant JSON body, uvicorn"
+        port = free_port()
+        log = self.options.out / "server-ceiling.log"
+        _fresh(log, self.options.out / "wrk-ceiling.txt")
+        self.progress(f"{CEILING}: starting perf/ceiling.py on port {port}")
+        try:
+            with running([PYTHON, "-m", "perf.ceiling", "--port", str(port)], log) as process:
+                startup = wait_until_ok(port, "/healthz", process, log)
+                self.warm_up(CEILING, port)
+                result = self.measured_pass(CEILING, port)
+                memory = memory_of_tree(process.pid)
+        except (LabError, WrkError) as error:
+            self.progress(f"{CEILING}: FAILED: {error}")
+            return Measurement(CEILING, runs, problem=str(error), log_path=log)
+        self.progress(f"{CEILING}: {result.requests_per_s:,.1f} req/s, p99 {_ms(result.p99_ms)}")
+        return Measurement(CEILING, runs, wrk=result, memory=memory, startup_s=startup, log_path=log)
+
+    def measure_profile(self, name: str, double: Double, *, flame: bool = True) -> Measurement:
+        out = self.options.out
+        runs = describe_choices(name)
+        port = free_port()
+        log = out / f"server-{name}.log"
+        db = out / f"db-{name}.sqlite3"
+        _fresh(log, out / f"wrk-{name}.txt", out / f"py-spy-{name}.log", *_sqlite_files(db))
+        base, overrides = split_spec(name)
+        argv = main_argv(base, port, overrides)
+        self.progress(f"{name}: starting {' '.join(argv[1:])} (output: {log})")
+        with contextlib.ExitStack() as resources:
+            try:
+                redis_env = resources.enter_context(local_redis(name, out))
+            except LabError as error:
+                self.progress(f"{name}: FAILED: {error}")
+                return Measurement(name, runs, problem=str(error), log_path=log)
+            env = lab_service_env(double, db, self.load) | redis_env
+            process = resources.enter_context(running(argv, log, env=env))
+            return self._measure_running(name, runs, port, process, log, flame)
+
+    def _measure_running(
+        self, name: str, runs: str, port: int, process: subprocess.Popen[bytes], log: Path, record: bool
+    ) -> Measurement:
+        """``record``: take the flame graph (separate mode) in this round. Stops ``process``."""
+        s = self.settings
+        startup: float | None = None
+        first: str | None = None
+        flame: Flame | None = None
+        try:
+            startup = wait_until_ok(port, "/healthz", process, log)
+            self.progress(f"{name}: healthy after {startup:.1f}s; seeding {self.load.describe()}")
+            seed(port, self.load)
+            first = check_stats(port, self.load)
+            if first:
+                self.progress(f"{name}: note: {first}")
+            self.warm_up(name, port)
+            if s.flame_mode == "concurrent":
+                self.progress(f"{name}: wrk {s.duration_s}s while py-spy records")
+                result, flame = self.profiled_pass(name, process.pid, port, "measured + py-spy")
+            else:
+                result = self.measured_pass(name, port)
+            memory = memory_of_tree(process.pid)
+            self.progress(
+                f"{name}: {result.requests_per_s:,.1f} req/s, p99 {_ms(result.p99_ms)}, "
+                f"RSS {memory.rss_mb:.1f} MB"
+            )
+            if s.flame_mode == "separate" and record:
+                self.progress(f"{name}: flame graph: {s.flame_duration_s}s of the same load under py-spy")
+                _, flame = self.profiled_pass(name, process.pid, port, "py-spy pass")
+        except (LabError, WrkError) as error:
+            self.progress(f"{name}: FAILED: {error}")
+            return Measurement(
+                name, runs, problem=str(error), startup_s=startup, log_path=log, log_bytes=_size(log)
+            )
+        finally:
+            stop(process)  # before the log's size is read: its shutdown lines count
+        if flame is not None:
+            if flame.problem:
+                self.progress(f"{name}: flame graph FAILED: {flame.problem}")
+            else:
+                self.progress(f"{name}: flame graph {flame.path} ({flame.samples} samples)")
+        return Measurement(
+            name,
+            runs,
+            wrk=result,
+            memory=memory,
+            flame=flame,
+            startup_s=startup,
+            log_path=log,
+            log_bytes=_size(log),
+            notes=(first,) if first else (),
+        )
+
+    def profiled_pass(self, name: str, pid: int, port: int, label: str) -> tuple[WrkResult, Flame]:
+        """wrk while py-spy samples ``pid`` for the same number of seconds."""
+        seconds = self.settings.flame_duration_s
+        return record_flame(
+            self.py_spy,
+            pid,
+            self.options.flames / f"flame-{name}.svg",
+            self.options.out / f"py-spy-{name}.log",
+            seconds,
+            lambda: self.wrk(name, port, seconds, label),
+        )
+
+
+def _fresh(*paths: Path) -> None:
+    for path in paths:
+        path.unlink(missing_ok=True)
+
+
+def _sqlite_files(db: Path) -> list[Path]:
+    return [db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")]
+
+
+def _size(path: Path) -> int | None:
+    return path.stat().st_size if path.exists() else None
+
+
+def _ms(value: float | None) -> str:
+    return "—" if value is None or math.isnan(value) else f"{value:.2f} ms"

@@ -1,0 +1,101 @@
+"""The lab's command line: ``perf/run.py``'s flags, checked and resolved into :class:`Options`."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Final
+
+from perf.model import Settings
+from perf.upstream import NGINX
+from perf.workload import COLLECTION_CHOICES
+
+DESCRIPTION: Final = "The perf lab: every profile under the same wrk load, a flame graph each, one report."
+DEFAULT_PROFILES: Final = "v1,v2,v3,v4,v5,fast"
+SHORT: Final = {"duration": 2, "warmup": 1, "flame_duration": 2}
+DEFAULTS: Final = {"duration": 30, "warmup": 5}
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Options:
+    profiles: list[str]
+    settings: Settings
+    out: Path
+    report: Path
+    flames: Path
+    chart: Path
+    nginx: str
+
+
+def parse_args(argv: Sequence[str]) -> Options:
+    """The options of ``perf/run.py ARGV``; exits 2 (argparse) on bad arguments."""
+    parser = argparse.ArgumentParser(prog="perf/run.py", description=DESCRIPTION)
+    parser.add_argument(
+        "--profiles",
+        default=DEFAULT_PROFILES,
+        help=f"comma-separated ({DEFAULT_PROFILES}); a variant overrides choices: fast+cache=none",
+    )
+    parser.add_argument("--duration", type=int, help="seconds of measured load per profile (30; --short: 2)")
+    parser.add_argument("--warmup", type=int, help="seconds of warm-up load before it (5; --short: 1)")
+    parser.add_argument("--threads", type=int, default=1, help="wrk threads (1)")
+    parser.add_argument("--connections", type=int, default=16, help="wrk connections (16)")
+    parser.add_argument("--collection", choices=COLLECTION_CHOICES, default="original")
+    parser.add_argument("--out", type=Path, default=Path("perf/out"), help="logs, raw outputs, results.json")
+    parser.add_argument("--report", type=Path, default=Path("perf/RESULTS.md"))
+    parser.add_argument("--flames", type=Path, default=Path("perf/flames"), help="flame graph SVGs go here")
+    parser.add_argument("--chart", type=Path, default=Path("perf/chart.png"))
+    parser.add_argument(
+        "--flame-mode",
+        choices=("separate", "concurrent"),
+        default="separate",
+        help="record the flame graph in a pass after the measured one (default) or during it",
+    )
+    parser.add_argument("--flame-duration", type=int, help="seconds of the separate flame pass (≤ 10)")
+    parser.add_argument("--nginx", default=NGINX, help=f"nginx binary for the double ({NGINX})")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="measure the ceiling and every profile this many times, alternating; each row is its "
+        "median round (a shared machine drifts: 3 rounds show by how much)",
+    )
+    parser.add_argument("--short", action="store_true", help="a few seconds per profile: CI's smoke run")
+    args = parser.parse_args(list(argv))
+
+    short = bool(args.short)
+    duration = args.duration or (SHORT["duration"] if short else DEFAULTS["duration"])
+    warmup = args.warmup if args.warmup is not None else (SHORT["warmup"] if short else DEFAULTS["warmup"])
+    flame_duration = args.flame_duration or (SHORT["flame_duration"] if short else min(duration, 10))
+    for name, value in (("threads", args.threads), ("connections", args.connections)):
+        if value < 1:
+            parser.error(f"--{name} must be at least 1")
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
+    if duration < 1 or warmup < 0 or flame_duration < 1:
+        parser.error("--duration and --flame-duration must be at least 1 s, --warmup at least 0 s")
+    if args.connections < args.threads:
+        parser.error("wrk needs at least one connection per thread")
+    profiles = [p.strip() for p in str(args.profiles).split(",") if p.strip()]
+    if not profiles:
+        parser.error("--profiles is empty")
+    return Options(
+        profiles=list(dict.fromkeys(profiles)),
+        settings=Settings(
+            threads=args.threads,
+            connections=args.connections,
+            duration_s=duration,
+            warmup_s=warmup,
+            flame_duration_s=duration if args.flame_mode == "concurrent" else flame_duration,
+            flame_mode=args.flame_mode,
+            collection=args.collection,
+            short=short,
+            rounds=args.rounds,
+        ),
+        out=args.out,
+        report=args.report,
+        flames=args.flames,
+        chart=args.chart,
+        nginx=args.nginx,
+    )

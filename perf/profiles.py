@@ -1,0 +1,44 @@
+"""The service's profiles and slot choices, as the perf lab sees them.
+
+The only module of perf/ that imports :mod:`influencer_stats.config`: the rest
+of the lab asks these functions, in plain strings and dicts, so a change in how
+the service declares its profiles and choices is adapted here alone.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from influencer_stats.bootstrap.slots import SLOTS
+from influencer_stats.config.profiles import PROFILES
+from influencer_stats.config.resolve import resolve_choices
+
+#: Where the profile names come from, for messages that send the user there.
+PROFILES_SOURCE: Final = "influencer_stats.config.profiles.PROFILES"
+
+
+def profile_names() -> list[str]:
+    """Every profile ``main.py --profile`` accepts, in declaration order."""
+    return list(PROFILES)
+
+
+def slot_names() -> list[str]:
+    """Every slot a profile fills (``server``, ``video_client``, ...), in declaration order."""
+    return list(SLOTS)
+
+
+def choices_of(profile: str) -> dict[str, str]:
+    """Slot -> choice of ``profile`` as a user writes it, in :func:`slot_names` order; KeyError if unknown."""
+    choices, _ = resolve_choices(PROFILES[profile], {}, {})
+    return {slot: choices.text(slot) for slot in slot_names()}
+
+
+def valid_choice(slot: str, name: str) -> bool:
+    """Whether ``name`` is a registered choice for ``slot`` (False for an unknown slot)."""
+    if slot not in SLOTS:
+        return False
+    try:
+        SLOTS[slot].parse(name)
+    except ValueError:
+        return False
+    return True

@@ -1,0 +1,56 @@
+"""A throwaway redis-server on loopback for the lab profiles that use Redis.
+
+(Not ``perf/redis.py``: run as ``python perf/run.py``, perf/ is on sys.path and
+that name would hide the redis package.)
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from perf.procs import HOST, LabError, free_port, running
+from perf.specs import lab_choices
+
+REDIS_SLOTS = ("store", "cache")
+"""The slots whose ``redis`` choice needs a server."""
+
+
+def uses_redis(spec: str) -> bool:
+    choices = lab_choices(spec)
+    return "redis" in (choices.get(slot) for slot in REDIS_SLOTS)
+
+
+@contextmanager
+def local_redis(spec: str, out: Path) -> Iterator[dict[str, str]]:
+    """The service's environment for a redis-server started for ``spec`` (nothing if it uses none)."""
+    if not uses_redis(spec):
+        yield {}
+        return
+    binary = shutil.which("redis-server")
+    if binary is None:
+        raise LabError("profile uses Redis but redis-server is missing: apt-get install redis-server")
+    port = free_port()
+    log = out / f"redis-{spec}.log"
+    argv = [binary, "--port", str(port), "--bind", HOST, "--save", "", "--appendonly", "no"]
+    with running(argv, log) as process:
+        deadline = time.monotonic() + 10
+        while not answers(port):
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise LabError(f"redis-server did not answer on port {port}; log: {log}")
+            time.sleep(0.05)
+        yield {"REDIS_URL": f"redis://{HOST}:{port}/0"}
+
+
+def answers(port: int) -> bool:
+    """Whether a redis-server on ``port`` answers PING."""
+    try:
+        with socket.create_connection((HOST, port), timeout=0.5) as conn:
+            conn.sendall(b"PING\r\n")
+            return conn.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False

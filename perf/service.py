@@ -1,0 +1,39 @@
+"""The service under test as a process: its command line and its environment."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Final
+
+from perf.procs import PYTHON
+
+OVERRIDE_PREFIX: Final = "INFLUENCER_STATS_"
+"""The service's settings in the environment; the lab drops the caller's, so profiles run as declared."""
+
+
+def main_argv(profile: str, port: int, overrides: Sequence[tuple[str, str]] = ()) -> list[str]:
+    """``python main.py --profile PROFILE [--slot choice ...] --port PORT``.
+
+    ``overrides`` are ``(slot, choice)`` pairs (see :func:`perf.specs.split_spec`). Run it
+    in the repository (:func:`perf.procs.start` does); the interpreter is named as
+    :data:`perf.procs.PYTHON` names it.
+    """
+    flags = [part for slot, choice in overrides for part in ("--" + slot.replace("_", "-"), choice)]
+    return [PYTHON, "main.py", "--profile", profile, *flags, "--port", str(port)]
+
+
+def ignored_settings() -> list[str]:
+    """The ``INFLUENCER_STATS_*`` variables of this environment that :func:`service_env` drops."""
+    return sorted(k for k in os.environ if k.startswith(OVERRIDE_PREFIX))
+
+
+def service_env(youtube_url: str, api_key: str, settings: Mapping[str, str] | None = None) -> dict[str, str]:
+    """This environment without its ``INFLUENCER_STATS_*`` settings, pointed at a YouTube double.
+
+    ``settings`` (the lab's own ``INFLUENCER_STATS_*`` values, say) are set last.
+    """
+    env = {k: v for k, v in os.environ.items() if not k.startswith(OVERRIDE_PREFIX)}
+    env.update(YOUTUBE_API_URL=youtube_url, YOUTUBE_API_KEY=api_key)
+    env.update(settings or {})
+    return env
