@@ -15,11 +15,49 @@ import httpx
 
 from perf.procs import free_port, stop
 
-__all__ = ["SERVERS", "RunningService", "free_port", "running_double_process", "running_service", "stop"]
+__all__ = [
+    "SERVERS",
+    "RecordingMetrics",
+    "RunningService",
+    "free_port",
+    "running_double_process",
+    "running_service",
+    "stop",
+]
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Every server interpreter: suites that run against "each server" take this list.
 SERVERS = ["starlette", "aiohttp", "asgi", "granian"]
+
+
+class RecordingMetrics:
+    """``Metrics`` that keeps what the wrappers record, for tests to assert on."""
+
+    def __init__(self) -> None:
+        self.cache_events: list[str] = []
+        self.upstream_calls: list[str] = []
+        self.breaker_states: list[str] = []
+
+    def request(self, route: str, method: str, status: int, seconds: float) -> None:
+        pass
+
+    def upstream_call(self, outcome: str, seconds: float) -> None:
+        self.upstream_calls.append(outcome)
+
+    def cache_event(self, kind: str) -> None:
+        self.cache_events.append(kind)
+
+    def loop_lag(self, seconds: float) -> None:
+        pass
+
+    def logs_dropped(self, count: int) -> None:
+        pass
+
+    def breaker_state(self, state: str) -> None:
+        self.breaker_states.append(state)
+
+    def render(self) -> tuple[bytes, str]:
+        return b"", "text/plain"
 
 
 @dataclass

@@ -16,6 +16,8 @@ from redis.asyncio import Redis
 from returns.result import Failure, Result, Success
 
 from influencer_stats.interpreters.collections.redis_store import RedisCollectionStore
+from influencer_stats.interpreters.metrics.noop import NoMetrics
+from influencer_stats.interpreters.redis_keys import RedisKeys
 from influencer_stats.interpreters.stats.cache import CachePolicy, InvalidatingStore
 from influencer_stats.interpreters.stats.computed import ComputedStats
 from influencer_stats.interpreters.stats.redis_cache import RedisCachedStats
@@ -34,10 +36,10 @@ from influencer_stats.testing.event_log import CapturingEventLog
 from influencer_stats.testing.stats_query import ScriptedStatsQuery as Inner
 from influencer_stats.testing.stats_query import stats_of
 from tests.integration.shared_redis import shared_redis_url, unique_prefix
-from tests.support import free_port
+from tests.support import RecordingMetrics, free_port
 
 ONE = CollectionId("one")
-POLICY = CachePolicy(ttl_s=10, stale_while_revalidate_s=30, stale_if_error_s=300)
+POLICY = CachePolicy(ttl_s=10, stale_while_revalidate_s=30, stale_if_error_s=300, max_entries=10_000)
 
 
 @pytest.fixture
@@ -76,7 +78,9 @@ async def started(inner: Inner, calls: int) -> None:
 
 async def test_a_miss_computes_and_the_next_call_is_a_fresh_hit(client: Redis, prefix: str) -> None:
     inner, clock = Inner(), ManualClock(1_700_000_000.0)
-    cache = RedisCachedStats(inner, client, clock, CapturingEventLog(), POLICY, prefix=prefix)
+    cache = RedisCachedStats(
+        inner, client, clock, CapturingEventLog(), POLICY, NoMetrics(), RedisKeys(prefix)
+    )
 
     first = await cache.stats(ONE)
     clock.now += 3
@@ -92,7 +96,13 @@ async def test_an_entry_expires_after_the_ttl_and_the_longest_stale_window_the_c
     client: Redis, prefix: str
 ) -> None:
     cache = RedisCachedStats(
-        Inner(), client, ManualClock(1_700_000_000.0), CapturingEventLog(), POLICY, prefix=prefix
+        Inner(),
+        client,
+        ManualClock(1_700_000_000.0),
+        CapturingEventLog(),
+        POLICY,
+        NoMetrics(),
+        RedisKeys(prefix),
     )
 
     await cache.stats(ONE)
@@ -122,7 +132,9 @@ async def test_concurrent_misses_in_one_process_share_one_computation(prefix: st
     inner.gate = asyncio.Event()
     client = CountingRedis.from_url(shared_redis_url(), socket_timeout=5)
     assert isinstance(client, CountingRedis)
-    cache = RedisCachedStats(inner, client, clock, CapturingEventLog(), POLICY, prefix=prefix)
+    cache = RedisCachedStats(
+        inner, client, clock, CapturingEventLog(), POLICY, NoMetrics(), RedisKeys(prefix)
+    )
 
     waiting = [asyncio.create_task(cache.stats(ONE)) for _ in range(50)]
     async with asyncio.timeout(5), client.mget_returned:  # a caller joins as soon as its read returns
@@ -140,7 +152,9 @@ async def test_after_the_ttl_the_stale_value_is_served_while_one_refresh_runs(
     client: Redis, prefix: str
 ) -> None:
     inner, clock = Inner(), ManualClock(1_700_000_000.0)
-    cache = RedisCachedStats(inner, client, clock, CapturingEventLog(), POLICY, prefix=prefix)
+    cache = RedisCachedStats(
+        inner, client, clock, CapturingEventLog(), POLICY, NoMetrics(), RedisKeys(prefix)
+    )
     await cache.stats(ONE)
     inner.version = 2
     inner.gate = asyncio.Event()  # the refresh stays in flight until released
@@ -162,7 +176,9 @@ async def test_past_the_stale_while_revalidate_window_callers_wait_for_a_new_val
     client: Redis, prefix: str
 ) -> None:
     inner, clock = Inner(), ManualClock(1_700_000_000.0)
-    cache = RedisCachedStats(inner, client, clock, CapturingEventLog(), POLICY, prefix=prefix)
+    cache = RedisCachedStats(
+        inner, client, clock, CapturingEventLog(), POLICY, NoMetrics(), RedisKeys(prefix)
+    )
     await cache.stats(ONE)
     inner.version = 2
     clock.now += 10 + 30 + 1
@@ -174,7 +190,7 @@ async def test_when_the_upstream_fails_a_recent_value_is_served_marked_stale_if_
     client: Redis, prefix: str
 ) -> None:
     inner, clock, log = Inner(), ManualClock(1_700_000_000.0), CapturingEventLog()
-    cache = RedisCachedStats(inner, client, clock, log, POLICY, prefix=prefix)
+    cache = RedisCachedStats(inner, client, clock, log, POLICY, NoMetrics(), RedisKeys(prefix))
     await cache.stats(ONE)
     inner.failure = UpstreamUnavailable("500 backendError")
     clock.now += 100
@@ -188,7 +204,9 @@ async def test_when_the_upstream_fails_a_recent_value_is_served_marked_stale_if_
 
 async def test_past_the_stale_if_error_window_the_failure_is_returned(client: Redis, prefix: str) -> None:
     inner, clock = Inner(), ManualClock(1_700_000_000.0)
-    cache = RedisCachedStats(inner, client, clock, CapturingEventLog(), POLICY, prefix=prefix)
+    cache = RedisCachedStats(
+        inner, client, clock, CapturingEventLog(), POLICY, NoMetrics(), RedisKeys(prefix)
+    )
     await cache.stats(ONE)
     inner.failure = UpstreamUnavailable("500 backendError")
     clock.now += 10 + 300 + 1
@@ -198,7 +216,9 @@ async def test_past_the_stale_if_error_window_the_failure_is_returned(client: Re
 
 async def test_not_found_is_never_served_stale(client: Redis, prefix: str) -> None:
     inner, clock = Inner(), ManualClock(1_700_000_000.0)
-    cache = RedisCachedStats(inner, client, clock, CapturingEventLog(), POLICY, prefix=prefix)
+    cache = RedisCachedStats(
+        inner, client, clock, CapturingEventLog(), POLICY, NoMetrics(), RedisKeys(prefix)
+    )
     await cache.stats(ONE)
     inner.failure = CollectionNotFound(ONE)
     clock.now += 50  # past ttl + swr: a real miss
@@ -210,7 +230,9 @@ async def test_an_entry_from_before_a_write_is_not_served_even_when_the_upstream
     client: Redis, prefix: str
 ) -> None:
     inner, clock = Inner(), ManualClock(1_700_000_000.0)
-    cache = RedisCachedStats(inner, client, clock, CapturingEventLog(), POLICY, prefix=prefix)
+    cache = RedisCachedStats(
+        inner, client, clock, CapturingEventLog(), POLICY, NoMetrics(), RedisKeys(prefix)
+    )
     await cache.stats(ONE)
 
     await cache.invalidate(ONE)
@@ -219,14 +241,38 @@ async def test_an_entry_from_before_a_write_is_not_served_even_when_the_upstream
     assert await cache.stats(ONE) == Failure(UpstreamUnavailable("down"))
 
 
+async def test_every_read_is_recorded_as_a_cache_event_as_the_in_process_cache_does(
+    client: Redis, prefix: str
+) -> None:
+    inner, clock, metrics = Inner(), ManualClock(1_700_000_000.0), RecordingMetrics()
+    cache = RedisCachedStats(inner, client, clock, CapturingEventLog(), POLICY, metrics, RedisKeys(prefix))
+
+    await cache.stats(ONE)  # miss
+    await cache.stats(ONE)  # hit
+    clock.now += 15
+    await cache.stats(ONE)  # stale, refreshed in the background
+    await settle()
+    inner.failure = UpstreamUnavailable("500 backendError")
+    clock.now += 100
+    await cache.stats(ONE)  # miss, then the stale entry in place of the failure
+
+    assert metrics.cache_events == ["miss", "hit", "stale", "miss", "stale_if_error"]
+
+
 class Worker:
     """One worker process's wiring: its own cache object over the shared Redis."""
 
     def __init__(self, client: Redis, prefix: str, clock: ManualClock) -> None:
-        store = RedisCollectionStore(client, prefix=prefix)
+        store = RedisCollectionStore(client, RedisKeys(prefix))
         log = CapturingEventLog()
         self.stats = RedisCachedStats(
-            ComputedStats(store, FakeVideoStatsSource(), log), client, clock, log, POLICY, prefix=prefix
+            ComputedStats(store, FakeVideoStatsSource(), log),
+            client,
+            clock,
+            log,
+            POLICY,
+            NoMetrics(),
+            RedisKeys(prefix),
         )
         self.store = InvalidatingStore(store, self.stats)
 
@@ -263,7 +309,7 @@ async def test_a_write_to_the_redis_store_retires_cached_stats_even_if_nobody_in
     assert await worker.videos() == 1
 
     # As if the process died between the write and its invalidation: the raw store only.
-    await RedisCollectionStore(client, prefix=prefix).save(
+    await RedisCollectionStore(client, RedisKeys(prefix)).save(
         ONE, (synthetic_video_id(1), synthetic_video_id(2))
     )
 
@@ -276,8 +322,8 @@ async def test_a_computation_that_raced_a_write_in_another_worker_is_never_serve
     inner, clock = Inner(), ManualClock(1_700_000_000.0)
     inner.gate = asyncio.Event()
     log = CapturingEventLog()
-    worker_a = RedisCachedStats(inner, client, clock, log, POLICY, prefix=prefix)
-    worker_b = RedisCachedStats(Inner(), client, clock, log, POLICY, prefix=prefix)
+    worker_a = RedisCachedStats(inner, client, clock, log, POLICY, NoMetrics(), RedisKeys(prefix))
+    worker_b = RedisCachedStats(Inner(), client, clock, log, POLICY, NoMetrics(), RedisKeys(prefix))
     slow_read = asyncio.create_task(worker_a.stats(ONE))
     await started(inner, 1)  # worker a computes from version 1 of the data
 
@@ -297,7 +343,9 @@ async def test_a_computation_started_before_a_local_write_is_never_joined_after_
 ) -> None:
     inner, clock = Inner(), ManualClock(1_700_000_000.0)
     inner.gate = asyncio.Event()
-    cache = RedisCachedStats(inner, client, clock, CapturingEventLog(), POLICY, prefix=prefix)
+    cache = RedisCachedStats(
+        inner, client, clock, CapturingEventLog(), POLICY, NoMetrics(), RedisKeys(prefix)
+    )
     before_write = asyncio.create_task(cache.stats(ONE))
     await started(inner, 1)
 
@@ -316,7 +364,13 @@ async def test_a_computation_started_before_a_local_write_is_never_joined_after_
 async def test_an_entry_this_release_cannot_read_is_a_miss(client: Redis, prefix: str) -> None:
     inner = Inner()
     cache = RedisCachedStats(
-        inner, client, ManualClock(1_700_000_000.0), CapturingEventLog(), POLICY, prefix=prefix
+        inner,
+        client,
+        ManualClock(1_700_000_000.0),
+        CapturingEventLog(),
+        POLICY,
+        NoMetrics(),
+        RedisKeys(prefix),
     )
     await client.set(f"{prefix}:stats:{{one}}", b'{"version": 0, "format": "next"}')
 
@@ -335,9 +389,11 @@ def broken_redis_url(request: pytest.FixtureRequest) -> Iterator[str]:
 
 
 async def test_when_redis_fails_the_cache_falls_back_to_the_inner_query(broken_redis_url: str) -> None:
-    inner, log = Inner(), CapturingEventLog()
+    inner, log, metrics = Inner(), CapturingEventLog(), RecordingMetrics()
     broken = Redis.from_url(broken_redis_url, socket_timeout=0.2, socket_connect_timeout=0.2)
-    cache = RedisCachedStats(inner, broken, ManualClock(1_700_000_000.0), log, POLICY)
+    cache = RedisCachedStats(
+        inner, broken, ManualClock(1_700_000_000.0), log, POLICY, metrics, RedisKeys("is")
+    )
     try:
         first = await cache.stats(ONE)
         await cache.invalidate(ONE)  # must not raise either
@@ -347,6 +403,7 @@ async def test_when_redis_fails_the_cache_falls_back_to_the_inner_query(broken_r
 
     assert first == second == Success(StatsAnswer(stats_of(1)))  # uncached: no cache info
     assert inner.calls == 2
+    assert metrics.cache_events == ["miss", "miss"]
     assert [e.level for e in log.named("stats.cache_unavailable")] == ["warning", "warning"]
     assert [e.level for e in log.named("stats.cache_invalidate_failed")] == ["error"]
     assert broken_redis_url.rsplit(":", 1)[1] not in repr(log.events)  # no address in any event

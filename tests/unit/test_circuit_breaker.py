@@ -7,6 +7,8 @@ from collections.abc import Sequence
 
 from returns.result import Failure, Result, Success
 
+from influencer_stats.algebras import Metrics
+from influencer_stats.interpreters.metrics.noop import NoMetrics
 from influencer_stats.interpreters.videos.circuit_breaker import CircuitBreakerSource
 from influencer_stats.logic.models import (
     QuotaExceeded,
@@ -17,6 +19,7 @@ from influencer_stats.logic.models import (
 )
 from influencer_stats.testing.clock import ManualClock as Clock
 from influencer_stats.testing.event_log import CapturingEventLog
+from tests.support import RecordingMetrics
 
 IDS = [VideoId("-4lB5EKS5Uk")]
 OK: Result[VideoBatch, UpstreamError] = Success(VideoBatch({}, tuple(IDS)))
@@ -36,8 +39,12 @@ class Upstream:
         return self.answer
 
 
-def breaker(upstream: Upstream, clock: Clock, log: CapturingEventLog | None = None) -> CircuitBreakerSource:
-    return CircuitBreakerSource(upstream, clock, log or CapturingEventLog(), threshold=3, cooldown_s=5.0)
+def breaker(
+    upstream: Upstream, clock: Clock, log: CapturingEventLog | None = None, metrics: Metrics | None = None
+) -> CircuitBreakerSource:
+    return CircuitBreakerSource(
+        upstream, clock, log or CapturingEventLog(), metrics or NoMetrics(), threshold=3, cooldown_s=5.0
+    )
 
 
 async def test_it_stays_closed_below_the_threshold() -> None:
@@ -148,3 +155,16 @@ async def test_while_the_probe_runs_other_fetches_fail_fast() -> None:
     assert await probe == OK
     assert upstream.calls == 4
     assert cb.state == "closed"
+
+
+async def test_every_change_of_state_is_recorded_as_a_metric() -> None:
+    upstream, clock, metrics = Upstream(), Clock(), RecordingMetrics()
+    cb = breaker(upstream, clock, metrics=metrics)
+    for _ in range(3):
+        await cb.fetch(IDS)
+    clock.now += 5.0
+    upstream.answer = OK
+
+    await cb.fetch(IDS)
+
+    assert metrics.breaker_states == ["open", "half_open", "closed"]

@@ -7,9 +7,12 @@ import asyncio
 import pytest
 from returns.result import Failure, Result
 
+from influencer_stats.algebras import Metrics
 from influencer_stats.interpreters.collections.memory_dict import DictCollectionStore
+from influencer_stats.interpreters.metrics.noop import NoMetrics
 from influencer_stats.interpreters.stats.cache import CachedStats, CachePolicy, InvalidatingStore
 from influencer_stats.logic.models import (
+    CacheInfo,
     CollectionId,
     CollectionNotFound,
     StatsAnswer,
@@ -20,13 +23,14 @@ from influencer_stats.logic.models import (
 from influencer_stats.testing.clock import ManualClock as Clock
 from influencer_stats.testing.event_log import CapturingEventLog
 from influencer_stats.testing.stats_query import ScriptedStatsQuery as Inner
+from tests.support import RecordingMetrics
 
 ONE = CollectionId("one")
 POLICY = CachePolicy(ttl_s=10, stale_while_revalidate_s=30, stale_if_error_s=300, max_entries=3)
 
 
-def make(inner: Inner, clock: Clock, policy: CachePolicy = POLICY) -> CachedStats:
-    return CachedStats(inner, clock, CapturingEventLog(), policy)
+def make(inner: Inner, clock: Clock, metrics: Metrics | None = None) -> CachedStats:
+    return CachedStats(inner, clock, CapturingEventLog(), POLICY, metrics or NoMetrics())
 
 
 def impressions(result: Result[StatsAnswer, StatsError]) -> int:
@@ -221,3 +225,24 @@ async def test_every_write_through_the_store_invalidates_the_cache(write: str) -
         await store.delete(ONE)
 
     assert impressions(await cache.stats(ONE)) == 2
+
+
+async def test_every_read_is_recorded_as_a_cache_event() -> None:
+    inner, clock, metrics = Inner(), Clock(), RecordingMetrics()
+    cache = make(inner, clock, metrics)
+
+    await cache.stats(ONE)  # miss
+    await cache.stats(ONE)  # hit
+    clock.now += 15
+    await cache.stats(ONE)  # stale, refreshed in the background
+    await settle()
+    inner.failure = UpstreamUnavailable("500 backendError")
+    clock.now += 100
+    await cache.stats(ONE)  # miss, then the stale entry in place of the failure
+
+    assert metrics.cache_events == ["miss", "hit", "stale", "miss", "stale_if_error"]
+
+
+def test_an_entry_stored_by_a_clock_that_runs_ahead_is_served_as_just_stored() -> None:
+    assert POLICY.serve(stored_at=100.0, now=90.0) == CacheInfo(True, 0.0, 10)
+    assert POLICY.serve_if_error(stored_at=100.0, now=90.0) == CacheInfo(True, 0.0, 10, "stale-if-error")

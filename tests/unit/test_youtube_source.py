@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from returns.result import Failure, Result, Success
 
+from influencer_stats.interpreters.metrics.noop import NoMetrics
 from influencer_stats.interpreters.videos.synthetic import is_unknown, synthetic_stats, synthetic_video_id
 from influencer_stats.interpreters.videos.youtube_api import StatsByVideo, VideosListCall
 from influencer_stats.interpreters.videos.youtube_source import UpstreamPolicy, YouTubeVideoStatsSource
@@ -57,13 +58,24 @@ class ScriptedCall:
         return Success({i: synthetic_stats(i) for i in ids if not is_unknown(i)})
 
 
+#: The policy of every test unless it says otherwise.
+POLICY: dict[str, Any] = {
+    "ids_per_call": 50,
+    "concurrency": 16,
+    "call_timeout_s": 1.0,
+    "deadline_s": 2.0,
+    "retries": 2,
+}
+
+
 def make_source(
     call: VideosListCall, time: FakeTime, log: CapturingEventLog | None = None, **policy: Any
 ) -> YouTubeVideoStatsSource:
     return YouTubeVideoStatsSource(
         call,
-        UpstreamPolicy(**policy),
+        UpstreamPolicy(**{**POLICY, **policy}),
         log or CapturingEventLog(),
+        NoMetrics(),
         clock=time.clock,
         sleep=time.sleep,
         rng=lambda: 1.0,  # the jitter's upper bound: deterministic delays

@@ -6,6 +6,7 @@ import orjson
 import redis.asyncio as redis
 from returns.result import Failure, Result, Success
 
+from influencer_stats.interpreters.redis_keys import RedisKeys
 from influencer_stats.logic.models import (
     Collection,
     CollectionId,
@@ -30,14 +31,13 @@ def _unavailable(exc: BaseException) -> StoreUnavailable:
 class RedisCollectionStore:
     """``CollectionStore`` in Redis (standalone, Sentinel or Cluster).
 
-    Keys (``prefix`` defaults to ``is``):
+    Keys (``RedisKeys``):
 
-    - ``{prefix}:col:{<id>}``: the videos as a JSON array, in the user's order.
-      The braces are a Cluster hash tag: every key of one collection,
-      including the stats cache's, lives in one slot.
-    - ``{prefix}:ids``: a set indexing the ids, for ``ids``.
-    - ``{prefix}:ver:{<id>}``: the collection's version, bumped in the same
-      ``MULTI`` as every write, so a shared stats cache keyed by version
+    - ``collection``: the videos as a JSON array, in the user's order. Every
+      key of one collection, the stats cache's included, lives in one slot.
+    - ``index``: a set of the ids, for ``ids``.
+    - ``version``: the collection's version, bumped in the same ``MULTI`` as
+      every write, so a shared stats cache keyed by version
       (``RedisCachedStats``) can never miss a write, even if the process dies
       right after it.
 
@@ -59,16 +59,10 @@ class RedisCollectionStore:
     them). Safe for concurrent tasks: each command is atomic in Redis.
     """
 
-    def __init__(self, client: redis.Redis, *, prefix: str = "is") -> None:
+    def __init__(self, client: redis.Redis, keys: RedisKeys) -> None:
         self._redis = client
-        self._prefix = prefix
-        self._index = f"{prefix}:ids"
-
-    def _key(self, collection_id: str) -> str:
-        return f"{self._prefix}:col:{{{collection_id}}}"
-
-    def _version_key(self, collection_id: str) -> str:
-        return f"{self._prefix}:ver:{{{collection_id}}}"
+        self._keys = keys
+        self._index = keys.index
 
     async def ping(self) -> bool:
         """Whether Redis answers (for ``/readyz``)."""
@@ -81,7 +75,7 @@ class RedisCollectionStore:
         self, collection_id: CollectionId
     ) -> Result[Collection, CollectionNotFound | StoreUnavailable]:
         try:
-            raw = await self._redis.get(self._key(collection_id))
+            raw = await self._redis.get(self._keys.collection(collection_id))
         except _REDIS_ERRORS as exc:
             return Failure(_unavailable(exc))
         if raw is None:
@@ -93,8 +87,8 @@ class RedisCollectionStore:
     ) -> Result[SaveOutcome, StoreUnavailable]:
         try:
             async with self._redis.pipeline(transaction=True) as pipe:  # one slot: MULTI works on Cluster
-                pipe.set(self._key(collection_id), orjson.dumps(videos), get=True)
-                pipe.incr(self._version_key(collection_id))
+                pipe.set(self._keys.collection(collection_id), orjson.dumps(videos), get=True)
+                pipe.incr(self._keys.version(collection_id))
                 previous, _ = await pipe.execute()
             await self._redis.sadd(self._index, collection_id)
         except _REDIS_ERRORS as exc:
@@ -107,8 +101,8 @@ class RedisCollectionStore:
         try:
             await self._redis.srem(self._index, collection_id)
             async with self._redis.pipeline(transaction=True) as pipe:
-                pipe.delete(self._key(collection_id))
-                pipe.incr(self._version_key(collection_id))
+                pipe.delete(self._keys.collection(collection_id))
+                pipe.incr(self._keys.version(collection_id))
                 deleted, _ = await pipe.execute()
         except _REDIS_ERRORS as exc:
             return Failure(_unavailable(exc))
@@ -119,7 +113,7 @@ class RedisCollectionStore:
             members = sorted(_text(m) for m in await self._redis.smembers(self._index))
             async with self._redis.pipeline(transaction=False) as pipe:
                 for member in members:
-                    pipe.exists(self._key(member))
+                    pipe.exists(self._keys.collection(member))
                 exists = await pipe.execute()
         except _REDIS_ERRORS as exc:
             return Failure(_unavailable(exc))

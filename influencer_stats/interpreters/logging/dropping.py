@@ -32,7 +32,7 @@ class DroppingEventLog:
         inner: EventLog,
         clock: Callable[[], float],
         *,
-        limit: int = 1_000,
+        limit: int,
         window: float = 1.0,
         capacity: int | None = None,
     ) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -10,12 +9,13 @@ from dataclasses import dataclass
 from returns.result import Failure, Result, Success
 
 from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, EventLog, Metrics
-from influencer_stats.interpreters.metrics.noop import NoMetrics
+from influencer_stats.interpreters.stats.single_flight import SingleFlight
 from influencer_stats.logic.models import (
     CacheInfo,
     Collection,
     CollectionId,
     CollectionNotFound,
+    CollectionStats,
     SaveOutcome,
     StatsAnswer,
     StatsError,
@@ -28,18 +28,19 @@ from influencer_stats.logic.models import (
 class CachePolicy:
     """Freshness windows (RFC 5861 terms) and the bound on entries."""
 
-    ttl_s: float = 10.0
-    stale_while_revalidate_s: float = 30.0
-    stale_if_error_s: float = 300.0
-    max_entries: int = 10_000
+    ttl_s: float
+    stale_while_revalidate_s: float
+    stale_if_error_s: float
+    max_entries: int
 
     def serve(self, stored_at: float, now: float) -> CacheInfo | None:
         """How an entry stored at ``stored_at`` is served at ``now`` without waiting.
 
         Fresh within ``ttl_s``, then stale (``"revalidating"``) within
         ``stale_while_revalidate_s``; ``None`` past both: the caller computes.
+        An entry is never younger than 0 s (another host's clock may run ahead).
         """
-        age = now - stored_at
+        age = max(0.0, now - stored_at)
         ttl_left = self.ttl_s - age
         if ttl_left > 0:
             return CacheInfo(True, age, ttl_left)
@@ -49,19 +50,51 @@ class CachePolicy:
 
     def serve_if_error(self, stored_at: float, now: float) -> CacheInfo | None:
         """How an entry is served instead of a failed computation; ``None`` once too old."""
-        age = now - stored_at
+        age = max(0.0, now - stored_at)
         if age > self.ttl_s + self.stale_if_error_s:
             return None
         return CacheInfo(True, age, self.ttl_s - age, "stale-if-error")
 
 
-@dataclass(slots=True)
-class _Entry:
-    answer: StatsAnswer
+@dataclass(frozen=True, slots=True)
+class Stored:
+    """The stats a cache holds for a collection, and when (by its clock) it stored them."""
+
+    stats: CollectionStats
     stored_at: float
 
 
-_Outcome = Result[StatsAnswer, StatsError]
+Outcome = Result[StatsAnswer, StatsError]
+
+
+def stale_if_error(
+    collection_id: CollectionId,
+    outcome: Outcome,
+    stored: Stored | None,
+    now: float,
+    policy: CachePolicy,
+    log: EventLog,
+    metrics: Metrics,
+) -> Outcome:
+    """``outcome``, or ``stored`` served ``stale-if-error`` in place of its failure.
+
+    Only a failure other than not-found is replaced (a collection that is gone
+    is gone), and only by an entry ``policy.serve_if_error`` still allows;
+    then a ``stale_if_error`` cache event is recorded and a warning logged.
+    """
+    if stored is None or isinstance(outcome, Success) or isinstance(outcome.failure(), CollectionNotFound):
+        return outcome
+    info = policy.serve_if_error(stored.stored_at, now)
+    if info is None:
+        return outcome
+    metrics.cache_event("stale_if_error")
+    log.warning(
+        "stats.stale_if_error",
+        collection=collection_id,
+        age_s=round(info.age_s, 1),
+        error=str(outcome.failure()),
+    )
+    return Success(StatsAnswer(stored.stats, info))
 
 
 class CachedStats:
@@ -78,6 +111,8 @@ class CachedStats:
       computation in flight: a computation that started before a write can
       never store its answer after it, and later callers do not join it.
     - At most ``max_entries`` entries, least recently used evicted first.
+    - Every read is recorded as a cache event: ``hit``, ``stale``, ``miss``,
+      and ``stale_if_error`` when a stale entry replaces a failure.
 
     One process only: with several workers, use a shared cache. The clock is
     injected; tasks are created on the running loop.
@@ -88,87 +123,56 @@ class CachedStats:
         inner: CollectionStatsQuery,
         clock: Callable[[], float],
         log: EventLog,
-        policy: CachePolicy = CachePolicy(),
-        metrics: Metrics | None = None,
+        policy: CachePolicy,
+        metrics: Metrics,
     ) -> None:
         self._inner = inner
         self._clock = clock
         self._log = log
         self._policy = policy
-        self._entries: OrderedDict[CollectionId, _Entry] = OrderedDict()
-        self._in_flight: dict[CollectionId, asyncio.Task[_Outcome]] = {}
-        self._voided: set[asyncio.Task[_Outcome]] = set()
-        self._metrics: Metrics = metrics or NoMetrics()
+        self._metrics = metrics
+        self._entries: OrderedDict[CollectionId, Stored] = OrderedDict()
+        self._flights: SingleFlight[CollectionId, Outcome] = SingleFlight("stats")
 
-    async def stats(self, collection_id: CollectionId) -> _Outcome:
-        entry = self._entries.get(collection_id)
-        info = None if entry is None else self._policy.serve(entry.stored_at, self._clock())
-        if entry is not None and info is not None:
+    async def stats(self, collection_id: CollectionId) -> Outcome:
+        stored = self._entries.get(collection_id)
+        info = None if stored is None else self._policy.serve(stored.stored_at, self._clock())
+        if stored is not None and info is not None:
             if info.stale_reason is None:
                 self._metrics.cache_event("hit")
                 self._entries.move_to_end(collection_id)
             else:
                 self._metrics.cache_event("stale")
-                self._computation(collection_id)  # one refresh in the background
-            return Success(StatsAnswer(entry.answer.stats, info))
+                self._flights.start(collection_id, lambda: self._compute(collection_id))  # one refresh
+            return Success(StatsAnswer(stored.stats, info))
         self._metrics.cache_event("miss")
-        outcome = await asyncio.shield(self._computation(collection_id))
-        if isinstance(outcome, Failure) and not isinstance(outcome.failure(), CollectionNotFound):
-            return self._stale_if_error(collection_id, outcome)
-        return outcome
+        outcome = await self._flights.run(collection_id, lambda: self._compute(collection_id))
+        stored = self._entries.get(collection_id)  # unless a write dropped it meanwhile
+        return stale_if_error(
+            collection_id, outcome, stored, self._clock(), self._policy, self._log, self._metrics
+        )
 
     async def invalidate(self, collection_id: CollectionId) -> None:
         self._entries.pop(collection_id, None)
-        task = self._in_flight.pop(collection_id, None)  # later callers start afresh
-        if task is not None:
-            self._voided.add(task)
+        self._flights.void(collection_id)
         await self._inner.invalidate(collection_id)
 
-    def _computation(self, collection_id: CollectionId) -> asyncio.Task[_Outcome]:
-        task = self._in_flight.get(collection_id)
-        if task is None:
-            task = asyncio.create_task(self._compute(collection_id), name=f"stats:{collection_id}")
-            self._in_flight[collection_id] = task
-        return task
-
-    async def _compute(self, collection_id: CollectionId) -> _Outcome:
-        me = asyncio.current_task()
-        try:
-            outcome = await self._inner.stats(collection_id)
-        finally:
-            if self._in_flight.get(collection_id) is me:
-                del self._in_flight[collection_id]
-            voided = me in self._voided
-            self._voided.discard(me)
+    async def _compute(self, collection_id: CollectionId) -> Outcome:
+        outcome = await self._inner.stats(collection_id)
         match outcome:
             case Success(answer):
-                fresh = StatsAnswer(answer.stats, CacheInfo(False, 0.0, self._policy.ttl_s))
-                if not voided:
-                    self._store(collection_id, fresh)
-                return Success(fresh)
+                if not self._flights.voided():
+                    self._store(collection_id, answer.stats)
+                return Success(StatsAnswer(answer.stats, CacheInfo(False, 0.0, self._policy.ttl_s)))
             case Failure(CollectionNotFound()):
                 self._entries.pop(collection_id, None)
         return outcome
 
-    def _store(self, collection_id: CollectionId, answer: StatsAnswer) -> None:
-        self._entries[collection_id] = _Entry(answer, self._clock())
+    def _store(self, collection_id: CollectionId, stats: CollectionStats) -> None:
+        self._entries[collection_id] = Stored(stats, self._clock())
         self._entries.move_to_end(collection_id)
         while len(self._entries) > self._policy.max_entries:
             self._entries.popitem(last=False)
-
-    def _stale_if_error(self, collection_id: CollectionId, failure: _Outcome) -> _Outcome:
-        entry = self._entries.get(collection_id)
-        info = None if entry is None else self._policy.serve_if_error(entry.stored_at, self._clock())
-        if entry is None or info is None:
-            return failure
-        self._metrics.cache_event("stale_if_error")
-        self._log.warning(
-            "stats.stale_if_error",
-            collection=collection_id,
-            age_s=round(info.age_s, 1),
-            error=str(failure.failure()),
-        )
-        return Success(StatsAnswer(entry.answer.stats, info))
 
 
 class InvalidatingStore:

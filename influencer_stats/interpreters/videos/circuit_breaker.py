@@ -9,7 +9,6 @@ from typing import Literal
 from returns.result import Failure, Result
 
 from influencer_stats.algebras import EventLog, Metrics, VideoStatsSource
-from influencer_stats.interpreters.metrics.noop import NoMetrics
 from influencer_stats.logic.models import UpstreamError, VideoBatch, VideoId
 
 State = Literal["closed", "open", "half_open"]
@@ -31,14 +30,15 @@ class CircuitBreakerSource:
         inner: VideoStatsSource,
         clock: Callable[[], float],
         log: EventLog,
+        metrics: Metrics,
         *,
-        threshold: int = 5,
-        cooldown_s: float = 5.0,
-        metrics: Metrics | None = None,
+        threshold: int,
+        cooldown_s: float,
     ) -> None:
         self._inner = inner
         self._clock = clock
         self._log = log
+        self._metrics = metrics
         self._threshold = threshold
         self._cooldown_s = cooldown_s
         self._failures = 0
@@ -46,7 +46,6 @@ class CircuitBreakerSource:
         self._last_error: UpstreamError | None = None
         self._probing = False
         self.state: State = "closed"
-        self._metrics: Metrics = metrics or NoMetrics()
 
     async def fetch(self, ids: Sequence[VideoId]) -> Result[VideoBatch, UpstreamError]:
         probe = False

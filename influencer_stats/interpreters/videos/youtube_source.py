@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from returns.result import Failure, Result, Success
 
 from influencer_stats.algebras import EventLog, Metrics
-from influencer_stats.interpreters.metrics.noop import NoMetrics
 from influencer_stats.interpreters.videos.youtube_api import (
     MAX_IDS_PER_CALL,
     StatsByVideo,
@@ -35,11 +34,11 @@ class UpstreamPolicy:
     ``fetch``, retries included; ``call_timeout_s`` bounds each attempt.
     """
 
-    ids_per_call: int = MAX_IDS_PER_CALL
-    concurrency: int = 16
-    call_timeout_s: float = 1.0
-    deadline_s: float = 2.0
-    retries: int = 2
+    ids_per_call: int
+    concurrency: int
+    call_timeout_s: float
+    deadline_s: float
+    retries: int
     backoff_base_s: float = 0.05
     backoff_cap_s: float = 0.5
 
@@ -68,20 +67,20 @@ class YouTubeVideoStatsSource:
         call: VideosListCall,
         policy: UpstreamPolicy,
         log: EventLog,
+        metrics: Metrics,
         *,
         clock: Callable[[], float],
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         rng: Callable[[], float] = random.random,
-        metrics: Metrics | None = None,
     ) -> None:
         self._call = call
         self._policy = policy
         self._log = log
+        self._metrics = metrics
         self._clock = clock
         self._sleep = sleep
         self._rng = rng
         self._misconfiguration_logged = False
-        self._metrics: Metrics = metrics or NoMetrics()
 
     async def fetch(self, ids: Sequence[VideoId]) -> Result[VideoBatch, UpstreamError]:
         if not ids:

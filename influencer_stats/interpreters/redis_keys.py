@@ -1,0 +1,36 @@
+"""Where the service keeps its data in Redis: the one key layout of every Redis interpreter."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class RedisKeys:
+    """The keys of the collection store and the shared stats cache, under one ``prefix``.
+
+    - ``{prefix}:col:{<id>}``: a collection's videos (``RedisCollectionStore``).
+    - ``{prefix}:ver:{<id>}``: a collection's version, bumped by every write
+      (by the store in the write's ``MULTI``, and by ``RedisCachedStats.invalidate``).
+    - ``{prefix}:stats:{<id>}``: a collection's cached stats (``RedisCachedStats``).
+    - ``{prefix}:ids``: the set indexing the collection ids.
+
+    The braces are a Cluster hash tag: every key of one collection lives in one
+    slot, so a ``MULTI`` or ``MGET`` over them works on Cluster too. Deployed data
+    is read through these exact strings: changing one orphans it.
+    """
+
+    prefix: str
+
+    def collection(self, collection_id: str) -> str:
+        return f"{self.prefix}:col:{{{collection_id}}}"
+
+    def version(self, collection_id: str) -> str:
+        return f"{self.prefix}:ver:{{{collection_id}}}"
+
+    def stats(self, collection_id: str) -> str:
+        return f"{self.prefix}:stats:{{{collection_id}}}"
+
+    @property
+    def index(self) -> str:
+        return f"{self.prefix}:ids"
