@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator
 
+import orjson
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from returns.result import Failure, Success
 
+from influencer_stats.http.body import read_bounded
 from influencer_stats.interpreters.videos.youtube_api import (
+    MAX_BODY_BYTES,
+    MAX_COUNT,
     answer,
     classify_error,
     parse_videos_list,
-    read_bounded,
     request_url,
 )
 from influencer_stats.logic.models import (
@@ -25,6 +29,7 @@ from influencer_stats.logic.models import (
     VideoId,
     VideoStats,
 )
+from influencer_stats.logic.validation import MAX_VIDEOS_BOUND
 
 # The real answer for the original README's first video (REFERENCE.md, section 1).
 REAL_ANSWER = b"""{"kind":"youtube#videoListResponse","etag":"x","pageInfo":{"totalResults":1,"resultsPerPage":1},
@@ -56,25 +61,85 @@ def test_hidden_counters_count_zero() -> None:
     assert parse_videos_list(body) == Success({VideoId("aaaaaaaaaaa"): VideoStats(views=10)})
 
 
-@pytest.mark.parametrize(("sent", "count"), [(b'"0"', 0), (b"7", 7), (b'"1e3"', 1000), (b"null", 0)])
-def test_a_count_is_taken_when_it_denotes_a_non_negative_integer(sent: bytes, count: int) -> None:
+@pytest.mark.parametrize(
+    ("sent", "count"),
+    [
+        (b'"0"', 0),
+        (b'"261734"', 261734),
+        (b'"999999999999"', 10**12 - 1),
+        (b"0", 0),
+        (b"7", 7),
+        (b"999999999999", 10**12 - 1),
+    ],
+)
+def test_a_count_is_a_string_of_digits_or_an_integer_below_the_bound(sent: bytes, count: int) -> None:
     body = b'{"items":[{"id":"aaaaaaaaaaa","statistics":{"likeCount":%s}}]}' % sent
 
     assert parse_videos_list(body) == Success({VideoId("aaaaaaaaaaa"): VideoStats(likes=count)})
 
 
-@given(st.one_of(st.integers(), st.floats(), st.text(max_size=8), st.booleans(), st.none()))
-def test_any_count_value_parses_or_is_invalid_data_never_an_exception(value: object) -> None:
-    document = {"items": [{"id": "aaaaaaaaaaa", "statistics": {"viewCount": value}}]}
+#: The documented rule, written apart from the parser: a count is a JSON integer, or a JSON
+#: string of ASCII digits without a leading zero, below 10**12 either way.
+BOUND = 10**12
+CANONICAL_DIGITS = re.compile(r"0|[1-9][0-9]*")  # [0-9]: ASCII only
+FIELDS = {"viewCount": "views", "likeCount": "likes", "commentCount": "comments", "dislikeCount": "dislikes"}
+
+
+def expected_count(value: object) -> int | None:
+    """The count ``value`` stands for, or None: the whole answer is invalid."""
+    if type(value) is int:  # not a bool
+        return value if 0 <= value < BOUND else None
+    if isinstance(value, str) and CANONICAL_DIGITS.fullmatch(value) and int(value) < BOUND:
+        return int(value)
+    return None
+
+
+COUNT_VALUES = st.one_of(
+    st.integers(),
+    st.integers(min_value=BOUND - 3, max_value=BOUND + 3),
+    st.integers(min_value=0).map(str),
+    st.from_regex(r"[0-9]{1,20}", fullmatch=True),  # leading zeros, too many digits
+    st.text(max_size=8),
+    st.sampled_from(["NULL", "null", "1e3", "1.5", "-5", "-0", "", " 5", "+5", "0x1F", "\u00b2", "\u0661"]),
+    st.floats(),
+    st.booleans(),
+    st.none(),
+)
+
+
+@settings(max_examples=500)
+@given(st.sampled_from(list(FIELDS)), COUNT_VALUES)
+def test_any_count_value_parses_or_is_invalid_data_never_an_exception(field: str, value: object) -> None:
+    document = {"items": [{"id": "aaaaaaaaaaa", "statistics": {field: value, "favoriteCount": "x"}}]}
     body = json.dumps(document).encode()  # floats may be nan/inf: not JSON, must fail too
 
+    expected = expected_count(value)
     match parse_videos_list(body):
         case Success(stats):
-            views = stats[VideoId("aaaaaaaaaaa")].views
-            assert views >= 0
-            assert value is None or float(views) == float(value)  # type: ignore[arg-type]
+            assert expected is not None, value
+            assert stats == {VideoId("aaaaaaaaaaa"): VideoStats(**{FIELDS[field]: expected})}
         case Failure(error):
+            assert expected is None, value
             assert isinstance(error, InvalidUpstreamData)
+
+
+def test_no_sum_of_counts_can_overflow_what_the_service_serialises() -> None:
+    # score = engagements + likes: four counts of each of at most MAX_VIDEOS_BOUND videos.
+    largest_sum = 4 * MAX_VIDEOS_BOUND * (MAX_COUNT - 1)
+
+    assert MAX_COUNT == BOUND
+    assert largest_sum < 2**63 // 10
+    assert orjson.loads(orjson.dumps({"score": largest_sum})) == {"score": largest_sum}
+
+
+@pytest.mark.parametrize("sent", [b"18446744073709551616", b'"18446744073709551616"'])
+def test_a_count_of_2_to_the_64_is_invalid_upstream_data_not_an_exception(sent: bytes) -> None:
+    body = b'{"items":[{"id":"aaaaaaaaaaa","statistics":{"viewCount":%s}}]}' % sent
+
+    result = answer(200, body, MAX_BODY_BYTES)
+
+    assert isinstance(result, Failure)
+    assert isinstance(result.failure(), InvalidUpstreamData)
 
 
 def test_an_answer_without_items_has_no_videos() -> None:
@@ -90,6 +155,13 @@ def test_an_answer_without_items_has_no_videos() -> None:
         b'{"items":[{"id":"aaaaaaaaaaa","statistics":{"likeCount":-1}}]}',
         b'{"items":[{"id":"aaaaaaaaaaa","statistics":{"viewCount":1.5}}]}',
         b'{"items":[{"id":"aaaaaaaaaaa","statistics":{"viewCount":"1.5"}}]}',
+        b'{"items":[{"id":"aaaaaaaaaaa","statistics":{"viewCount":"1e3"}}]}',
+        b'{"items":[{"id":"aaaaaaaaaaa","statistics":{"viewCount":"NULL"}}]}',
+        b'{"items":[{"id":"aaaaaaaaaaa","statistics":{"viewCount":null}}]}',
+        b'{"items":[{"id":"aaaaaaaaaaa","statistics":{"viewCount":"007"}}]}',
+        b'{"items":[{"id":"aaaaaaaaaaa","statistics":{"viewCount":"1000000000000"}}]}',
+        b'{"items":[{"id":"aaaaaaaaaaa","statistics":{"viewCount":1000000000000}}]}',
+        b'{"items":[{"id":"aaaaaaaaaaa","statistics":{"viewCount":1.0}}]}',
         b'{"items":[{"id":"aaaaaaaaaaa","statistics":{"viewCount":""}}]}',
         b'{"items":[{"id":"aaaaaaaaaaa","statistics":{"viewCount":" 5"}}]}',
         b'{"items":[{"id":"aaaaaaaaaaa","statistics":{"viewCount":"+5"}}]}',

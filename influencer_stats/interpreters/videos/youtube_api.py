@@ -8,13 +8,15 @@ the library-specific send lives in ``httpx_client`` / ``aiohttp_client``.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from typing import Annotated, Protocol
 from urllib.parse import quote
 
 import msgspec
+from msgspec.structs import astuple
 from returns.result import Failure, Result, Success
 
+# Re-exported for tests/unit/test_youtube_api.py; the clients import it from the edge.
 from influencer_stats.logic.models import (
     InvalidUpstreamData,
     QuotaExceeded,
@@ -62,18 +64,34 @@ def request_url(base_url: str, ids: Sequence[VideoId]) -> str:
 _URL_SAFE_IDS = re.compile(r"[A-Za-z0-9_-]+(?:,[A-Za-z0-9_-]+)*")
 
 
-#: A count: YouTube sends a JSON string of digits ("261734"); an integer is taken too.
-#: The decoder runs in msgspec's lax mode, which turns a string into an int only when it
-#: denotes one exactly ("1e3" is 1000; "1.5", "-5", "abc", "nan", "²" are errors) and does
-#: it in C: this parser runs for every 50 ids of every uncached request.
-_Count = Annotated[int, msgspec.Meta(ge=0)] | None
+#: Every count is below this bound, so no sum overflows what the service serialises (orjson
+#: refuses integers of 2**64 or more): a score (engagements + likes) adds 4 counts per video
+#: over at most ``MAX_VIDEOS_BOUND`` (50,000) videos, at most 2 * 10**17, far below 2**63.
+#: The most viewed video has under 2 * 10**10 views.
+MAX_COUNT = 10**12
+
+#: A count as YouTube sends it, a JSON string of ASCII digits ("261734"), or a JSON integer.
+#: A string of at most 12 characters is below ``MAX_COUNT``; that its characters are digits
+#: is checked after decoding (msgspec's ``pattern`` costs more than the rest of the parse).
+_Count = (
+    Annotated[str, msgspec.Meta(min_length=1, max_length=len(str(MAX_COUNT - 1)))]
+    | Annotated[int, msgspec.Meta(ge=0, lt=MAX_COUNT)]
+)
+_RENAMED = {
+    "views": "viewCount",
+    "likes": "likeCount",
+    "comments": "commentCount",
+    "dislikes": "dislikeCount",
+}
 
 
-class _Statistics(msgspec.Struct, frozen=True):
-    viewCount: _Count = None  # noqa: N815 - the API's field names
-    likeCount: _Count = None  # noqa: N815
-    commentCount: _Count = None  # noqa: N815
-    dislikeCount: _Count = None  # noqa: N815
+class _Statistics(msgspec.Struct, frozen=True, rename=_RENAMED):
+    """Named as ``VideoStats``'s fields, so ``msgspec.convert`` builds those in C."""
+
+    views: _Count = 0
+    likes: _Count = 0
+    comments: _Count = 0
+    dislikes: _Count = 0
 
 
 _NO_STATISTICS = _Statistics()
@@ -103,27 +121,32 @@ class _ErrorResponse(msgspec.Struct):
     error: _ErrorBody
 
 
-_decode_list = msgspec.json.Decoder(_VideoListResponse, strict=False).decode
+_decode_list = msgspec.json.Decoder(_VideoListResponse).decode
 _decode_error = msgspec.json.Decoder(_ErrorResponse).decode
+_STATS_LIST = list[VideoStats]
 
 
 def parse_videos_list(body: bytes) -> Result[StatsByVideo, UpstreamError]:
-    """Stats by id from a 200 answer; a body we cannot trust is invalid data."""
+    """Stats by id from a 200 answer; a body we cannot trust is invalid data.
+
+    A count is a JSON integer or a string of 1-12 ASCII digits without a leading zero
+    (``"0"`` or ``"261734"``), below ``MAX_COUNT`` either way; an absent count (hidden) is 0.
+    Anything else (``null``, ``"1e3"``, ``"-5"``, ``"²"``, ``1.5``, ``true`` ...) makes the
+    whole answer invalid, never a partial sum.
+    """
     try:
         items = _decode_list(body).items
     except msgspec.DecodeError as exc:  # ValidationError is a subclass
         return Failure(InvalidUpstreamData(f"videos.list body does not parse: {str(exc)[:200]}"))
-    return Success(
-        {
-            item.id: VideoStats(
-                (stats := item.statistics).viewCount or 0,
-                stats.likeCount or 0,
-                stats.commentCount or 0,
-                stats.dislikeCount or 0,
-            )
-            for item in items
-        }
-    )
+    statistics = [item.statistics for item in items]
+    digits = "".join([c for s in statistics for c in astuple(s) if c.__class__ is str])
+    if digits and not (digits.isdigit() and digits.isascii()):
+        return Failure(InvalidUpstreamData("videos.list count is not a string of ASCII digits"))
+    try:  # lax mode turns the digit strings into ints, in C; it refuses leading zeros
+        stats = msgspec.convert(statistics, _STATS_LIST, strict=False, from_attributes=True)
+    except msgspec.ValidationError as exc:
+        return Failure(InvalidUpstreamData(f"videos.list count is not canonical: {str(exc)[:200]}"))
+    return Success(dict(zip([item.id for item in items], stats, strict=True)))
 
 
 _QUOTA_REASONS = frozenset(
@@ -150,16 +173,6 @@ def classify_error(status: int, body: bytes) -> UpstreamError:
     if status == 429 or status >= 500:
         return UpstreamUnavailable(f"YouTube answered {status} {reason}")
     return UpstreamMisconfigured(f"YouTube answered {status} {reason}")
-
-
-async def read_bounded(chunks: AsyncIterator[bytes], limit: int) -> bytes | None:
-    """The whole body, or None as soon as it passes ``limit`` bytes."""
-    body = bytearray()
-    async for chunk in chunks:
-        body += chunk
-        if len(body) > limit:
-            return None
-    return bytes(body)
 
 
 def answer(status: int, body: bytes | None, limit: int) -> Result[StatsByVideo, UpstreamError]:
