@@ -1,8 +1,10 @@
 """The application's HTTP edge, independent of any server framework.
 
-``HttpApi`` turns a parsed request (``Incoming``) into a complete response
-(``Reply``): request ids, write auth, JSON, validation, problem bodies and
-request metrics. The route table, the problem mapping and the OpenAPI document
-live here too, so every server adapter (``interpreters/http``) is a thin
-translation of its framework's request and response, and all answer alike.
+``HttpApi`` (``api``) turns a parsed request (``Incoming``) into a complete
+response (``Reply``): request ids, write auth, JSON, validation, problem bodies
+(``problems``) and request metrics. ``routes.ROUTES`` is the one route table
+(templates, methods, handlers); ``body.read_bounded`` the one bounded body
+reader; ``openapi`` describes the table. Every server adapter
+(``interpreters/http``) is a thin translation of its framework's request and
+response, so all answer alike.
 """

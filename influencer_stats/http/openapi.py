@@ -11,16 +11,17 @@ from typing import Any
 
 import orjson
 
-from influencer_stats.http.api import (
+from influencer_stats.http.api import MAX_BODY_BYTES
+from influencer_stats.http.routes import (
     COLLECTION,
     COLLECTIONS,
     HEALTHZ,
-    MAX_BODY_BYTES,
     METRICS,
     OPENAPI,
     READYZ,
     ROUTES,
     STATS,
+    Route,
 )
 from influencer_stats.logic.validation import DEFAULT_MAX_VIDEOS
 
@@ -215,10 +216,18 @@ def _operations() -> dict[str, dict[str, Any]]:
     }
 
 
-def _with_head(path_item: dict[str, Any]) -> dict[str, Any]:
-    """HEAD answers like GET, without a body; 500 can happen anywhere."""
+def _path_item(route: Route, path_item: dict[str, Any]) -> dict[str, Any]:
+    """The documented operations of one route: exactly the methods it answers.
+
+    HEAD answers like GET, without a body; 500 can happen anywhere.
+    """
     item = dict(path_item)
-    if "get" in item:
+    documented = {key.upper() for key in item if key != "parameters"}
+    if "HEAD" in route.methods and "get" in item:
+        documented.add("HEAD")
+    if documented != set(route.methods):
+        raise AssertionError(f"{route.template}: documented {sorted(documented)}, answers {route.methods}")
+    if "HEAD" in route.methods:
         responses = {
             status: {k: v for k, v in response.items() if k != "content"}
             for status, response in item["get"]["responses"].items()
@@ -250,14 +259,15 @@ def _videos_schema(max_videos: int) -> dict[str, Any]:
 
 
 def openapi_spec(max_videos: int = DEFAULT_MAX_VIDEOS) -> dict[str, Any]:
-    """The document as a dict (checked against ROUTES by the tests).
+    """The document as a dict: one path per route of ``ROUTES``, one operation per method.
 
     ``max_videos`` is the limit the service enforces (INFLUENCER_STATS_MAX_VIDEOS), so the
     document states the limit of the service that serves it.
     """
     operations = _operations()
     schemas = {**_SCHEMAS, "Videos": _videos_schema(max_videos)}
-    assert set(operations) == set(ROUTES), "every route is documented, and only those"
+    if set(operations) != set(ROUTES):
+        raise AssertionError(f"every route is documented, and only those: {set(operations) ^ set(ROUTES)}")
     return {
         "openapi": "3.1.0",
         "info": {
@@ -265,7 +275,7 @@ def openapi_spec(max_videos: int = DEFAULT_MAX_VIDEOS) -> dict[str, Any]:
             "version": "0.1.0",
             "description": "YouTube statistics for collections of videos. Errors are RFC 9457 problems.",
         },
-        "paths": {path: _with_head(item) for path, item in operations.items()},
+        "paths": {template: _path_item(route, operations[template]) for template, route in ROUTES.items()},
         "components": {
             "schemas": schemas,
             "headers": {

@@ -1,6 +1,12 @@
-"""The HTTP API end to end: real process, real socket, every route and error.
+"""Each server adapter speaks HTTP the same way: real process, real socket.
 
-Parametrized over every server interpreter by the ``service`` fixture.
+Parametrized over every server interpreter by the ``service`` fixture. What
+``HttpApi`` decides (validation, status codes, problem bodies, write auth,
+request ids, readiness, metrics) is tested in process by
+``tests/unit/test_http_api.py``; here are the cases an adapter could get wrong:
+routing and path parameters (decoding included), the framework's own 404 and
+405, streaming a body in and refusing it at 1 MiB, HEAD, status codes without a
+body, response headers and content types.
 """
 
 from __future__ import annotations
@@ -9,9 +15,10 @@ import uuid
 from collections.abc import Iterator
 
 import httpx
+import orjson
 import pytest
 
-from influencer_stats.interpreters.videos.synthetic import synthetic_stats, synthetic_video_id
+from influencer_stats.interpreters.videos.synthetic import synthetic_stats
 from influencer_stats.logic.models import VideoId
 
 ORIGINAL_ID = "99757a95-f758-499f-a170-bea93b2d8bcf"
@@ -25,6 +32,7 @@ def new_id() -> str:
 def assert_problem(response: httpx.Response, status: int) -> dict[str, object]:
     assert response.status_code == status
     assert response.headers["content-type"] == "application/problem+json"
+    assert response.headers["x-request-id"]
     body: dict[str, object] = response.json()
     assert body["status"] == status
     assert {"type", "title", "detail"} <= body.keys()
@@ -48,12 +56,14 @@ def test_the_original_readme_flow_gives_non_zero_stats(client: httpx.Client) -> 
 
     assert put.status_code in (200, 201)
     assert stats.status_code == 200
+    assert stats.headers["content-type"] == "application/json"
+    assert len(stats.headers["x-request-id"]) == 16
     body = stats.json()
     assert body == {**expected_totals(ORIGINAL_VIDEOS), "videos": 3, "missing": []}
     assert body["impressions"] > 0 and body["engagements"] > 0 and body["score"] > body["engagements"]
 
 
-def test_put_creates_then_replaces_and_get_returns_the_videos(client: httpx.Client) -> None:
+def test_put_creates_with_a_location_then_replaces_and_get_returns_the_videos(client: httpx.Client) -> None:
     cid = new_id()
 
     created = client.put(f"/collections/{cid}", json={"videos": ORIGINAL_VIDEOS})
@@ -62,120 +72,66 @@ def test_put_creates_then_replaces_and_get_returns_the_videos(client: httpx.Clie
     assert created.status_code == 201
     assert created.headers["location"] == f"/collections/{cid}"
     assert replaced.status_code == 200
+    assert "location" not in replaced.headers
     assert client.get(f"/collections/{cid}").json() == {"videos": ORIGINAL_VIDEOS[:1]}
 
 
-def test_stats_follow_a_replacement_immediately(client: httpx.Client) -> None:
-    cid = new_id()
-    client.put(f"/collections/{cid}", json={"videos": ORIGINAL_VIDEOS})
-    client.get(f"/collections/{cid}/stats")
-
-    client.put(f"/collections/{cid}", json={"videos": ORIGINAL_VIDEOS[:1]})
-
-    assert client.get(f"/collections/{cid}/stats").json()["videos"] == 1
-
-
-def test_duplicates_count_once_and_unknown_videos_are_listed_missing(client: httpx.Client) -> None:
-    cid = new_id()
-    videos = [ORIGINAL_VIDEOS[0], ORIGINAL_VIDEOS[0], "XdeletedVid"]
-    client.put(f"/collections/{cid}", json={"videos": videos})
-
-    body = client.get(f"/collections/{cid}/stats").json()
-
-    assert body == {**expected_totals(videos), "videos": 1, "missing": ["XdeletedVid"]}
-
-
-def test_a_121_video_collection_is_summed_exactly(client: httpx.Client) -> None:
-    cid = new_id()
-    videos = [synthetic_video_id(n) for n in range(120)] + ["X0000000001"]
-    client.put(f"/collections/{cid}", json={"videos": videos})
-
-    body = client.get(f"/collections/{cid}/stats").json()
-
-    assert body == {**expected_totals(videos), "videos": 120, "missing": ["X0000000001"]}
-
-
-def test_an_empty_collection_has_zero_stats(client: httpx.Client) -> None:
-    cid = new_id()
-    client.put(f"/collections/{cid}", json={"videos": []})
-
-    assert client.get(f"/collections/{cid}/stats").json() == {
-        "impressions": 0,
-        "engagements": 0,
-        "score": 0,
-        "videos": 0,
-        "missing": [],
-    }
-
-
-def test_delete_removes_and_then_everything_is_404(client: httpx.Client) -> None:
+def test_delete_answers_204_without_a_body_and_then_everything_is_404(client: httpx.Client) -> None:
     cid = new_id()
     client.put(f"/collections/{cid}", json={"videos": ORIGINAL_VIDEOS})
 
-    assert client.delete(f"/collections/{cid}").status_code == 204
+    deleted = client.delete(f"/collections/{cid}")
+
+    assert (deleted.status_code, deleted.content) == (204, b"")
+    assert deleted.headers["x-request-id"]
     assert_problem(client.get(f"/collections/{cid}"), 404)
     assert_problem(client.get(f"/collections/{cid}/stats"), 404)
     assert_problem(client.delete(f"/collections/{cid}"), 404)
 
 
-def test_the_list_of_collections_contains_the_saved_ids_sorted(client: httpx.Client) -> None:
-    ids = sorted(new_id() for _ in range(3))
-    for cid in reversed(ids):
-        client.put(f"/collections/{cid}", json={"videos": []})
-
-    listed = client.get("/collections").json()["ids"]
-
-    assert [i for i in listed if i in ids] == ids
-    assert listed == sorted(listed)
-
-
-def test_health_is_ok(client: httpx.Client) -> None:
-    assert client.get("/healthz").status_code == 200
-
-
-def test_unknown_collection_is_a_404_problem_naming_it(client: httpx.Client) -> None:
-    body = assert_problem(client.get("/collections/never-saved/stats"), 404)
-
-    assert "never-saved" in str(body["detail"])
-
-
-def test_malformed_json_is_a_400_problem(client: httpx.Client) -> None:
-    response = client.put(f"/collections/{new_id()}", content=b'{"videos": [')
-
-    assert_problem(response, 400)
-
-
-@pytest.mark.parametrize(
-    ("body", "field"),
-    [
-        ({"videos": ["short"]}, "videos[0]"),
-        ({"videos": ["-4lB5EKS5Uk", 7]}, "videos[1]"),
-        ({"videos": "-4lB5EKS5Uk"}, "videos"),
-        ({"vids": []}, "vids"),
-        ([], "body"),
-        ({"videos": ["-4lB5EKS5Uk"] * 5_001}, "videos"),
-    ],
-)
-def test_a_wrong_body_is_a_422_problem_naming_the_field(
-    client: httpx.Client, body: object, field: str
-) -> None:
+def test_the_routes_without_a_parameter_answer_with_their_content_types(client: httpx.Client) -> None:
     cid = new_id()
+    client.put(f"/collections/{cid}", json={"videos": []})
 
-    problem = assert_problem(client.put(f"/collections/{cid}", json=body), 422)
+    health = client.get("/healthz")
+    listed = client.get("/collections")
+    metrics = client.get("/metrics")
+    document = client.get("/openapi.json")
 
-    assert problem["field"] == field
-    assert_problem(client.get(f"/collections/{cid}"), 404)  # nothing was written
-
-
-@pytest.mark.parametrize("bad", ["a" * 65, "bad%20id", "semi;colon"])
-def test_a_bad_collection_id_is_a_422_problem(client: httpx.Client, bad: str) -> None:
-    problem = assert_problem(client.put(f"/collections/{bad}", json={"videos": []}), 422)
-
-    assert problem["field"] == "id"
-    assert_problem(client.get(f"/collections/{bad}/stats"), 422)
+    assert (health.status_code, health.json()) == (200, {"status": "ok"})
+    assert listed.headers["content-type"] == "application/json" and cid in listed.json()["ids"]
+    assert metrics.headers["content-type"].startswith("text/plain")
+    assert document.json()["openapi"] == "3.1.0"
 
 
-def test_a_body_over_one_mebibyte_is_a_413_problem(client: httpx.Client) -> None:
+def test_an_unknown_route_is_a_404_problem_carrying_the_request_id(client: httpx.Client) -> None:
+    response = client.get("/no/such/route", headers={"x-request-id": "abc"})
+
+    body = assert_problem(response, 404)
+    assert body["type"] == "urn:influencer-stats:problem:route-not-found"
+    assert response.headers["x-request-id"] == "abc"
+
+
+@pytest.mark.parametrize("method", ["POST", "PATCH", "PROPFIND"])
+def test_a_wrong_method_is_a_405_problem_with_allow(client: httpx.Client, method: str) -> None:
+    response = client.request(method, f"/collections/{new_id()}", json={"videos": []})
+
+    assert_problem(response, 405)
+    assert response.headers["allow"] == "DELETE, GET, HEAD, PUT"
+
+
+@pytest.mark.parametrize(("raw", "decoded"), [("bad%20id", "bad id"), ("semi;colon", "semi;colon")])
+def test_the_collection_id_reaches_validation_decoded_and_whole(
+    client: httpx.Client, raw: str, decoded: str
+) -> None:
+    put = assert_problem(client.put(f"/collections/{raw}", json={"videos": []}), 422)
+    stats = assert_problem(client.get(f"/collections/{raw}/stats"), 422)
+
+    assert (put["field"], put["value"]) == ("id", decoded)
+    assert (stats["field"], stats["value"]) == ("id", decoded)
+
+
+def test_a_body_declared_over_one_mebibyte_is_a_413_problem(client: httpx.Client) -> None:
     response = client.put(f"/collections/{new_id()}", content=b" " * (1024 * 1024 + 1))
 
     assert_problem(response, 413)
@@ -191,12 +147,37 @@ def test_a_large_chunked_body_is_refused_without_a_content_length(client: httpx.
     assert_problem(response, 413)
 
 
-def test_an_unknown_route_is_a_404_problem(client: httpx.Client) -> None:
-    assert_problem(client.get("/nope"), 404)
+def test_a_chunked_body_under_the_limit_is_read_whole(client: httpx.Client) -> None:
+    cid = new_id()
+    data = orjson.dumps({"videos": ORIGINAL_VIDEOS}) + b" " * 200_000  # whitespace is still JSON
+
+    def chunks() -> Iterator[bytes]:
+        for start in range(0, len(data), 7_000):
+            yield data[start : start + 7_000]
+
+    response = client.put(f"/collections/{cid}", content=chunks())
+
+    assert response.status_code == 201
+    assert client.get(f"/collections/{cid}").json() == {"videos": ORIGINAL_VIDEOS}
 
 
-def test_a_wrong_method_is_a_405_problem_with_allow(client: httpx.Client) -> None:
-    response = client.post(f"/collections/{new_id()}", json={"videos": []})
+def test_a_large_body_is_read_whole_before_it_is_judged(client: httpx.Client) -> None:
+    cid = new_id()
 
-    assert_problem(response, 405)
-    assert "PUT" in response.headers["allow"]
+    problem = assert_problem(client.put(f"/collections/{cid}", json={"videos": ["-4lB5EKS5Uk"] * 5_001}), 422)
+
+    assert (problem["field"], problem["value"]) == ("videos", 5_001)
+    assert_problem(client.get(f"/collections/{cid}"), 404)  # nothing was written
+
+
+def test_head_answers_with_the_status_and_headers_of_get_and_no_body(client: httpx.Client) -> None:
+    cid = new_id()
+    client.put(f"/collections/{cid}", json={"videos": ORIGINAL_VIDEOS})
+
+    for path in ("/healthz", f"/collections/{cid}/stats", "/collections/never-saved/stats"):
+        get, head = client.get(path), client.head(path)
+
+        assert head.status_code == get.status_code
+        assert head.content == b""
+        assert head.headers["content-type"] == get.headers["content-type"]
+        assert head.headers["x-request-id"]

@@ -11,7 +11,7 @@ import httpx
 import orjson
 import pytest
 
-from influencer_stats.http.api import ROUTES
+from influencer_stats.http.routes import ROUTES
 from tests.support import SERVERS, RunningService, running_double_process, running_service
 
 TOKEN = "write-token-0123456789abcdef"
@@ -91,8 +91,8 @@ def test_the_openapi_document_describes_every_route(guarded: RunningService) -> 
 
     assert document["openapi"] == "3.1.0"
     assert set(document["paths"]) == set(ROUTES)
-    for path, methods in ROUTES.items():
-        assert {m.upper() for m in document["paths"][path] if m != "parameters"} == set(methods)
+    for path, route in ROUTES.items():
+        assert {m.upper() for m in document["paths"][path] if m != "parameters"} == set(route.methods)
 
 
 def test_the_operators_video_limit_is_enforced_and_documented(guarded: RunningService) -> None:

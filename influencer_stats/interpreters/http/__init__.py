@@ -1,1 +1,1 @@
-"""The HTTP edge: one framework-neutral API module, thin server adapters."""
+"""Server adapters for the HTTP edge (``influencer_stats.http``): one thin module per server."""

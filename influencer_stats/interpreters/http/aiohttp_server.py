@@ -9,8 +9,10 @@ from functools import partial
 from aiohttp import web
 
 from influencer_stats.http import problems
-from influencer_stats.http.api import ROUTES, HttpApi, Incoming
+from influencer_stats.http.api import HttpApi, Incoming
+from influencer_stats.http.body import read_bounded
 from influencer_stats.http.problems import Reply
+from influencer_stats.http.routes import ROUTES, Route
 
 OpenApi = Callable[[], AbstractAsyncContextManager[HttpApi]]
 _API: web.AppKey[HttpApi] = web.AppKey("api", HttpApi)
@@ -27,19 +29,10 @@ def _response(reply: Reply) -> web.Response:
 
 
 async def _read_body(request: web.Request, limit: int) -> bytes | None:
-    """The body, or None once it exceeds ``limit`` (never buffering more)."""
-    declared = request.content_length
-    if declared is not None and declared > limit:
-        return None
-    body = bytearray()
-    async for chunk in request.content.iter_any():
-        body += chunk
-        if len(body) > limit:
-            return None
-    return bytes(body)
+    return await read_bounded(request.content.iter_any(), limit, request.content_length)
 
 
-def _endpoint(route: str) -> Callable[[web.Request], Awaitable[web.Response]]:
+def _endpoint(route: Route) -> Callable[[web.Request], Awaitable[web.Response]]:
     async def handle(request: web.Request) -> web.Response:
         headers = request.headers
         incoming = Incoming(
@@ -84,7 +77,7 @@ def create_app(open_api: OpenApi) -> web.Application:
     # client_max_size above our own limit so _read_body answers 413 itself.
     app = web.Application(middlewares=[_unmatched], client_max_size=HttpApi.max_body_bytes + 1)
     app.cleanup_ctx.append(lifespan)
-    for path in ROUTES:
+    for template, route in ROUTES.items():
         # "*": every method reaches HttpApi, which answers 405 itself.
-        app.router.add_route("*", path, _endpoint(path))
+        app.router.add_route("*", template, _endpoint(route))
     return app

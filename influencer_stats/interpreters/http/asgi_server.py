@@ -1,19 +1,22 @@
 """The API as a hand-routed ASGI application (served by uvicorn): the talk's v5 move.
 
-No framework between uvicorn and ``HttpApi``: routing is a few string tests,
-the response is two ``send`` calls. Behaviour is identical to the other
-servers because everything but routing and body reading is ``HttpApi``.
+No framework between uvicorn and ``HttpApi``: routing is ``ROUTES.match`` (a
+dict lookup, then a few string tests), the response is two ``send`` calls.
+Behaviour is identical to the other servers because everything but turning
+ASGI messages into body chunks is ``HttpApi`` and the route table.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from functools import partial
 from typing import Any
 
 from influencer_stats.http import problems
-from influencer_stats.http.api import COLLECTION, ROUTES, STATS, HttpApi, Incoming
+from influencer_stats.http.api import HttpApi, Incoming
+from influencer_stats.http.body import content_length, read_bounded
+from influencer_stats.http.routes import ROUTES
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -21,35 +24,21 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 OpenApi = Callable[[], AbstractAsyncContextManager[HttpApi]]
 
-_PREFIX = "/collections/"
+
+async def _chunks(receive: Receive) -> AsyncIterator[bytes]:
+    """The body's chunks from ``http.request`` messages; they end early if the client goes away."""
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return
+        yield message.get("body", b"")
+        if not message.get("more_body", False):
+            return
 
 
 async def _read_body(scope: Scope, receive: Receive, limit: int) -> bytes | None:
-    for name, value in scope["headers"]:
-        if name == b"content-length" and value.isdigit() and int(value) > limit:
-            return None
-    body = bytearray()
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":  # the client went away
-            return bytes(body)
-        body += message.get("body", b"")
-        if len(body) > limit:
-            return None
-        if not message.get("more_body", False):
-            return bytes(body)
-
-
-def match_route(path: str) -> tuple[str, str]:
-    """(route template, collection id) for a path; ("", "") when nothing matches."""
-    if path.startswith(_PREFIX):
-        rest = path[len(_PREFIX) :]
-        if "/" not in rest:
-            return (COLLECTION, rest) if rest else ("", "")
-        if rest.endswith("/stats") and rest.count("/") == 1 and len(rest) > 6:
-            return STATS, rest[:-6]
-        return "", ""
-    return (path, "") if path in ROUTES else ("", "")
+    declared = next((value for name, value in scope["headers"] if name == b"content-length"), None)
+    return await read_bounded(_chunks(receive), limit, content_length(declared))
 
 
 class AsgiApp:
@@ -92,8 +81,8 @@ class AsgiApp:
                 request_id = value.decode("latin-1")
             elif name == b"authorization":
                 authorization = value.decode("latin-1")
-        route, collection_id = match_route(scope["path"])
-        if route:
+        route, collection_id = ROUTES.match(scope["path"])
+        if route is not None:
             reply = await api.serve(
                 Incoming(
                     route,

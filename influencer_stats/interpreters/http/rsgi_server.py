@@ -2,7 +2,7 @@
 
 Granian parses HTTP and manages connections in Rust; Python sees one call per
 request with the parsed scope and answers with one ``response_bytes``. Routing
-is the ASGI server's (a few string tests); everything else is ``HttpApi``.
+is ``ROUTES.match``, as in the ASGI app; everything else is ``HttpApi``.
 """
 
 from __future__ import annotations
@@ -15,21 +15,15 @@ from typing import Any
 
 from influencer_stats.http import problems
 from influencer_stats.http.api import HttpApi, Incoming
-from influencer_stats.interpreters.http.asgi_server import match_route
+from influencer_stats.http.body import content_length, read_bounded
+from influencer_stats.http.routes import ROUTES
 
 OpenApi = Callable[[], AbstractAsyncContextManager[HttpApi]]
 
 
 async def _read_body(proto: Any, declared: str | None, limit: int) -> bytes | None:
-    """The body, or None once it exceeds ``limit`` (never buffering more)."""
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        return None
-    body = bytearray()
-    async for chunk in proto:
-        body += chunk
-        if len(body) > limit:
-            return None
-    return bytes(body)
+    # The protocol object iterates over the body's chunks.
+    return await read_bounded(proto, limit, content_length(declared))
 
 
 class RsgiApp:
@@ -57,8 +51,8 @@ class RsgiApp:
         method: str = scope.method
         headers = scope.headers
         request_id = headers.get("x-request-id")
-        route, collection_id = match_route(scope.path)
-        if route:
+        route, collection_id = ROUTES.match(scope.path)
+        if route is not None:
             read_body = partial(_read_body, proto, headers.get("content-length"))
             incoming = Incoming(
                 route, method, collection_id, request_id, headers.get("authorization"), read_body

@@ -13,8 +13,11 @@ from starlette.responses import Response
 from starlette.routing import Match, Route
 
 from influencer_stats.http import problems
-from influencer_stats.http.api import ROUTES, HttpApi, Incoming
+from influencer_stats.http.api import HttpApi, Incoming
+from influencer_stats.http.body import content_length, read_bounded
 from influencer_stats.http.problems import Reply
+from influencer_stats.http.routes import ROUTES
+from influencer_stats.http.routes import Route as ApiRoute
 
 OpenApi = Callable[[], AbstractAsyncContextManager[HttpApi]]
 _ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
@@ -28,18 +31,7 @@ def _response(reply: Reply) -> Response:
 
 
 async def _read_body(request: Request, limit: int) -> bytes | None:
-    """The body, or None once it exceeds ``limit`` (never buffering more)."""
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        return None
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            return None
-        chunks.append(chunk)
-    return b"".join(chunks)
+    return await read_bounded(request.stream(), limit, content_length(request.headers.get("content-length")))
 
 
 def create_app(open_api: OpenApi) -> Starlette:
@@ -55,7 +47,7 @@ def create_app(open_api: OpenApi) -> Starlette:
             finally:
                 current.clear()
 
-    def endpoint(route: str) -> Callable[[Request], Awaitable[Response]]:
+    def endpoint(route: ApiRoute) -> Callable[[Request], Awaitable[Response]]:
         async def handle(request: Request) -> Response:
             headers = request.headers
             incoming = Incoming(
@@ -71,14 +63,14 @@ def create_app(open_api: OpenApi) -> Starlette:
         return handle
 
     # Every standard method reaches HttpApi, which answers 405 itself.
-    routes = [Route(path, endpoint(path), methods=_ALL_METHODS) for path in ROUTES]
+    routes = [Route(template, endpoint(route), methods=_ALL_METHODS) for template, route in ROUTES.items()]
 
     async def refused(request: Request, exc: Exception) -> Response:
         """Starlette's own 404, and 405 for methods outside _ALL_METHODS (e.g. QUERY)."""
         assert isinstance(exc, HTTPException)
         route = next((r.path for r in routes if r.matches(request.scope)[0] is not Match.NONE), "unmatched")
         if exc.status_code == 405 and route in ROUTES:
-            reply = problems.method_not_allowed(request.method, ROUTES[route])
+            reply = problems.method_not_allowed(request.method, ROUTES[route].methods)
         elif exc.status_code == 404:
             reply = problems.route_not_found(request.url.path)
         else:

@@ -7,12 +7,12 @@ from collections.abc import Sequence
 import aiohttp
 from returns.result import Failure, Result
 
+from influencer_stats.http.body import read_bounded
 from influencer_stats.interpreters.videos.youtube_api import (
     API_KEY_HEADER,
     MAX_BODY_BYTES,
     StatsByVideo,
     answer,
-    read_bounded,
     request_url,
 )
 from influencer_stats.logic.models import (
@@ -46,9 +46,9 @@ class AiohttpVideosList:
             async with self._session.get(
                 request_url(self._base_url, ids), headers=self._headers, skip_auto_headers=("User-Agent",)
             ) as response:
-                declared = response.content_length
-                too_long = declared is not None and declared > self._max_body
-                body = None if too_long else await read_bounded(response.content.iter_any(), self._max_body)
+                body = await read_bounded(
+                    response.content.iter_any(), self._max_body, response.content_length
+                )
                 status = response.status
         except aiohttp.ServerTimeoutError:
             return Failure(UpstreamTimeout("YouTube call timed out (ServerTimeoutError)"))

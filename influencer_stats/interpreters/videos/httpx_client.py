@@ -7,12 +7,12 @@ from collections.abc import Sequence
 import httpx
 from returns.result import Failure, Result
 
+from influencer_stats.http.body import read_bounded
 from influencer_stats.interpreters.videos.youtube_api import (
     API_KEY_HEADER,
     MAX_BODY_BYTES,
     StatsByVideo,
     answer,
-    read_bounded,
     request_url,
 )
 from influencer_stats.logic.models import (

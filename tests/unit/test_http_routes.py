@@ -1,0 +1,124 @@
+"""The route table: how paths match templates, and what a route answers."""
+
+from __future__ import annotations
+
+import pytest
+
+from influencer_stats.http.api import HttpApi, Incoming
+from influencer_stats.http.openapi import openapi_spec
+from influencer_stats.http.problems import Reply
+from influencer_stats.http.routes import (
+    COLLECTION,
+    COLLECTIONS,
+    HEALTHZ,
+    METRICS,
+    OPENAPI,
+    READYZ,
+    ROUTES,
+    STATS,
+    Route,
+    RouteTable,
+    route,
+)
+
+
+async def _answer(api: HttpApi, incoming: Incoming) -> Reply:
+    return Reply(200)
+
+
+@pytest.mark.parametrize(
+    ("path", "template", "collection_id"),
+    [
+        ("/healthz", HEALTHZ, ""),
+        ("/readyz", READYZ, ""),
+        ("/metrics", METRICS, ""),
+        ("/openapi.json", OPENAPI, ""),
+        ("/collections", COLLECTIONS, ""),
+        ("/collections/abc", COLLECTION, "abc"),
+        ("/collections/bad id;x", COLLECTION, "bad id;x"),  # validation, not routing, refuses it
+        ("/collections/stats", COLLECTION, "stats"),
+        ("/collections/abc/stats", STATS, "abc"),
+        ("/collections/stats/stats", STATS, "stats"),
+    ],
+)
+def test_a_path_matches_its_template_and_yields_the_collection_id(
+    path: str, template: str, collection_id: str
+) -> None:
+    matched, value = ROUTES.match(path)
+
+    assert matched is ROUTES[template]
+    assert value == collection_id
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "",
+        "/",
+        "/nope",
+        "/healthz/",
+        "healthz",
+        "/collections/",
+        "/collections//stats",
+        "/collections/a/b",
+        "/collections/a/b/stats",
+        "/collections/a/stats/",
+        "/collections/a/statsx",
+        "/collectionsx/a",
+    ],
+)
+def test_a_path_that_no_template_describes_matches_nothing(path: str) -> None:
+    assert ROUTES.match(path) == (None, "")
+
+
+def test_head_goes_with_get_and_allow_lists_the_methods_sorted() -> None:
+    assert ROUTES[COLLECTION].methods == ("DELETE", "GET", "HEAD", "PUT")
+    assert ROUTES[STATS].methods == ("GET", "HEAD")
+    assert ROUTES[STATS].handlers["HEAD"] is ROUTES[STATS].handlers["GET"]
+    assert route("/w", PUT=_answer).methods == ("PUT",)  # no GET, no HEAD
+
+
+def test_every_handler_is_an_http_api_method() -> None:
+    for template, entry in ROUTES.items():
+        for method, handler in entry.handlers.items():
+            assert getattr(HttpApi, handler.__name__) is handler, (template, method)
+
+
+def test_the_openapi_document_describes_exactly_the_routes_and_their_methods() -> None:
+    paths = openapi_spec()["paths"]
+
+    assert list(paths) == list(ROUTES)
+    for template, entry in ROUTES.items():
+        assert {m.upper() for m in paths[template] if m != "parameters"} == set(entry.methods)
+
+
+def test_a_new_route_is_one_entry_and_is_matched_and_dispatched_by_it() -> None:
+    table = RouteTable(*ROUTES.values(), route("/collections/{id}/videos", GET=_answer))
+
+    matched, value = table.match("/collections/c/videos")
+
+    assert matched is not None and matched.template == "/collections/{id}/videos"
+    assert (value, matched.handlers["GET"]) == ("c", _answer)
+    assert table.match("/collections/c/stats")[0] is ROUTES[STATS]
+
+
+@pytest.mark.parametrize("template", ["/a/{id}/b/{id}", "/a/{other}", "a/{id}", "{id}", "/a/{id", "/a/id}"])
+def test_a_template_holds_at_most_one_id_parameter(template: str) -> None:
+    with pytest.raises(ValueError, match="template"):
+        route(template, GET=_answer)
+
+
+def test_a_route_needs_a_handler_and_a_table_each_template_once() -> None:
+    with pytest.raises(ValueError, match="no handler"):
+        Route("/a", {})
+    with pytest.raises(ValueError, match="twice"):
+        RouteTable(route("/a", GET=_answer), route("/a", PUT=_answer))
+
+
+def test_when_two_templates_describe_a_path_the_longer_suffix_wins() -> None:
+    table = RouteTable(route("/a/{id}", GET=_answer), route("/a/{id}.json", PUT=_answer))
+
+    matched, value = table.match("/a/x.json")
+
+    assert matched is not None and (matched.template, value) == ("/a/{id}.json", "x")
+    assert table.match("/a/x.yaml")[0] is table["/a/{id}"]
