@@ -1,6 +1,7 @@
-"""Run influencer-stats: ``python main.py [--profile NAME] [--host H] [--port P]``.
+"""Run influencer-stats: ``python main.py [--profile NAME] [--host H] [--port P] [--<slot> NAME]``.
 
-``uvicorn main:app`` works too; it reads the settings from the environment.
+``python main.py --help`` lists every flag and setting; ``uvicorn main:app``
+works too for the ASGI servers, reading the settings from the environment.
 """
 
 from __future__ import annotations
@@ -10,21 +11,29 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from influencer_stats.config import ConfigError, describe_profiles, parse_command_line, resolve
+from influencer_stats.config.cli import describe_profiles, describe_settings, list_choices, parse_command_line
+from influencer_stats.config.resolve import ConfigError, resolve_sources
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    command = parse_command_line(sys.argv[1:] if argv is None else argv)
+    if command.action == "list_profiles":
+        print(describe_profiles())
+        return 0
+    if command.action == "list_choices":
+        print(list_choices())
+        return 0
     try:
-        command = parse_command_line(sys.argv[1:] if argv is None else argv, os.environ)
+        resolved = resolve_sources(os.environ, command.flags)
     except ConfigError as error:
         print(f"main.py: error: {error}", file=sys.stderr)
         return 2
-    if command.list_profiles:
-        print(describe_profiles())
+    if command.action == "print_settings":
+        print(describe_settings(resolved))
         return 0
-    from influencer_stats.bootstrap import serve
+    from influencer_stats.serving import serve
 
-    serve(command.settings)
+    serve(resolved.settings)
     return 0
 
 
@@ -32,12 +41,25 @@ def __getattr__(name: str) -> Any:
     """``main:app`` for ``uvicorn main:app``, built on first access, not at import."""
     if name != "app":
         raise AttributeError(name)
-    from influencer_stats.bootstrap import build_asgi_app
+    from influencer_stats.bootstrap.servers import SERVERS
+    from influencer_stats.config.resolve import resolve
+    from influencer_stats.serving import app_for
 
     try:
-        return build_asgi_app(resolve(None, {}, os.environ))
+        settings = resolve(os.environ)
     except ConfigError as error:
-        raise SystemExit(f"main:app: {error}") from None
+        print(f"main:app: error: {error}", file=sys.stderr)
+        raise SystemExit(2) from None
+    server = settings.choices.one("server")
+    if not SERVERS[server].build.asgi:
+        asgi = ", ".join(entry.name for entry in SERVERS if entry.build.asgi)
+        print(
+            f"main:app: error: server {server!r} is not an ASGI application; "
+            f"set INFLUENCER_STATS_SERVER to one of {asgi} or run python main.py",
+            file=sys.stderr,
+        )
+        raise SystemExit(2)
+    return app_for(settings)
 
 
 if __name__ == "__main__":

@@ -1,26 +1,22 @@
-"""The CollectionStore contract, run against every interpreter (the TCK).
+"""The CollectionStore contract, run against every registered store (the TCK).
 
-A new store passes when it is added to ``STORES`` and this file passes
-unchanged.
+A new store meets it as soon as it is registered in ``bootstrap.stores``:
+this file is parametrized from the registry and builds each store with the
+root's own builder.
 """
 
 from __future__ import annotations
 
 import asyncio
-import tempfile
-from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from redis.asyncio import Redis
 from returns.result import Failure, Success
 
 from influencer_stats.algebras import CollectionStore
-from influencer_stats.interpreters.collections.memory_dict import DictCollectionStore
-from influencer_stats.interpreters.collections.memory_list import ListCollectionStore
-from influencer_stats.interpreters.collections.redis_store import RedisCollectionStore
-from influencer_stats.interpreters.collections.sqlite import SqliteCollectionStore
+from influencer_stats.bootstrap.root import build_store
+from influencer_stats.bootstrap.stores import STORES
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from influencer_stats.logic.models import (
     Collection,
@@ -30,56 +26,16 @@ from influencer_stats.logic.models import (
     Replaced,
     VideoId,
 )
-from influencer_stats.testing.event_log import CapturingEventLog
-from tests.integration.shared_redis import shared_redis_url, unique_prefix
-
-StoreFactory = Callable[[], AbstractAsyncContextManager[CollectionStore]]
-
-
-@asynccontextmanager
-async def list_store() -> AsyncIterator[CollectionStore]:
-    yield ListCollectionStore(CapturingEventLog())
-
-
-@asynccontextmanager
-async def dict_store() -> AsyncIterator[CollectionStore]:
-    yield DictCollectionStore()
-
-
-@asynccontextmanager
-async def sqlite_store() -> AsyncIterator[CollectionStore]:
-    with tempfile.TemporaryDirectory() as tmp:
-        store = await SqliteCollectionStore.open(Path(tmp) / "contract.sqlite3")
-        try:
-            yield store
-        finally:
-            await store.close()
-
-
-@asynccontextmanager
-async def redis_store() -> AsyncIterator[CollectionStore]:
-    client = Redis.from_url(shared_redis_url(), socket_timeout=5)
-    try:
-        yield RedisCollectionStore(client, prefix=unique_prefix())
-    finally:
-        await client.aclose()
-
-
-STORES: dict[str, StoreFactory] = {
-    "list": list_store,
-    "dict": dict_store,
-    "sqlite": sqlite_store,
-    "redis": redis_store,
-}
+from tests.contract.wired import wired
 
 ONE, TWO = CollectionId("one"), CollectionId("two")
 A, B, C = VideoId("-4lB5EKS5Uk"), VideoId("-jlLkTtgWUk"), VideoId("1FEFpk-uIYo")
 
 
-@pytest.fixture(params=list(STORES))
-async def store(request: pytest.FixtureRequest) -> AsyncIterator[CollectionStore]:
-    async with STORES[request.param]() as opened:
-        yield opened
+@pytest.fixture(params=STORES.names())
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[CollectionStore]:
+    async with wired(tmp_path, {"store": request.param}) as wiring:
+        yield await build_store(wiring)
 
 
 async def test_saving_a_new_collection_creates_it(store: CollectionStore) -> None:

@@ -1,71 +1,65 @@
-"""The EventLog contract, run against every interpreter."""
+"""The EventLog contract, run against every registered logger and log wrapper.
+
+Each is built by the composition root's own builder, writing to a buffer; what
+it wrote is read after the root has closed it (a buffering logger flushes
+then). A logger writes every event, in order, as one JSON line, unless it is
+silent by design and listed as such here.
+"""
 
 from __future__ import annotations
 
 import io
 from collections.abc import Callable
+from pathlib import Path
 
 import orjson
 import pytest
 
 from influencer_stats.algebras import EventLog
-from influencer_stats.interpreters.logging.dropping import DroppingEventLog
-from influencer_stats.interpreters.logging.silent import SilentEventLog
+from influencer_stats.bootstrap.logs import LOG_WRAPPERS, LOGGERS
 from influencer_stats.interpreters.logging.structlog_json import StructlogEventLog
 from influencer_stats.testing.event_log import CapturingEventLog
+from tests.contract.wired import wired
+
+#: Registered loggers that write nothing at all, by design.
+SILENT_BY_DESIGN = {"silent"}
+#: Every registered logger with its usual wrappers, and every wrapper around the JSON logger.
+STACKS = [(name, None) for name in LOGGERS.names()] + [("all", wrapper) for wrapper in LOG_WRAPPERS.names()]
+Use = Callable[[EventLog], None]
+Record = dict[str, object]
 
 
-class Sink:
-    """A log plus a way to see what it wrote (None: it writes nothing by design)."""
-
-    def __init__(self, log: EventLog, written: Callable[[], list[dict[str, object]]] | None) -> None:
-        self.log = log
-        self.written = written
-
-
-def _json_sink() -> Sink:
-    stream = io.BytesIO()
-    return Sink(
-        StructlogEventLog(stream),
-        lambda: [orjson.loads(line) for line in stream.getvalue().splitlines()],
-    )
+async def _written(tmp_path: Path, logger: str, wrappers: str | None, use: Use) -> list[Record]:
+    """What the ``logger`` stack wrote of the events ``use`` logged, read after it closed."""
+    stdout = io.BytesIO()
+    flags = {"logger": logger} | ({"log_wrappers": wrappers} if wrappers else {})
+    async with wired(tmp_path, flags, stdout=stdout) as wiring:
+        use(wiring.log)
+    return [orjson.loads(line) for line in stdout.getvalue().splitlines()]
 
 
-def _dropping_sink() -> Sink:
-    inner = CapturingEventLog()
-    log = DroppingEventLog(inner, lambda: 0.0, limit=100)
-
-    def written() -> list[dict[str, object]]:
-        log.flush()
-        return [{"event": e.event, "level": e.level, **e.fields} for e in inner.events]
-
-    return Sink(log, written)
+@pytest.fixture(params=STACKS, ids=[f"{n}+{w}" if w else n for n, w in STACKS])
+def stack(request: pytest.FixtureRequest) -> tuple[str, str | None]:
+    logger, wrappers = request.param
+    return logger, wrappers
 
 
-SINKS: dict[str, Callable[[], Sink]] = {
-    "all": _json_sink,
-    "dropping": _dropping_sink,
-    "silent": lambda: Sink(SilentEventLog(), None),
-    "capturing": lambda: Sink(
-        (c := CapturingEventLog()),
-        lambda: [{"event": e.event, "level": e.level, **e.fields} for e in c.events],
-    ),
-}
+def _every_level(log: EventLog) -> None:
+    log.debug("d", a=1)
+    log.info("i", b="two")
+    log.warning("w", c=[1, 2], d=None)
+    log.error("e", e=True, f=1.5)
 
 
-@pytest.fixture(params=list(SINKS))
-def sink(request: pytest.FixtureRequest) -> Sink:
-    return SINKS[request.param]()
+async def test_every_level_accepts_an_event_with_fields_and_writes_it_in_order(
+    stack: tuple[str, str | None], tmp_path: Path
+) -> None:
+    written = await _written(tmp_path, *stack, _every_level)
 
-
-def test_every_level_accepts_an_event_with_fields_without_raising(sink: Sink) -> None:
-    sink.log.debug("d", a=1)
-    sink.log.info("i", b="two")
-    sink.log.warning("w", c=[1, 2], d=None)
-    sink.log.error("e", e=True, f=1.5)
-
-    if sink.written is not None:
-        assert [(r["event"], r["level"]) for r in sink.written()] == [
+    if stack[0] in SILENT_BY_DESIGN:
+        assert written == []
+    else:
+        assert [(r["event"], r["level"]) for r in written] == [
             ("d", "debug"),
             ("i", "info"),
             ("w", "warning"),
@@ -73,16 +67,35 @@ def test_every_level_accepts_an_event_with_fields_without_raising(sink: Sink) ->
         ]
 
 
-def test_fields_are_kept_with_their_values(sink: Sink) -> None:
-    sink.log.info("collection.saved", collection="c-1", videos=3, created=True)
+async def test_fields_are_kept_with_their_values(stack: tuple[str, str | None], tmp_path: Path) -> None:
+    written = await _written(
+        tmp_path, *stack, lambda log: log.info("collection.saved", collection="c-1", videos=3, created=True)
+    )
 
-    if sink.written is not None:
-        [record] = sink.written()
+    if stack[0] in SILENT_BY_DESIGN:
+        assert written == []
+    else:
+        [record] = written
         assert {k: record[k] for k in ("collection", "videos", "created")} == {
             "collection": "c-1",
             "videos": 3,
             "created": True,
         }
+
+
+def test_the_capturing_test_double_keeps_events_as_the_contract_says() -> None:
+    log = CapturingEventLog()
+
+    _every_level(log)
+    log.info("collection.saved", collection="c-1")
+
+    assert [(e.event, e.level) for e in log.events][:4] == [
+        ("d", "debug"),
+        ("i", "info"),
+        ("w", "warning"),
+        ("e", "error"),
+    ]
+    assert log.events[-1].fields == {"collection": "c-1"}
 
 
 def test_the_json_logger_writes_one_json_object_per_line_with_a_timestamp() -> None:

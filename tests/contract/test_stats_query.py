@@ -1,63 +1,38 @@
-"""The CollectionStatsQuery contract, run against every interpreter.
+"""The CollectionStatsQuery contract, run against the computed query and every registered cache.
 
-Each is wired the way the composition root wires it: writes go through the
+Each is built and wired by the composition root itself: writes go through the
 store it hands back.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 from returns.result import Failure
 
 from influencer_stats.algebras import CollectionStatsQuery, CollectionStore
-from influencer_stats.interpreters.collections.memory_dict import DictCollectionStore
-from influencer_stats.interpreters.collections.redis_store import RedisCollectionStore
-from influencer_stats.interpreters.stats.cache import CachedStats, InvalidatingStore
-from influencer_stats.interpreters.stats.computed import ComputedStats
-from influencer_stats.interpreters.stats.redis_cache import RedisCachedStats
-from influencer_stats.interpreters.videos.fake import FakeVideoStatsSource
+from influencer_stats.bootstrap.root import build_source, build_stats, build_store
+from influencer_stats.bootstrap.stats import STATS_WRAPPERS
 from influencer_stats.interpreters.videos.synthetic import synthetic_stats
 from influencer_stats.logic.models import CollectionId, CollectionNotFound, VideoId
-from influencer_stats.testing.event_log import CapturingEventLog
-from tests.integration.shared_redis import closing_client, shared_redis_url, unique_prefix
+from tests.contract.wired import wired
 
 Wiring = tuple[CollectionStatsQuery, CollectionStore]
+#: ``none`` is the computed query itself; every registered cache wraps it.
+CACHES = ["none", *STATS_WRAPPERS.names()]
 
 
-def computed() -> Wiring:
-    store = DictCollectionStore()
-    return ComputedStats(store, FakeVideoStatsSource(), CapturingEventLog()), store
-
-
-def cached() -> Wiring:
-    store = DictCollectionStore()
-    log = CapturingEventLog()
-    query = CachedStats(ComputedStats(store, FakeVideoStatsSource(), log), time.monotonic, log)
-    return query, InvalidatingStore(store, query)
-
-
-def redis_cached() -> Wiring:
-    client, prefix = closing_client(shared_redis_url()), unique_prefix()
-    store = RedisCollectionStore(client, prefix=prefix)
-    log = CapturingEventLog()
-    query = RedisCachedStats(
-        ComputedStats(store, FakeVideoStatsSource(), log), client, time.time, log, prefix=prefix
-    )
-    return query, InvalidatingStore(store, query)
-
-
-QUERIES: dict[str, Callable[[], Wiring]] = {"computed": computed, "cached": cached, "redis": redis_cached}
 ONE = CollectionId("one")
 A, B = VideoId("-4lB5EKS5Uk"), VideoId("-jlLkTtgWUk")
 
 
-@pytest.fixture(params=list(QUERIES))
-def wiring(request: pytest.FixtureRequest) -> Wiring:
-    return QUERIES[request.param]()
+@pytest.fixture(params=CACHES)
+async def wiring(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Wiring]:
+    async with wired(tmp_path, {"cache": request.param, "store": "dict"}) as root:
+        yield await build_stats(root, await build_store(root), await build_source(root))
 
 
 async def test_stats_sum_the_collections_videos(wiring: Wiring) -> None:

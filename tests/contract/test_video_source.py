@@ -1,78 +1,42 @@
-"""The VideoStatsSource contract, run against every interpreter.
+"""The VideoStatsSource contract, run against every registered client and wrapper.
 
-Each source is opened against the same synthetic world (the fake computes
-it; networked clients later talk to the YouTube double serving it).
+Parametrized from the registries and built by the root's own builders: each
+source sees the same synthetic world (the fake computes it; the real clients
+talk to the YouTube double serving it over a real socket).
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import AsyncIterator
+from pathlib import Path
 
-import aiohttp
-import httpx
 import pytest
 from returns.result import Success
 
 from influencer_stats.algebras import VideoStatsSource
-from influencer_stats.interpreters.videos.aiohttp_client import AiohttpVideosList
-from influencer_stats.interpreters.videos.fake import FakeVideoStatsSource
-from influencer_stats.interpreters.videos.httpx_client import HttpxVideosList
+from influencer_stats.bootstrap.root import build_source
+from influencer_stats.bootstrap.videos import VIDEO_CLIENTS, VIDEO_WRAPPERS
 from influencer_stats.interpreters.videos.synthetic import synthetic_stats, synthetic_video_id
-from influencer_stats.interpreters.videos.youtube_api import VideosListCall
-from influencer_stats.interpreters.videos.youtube_source import UpstreamPolicy, YouTubeVideoStatsSource
 from influencer_stats.logic.models import VideoBatch, VideoId
-from influencer_stats.testing.event_log import CapturingEventLog
 from influencer_stats.testing.youtube_double import running_double
+from tests.contract.wired import KEY, wired
 
-SourceFactory = Callable[[], AbstractAsyncContextManager[VideoStatsSource]]
-
-
-@asynccontextmanager
-async def fake_source() -> AsyncIterator[VideoStatsSource]:
-    yield FakeVideoStatsSource()
-
-
-def youtube_source(client: str, ids_per_call: int) -> SourceFactory:
-    """A real HTTP client of ``client`` talking to the YouTube double on a real socket."""
-
-    @asynccontextmanager
-    async def opened() -> AsyncIterator[VideoStatsSource]:
-        async with running_double(require_key=KEY) as double:
-            call: VideosListCall
-            if client == "httpx":
-                async with httpx.AsyncClient() as http:
-                    call = HttpxVideosList(http, double.url, KEY)
-                    yield _source(call, ids_per_call)
-            else:
-                async with aiohttp.ClientSession() as session:
-                    call = AiohttpVideosList(session, double.url, KEY)
-                    yield _source(call, ids_per_call)
-
-    return opened
+#: Every registered client on its own, and every registered wrapper around the fake.
+STACKS = [(client, "none") for client in VIDEO_CLIENTS.names()] + [
+    ("fake", wrapper) for wrapper in VIDEO_WRAPPERS.names()
+]
 
 
-def _source(call: VideosListCall, ids_per_call: int) -> VideoStatsSource:
-    return YouTubeVideoStatsSource(
-        call, UpstreamPolicy(ids_per_call=ids_per_call), CapturingEventLog(), clock=time.monotonic
-    )
-
-
-KEY = "contract-test-key"
-SOURCES: dict[str, SourceFactory] = {
-    "fake": fake_source,
-    "httpx": youtube_source("httpx", 1),
-    "httpx-batched": youtube_source("httpx", 50),
-    "aiohttp": youtube_source("aiohttp", 1),
-    "aiohttp-batched": youtube_source("aiohttp", 50),
-}
-
-
-@pytest.fixture(params=list(SOURCES))
-async def source(request: pytest.FixtureRequest) -> AsyncIterator[VideoStatsSource]:
-    async with SOURCES[request.param]() as opened:
-        yield opened
+@pytest.fixture(params=STACKS, ids=[f"{c}+{w}" if w != "none" else c for c, w in STACKS])
+async def source(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[VideoStatsSource]:
+    client, wrappers = request.param
+    async with (
+        running_double(require_key=KEY) as double,
+        wired(
+            tmp_path, {"video_client": client, "video_wrappers": wrappers}, youtube_url=double.url
+        ) as wiring,
+    ):
+        yield await build_source(wiring)
 
 
 async def test_known_videos_come_back_with_their_statistics(source: VideoStatsSource) -> None:

@@ -1,0 +1,24 @@
+"""Serving: run the configured server with the API until SIGINT/SIGTERM.
+
+The composition root (``influencer_stats.bootstrap``) builds; the runners
+here only start servers (uvicorn, aiohttp.web, Granian) with the settings.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from influencer_stats.bootstrap.root import open_api
+from influencer_stats.bootstrap.servers import SERVERS
+from influencer_stats.config.settings import Settings
+
+
+def app_for(settings: Settings) -> Any:
+    """The chosen server's application around the API of ``settings``."""
+    return SERVERS[settings.choices.one("server")].build.app(lambda: open_api(settings))
+
+
+def serve(settings: Settings) -> None:
+    """Run the configured server until SIGINT/SIGTERM."""
+    server = SERVERS[settings.choices.one("server")].build
+    server.run(settings, server.app(lambda: open_api(settings)))

@@ -1,0 +1,45 @@
+"""Interpreters for the contract suites, built through the composition root's registries.
+
+A suite parametrized over ``SLOT.names()`` meets every registered interpreter by
+construction: registering a name is enough for it to be tested. Each one is built
+by the root's own builder against local doubles: a temporary SQLite file, the
+shared Redis (only for names that say ``redis``), the YouTube double.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import BinaryIO
+
+from influencer_stats.bootstrap.root import open_wiring
+from influencer_stats.bootstrap.wiring import Wiring
+from influencer_stats.config.resolve import resolve
+from tests.integration.shared_redis import shared_redis_url, unique_prefix
+
+#: The key the YouTube double requires, and the clients send.
+KEY = "contract-test-key"
+
+
+@asynccontextmanager
+async def wired(
+    tmp_path: Path,
+    flags: Mapping[str, str],
+    *,
+    youtube_url: str | None = None,
+    stdout: BinaryIO | None = None,
+) -> AsyncIterator[Wiring]:
+    """The root's wiring for ``flags`` (quiet: silent logger, no metrics, unless a flag says)."""
+    environ = {
+        "INFLUENCER_STATS_DB": str(tmp_path / "contract.sqlite3"),
+        "INFLUENCER_STATS_REDIS_PREFIX": unique_prefix(),
+    }
+    if any("redis" in name for name in flags.values()):
+        environ["REDIS_URL"] = shared_redis_url()
+    if youtube_url is not None:
+        environ |= {"YOUTUBE_API_URL": youtube_url, "YOUTUBE_API_KEY": KEY}
+    settings = resolve(environ, {"logger": "silent", "metrics": "none", "video_client": "fake", **flags})
+    async with open_wiring(settings, stdout or io.BytesIO()) as wiring:
+        yield wiring

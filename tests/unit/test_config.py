@@ -1,0 +1,209 @@
+"""Settings, profiles and slots resolved in-process: flags, environment, profile, defaults."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from influencer_stats.bootstrap.slots import SLOTS
+from influencer_stats.config.cli import describe_profiles, describe_settings, list_choices, parse_command_line
+from influencer_stats.config.profiles import PROFILES
+from influencer_stats.config.resolve import ConfigError, resolve, resolve_sources
+from influencer_stats.config.settings import declared, default_of
+
+DOUBLE = {"YOUTUBE_API_URL": "http://127.0.0.1:9/youtube/v3/videos"}
+
+
+def test_the_default_profile_is_the_offline_demo_and_every_value_its_declared_default() -> None:
+    resolved = resolve_sources({})
+    settings = resolved.settings
+
+    assert settings.profile == "demo"
+    assert settings.choices.one("video_client") == "fake" and settings.choices.one("store") == "sqlite"
+    for name in declared():
+        if name != "profile":
+            assert getattr(settings, name) == default_of(name)
+            assert resolved.sources[name] == "default"
+
+
+@pytest.mark.parametrize("profile", list(PROFILES))
+def test_every_profile_resolves_with_a_double_for_youtube(profile: str) -> None:
+    settings = resolve(DOUBLE, {"profile": profile})
+
+    assert settings.profile == profile
+    assert set(settings.choices) == set(SLOTS)
+
+
+def test_a_flag_wins_over_the_environment_which_wins_over_the_profile() -> None:
+    environ = {
+        "INFLUENCER_STATS_STORE": "list",
+        "INFLUENCER_STATS_LOGGER": "silent",
+        "INFLUENCER_STATS_PORT": "9001",
+    }
+
+    resolved = resolve_sources(environ, {"store": "dict", "port": "9002"})
+
+    assert resolved.settings.choices.one("store") == "dict" and resolved.sources["store"] == "flag"
+    assert resolved.settings.choices.one("logger") == "silent" and resolved.sources["logger"] == "environment"
+    assert resolved.settings.choices.one("server") == "starlette" and resolved.sources["server"] == "profile"
+    assert resolved.settings.port == 9002 and resolved.sources["port"] == "flag"
+
+
+def test_a_base_brings_its_usual_wrappers_unless_they_are_overridden() -> None:
+    fast = resolve(DOUBLE, {"profile": "fast"})
+    bare = resolve(DOUBLE, {"profile": "fast", "video_wrappers": "none", "log_wrappers": "none"})
+
+    assert fast.choices["video_wrappers"] == ("breaker",)
+    assert fast.choices["log_wrappers"] == ("rate-limit",)  # "dropping" = the JSON logger under a rate limit
+    assert bare.choices["video_wrappers"] == () and bare.choices["log_wrappers"] == ()
+    assert resolve({}, {"video_client": "fake"}).choices["video_wrappers"] == ()
+
+
+def test_the_cache_slot_is_the_stats_query_s_wrapper_list() -> None:
+    assert resolve({}, {"cache": "stats"}).choices["cache"] == ("stats",)
+    assert resolve({}, {"cache": "none"}).choices["cache"] == ()
+    assert resolve({}).choices.text("cache") == "none"
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        ({"profile": "v99"}, "unknown profile 'v99'; valid: demo, v1"),
+        ({"store": "linkedlist"}, "unknown store 'linkedlist'; valid: list, dict, sqlite, redis"),
+        ({"logger": "loud"}, "unknown logger 'loud'; valid: all, dropping, silent"),
+        ({"server": "tornado"}, "unknown server 'tornado'; valid:"),
+        ({"video_wrappers": "breaker,retry"}, "unknown video wrappers 'retry'; valid: none, breaker"),
+        ({"video_wrappers": "breaker,breaker"}, "lists a wrapper twice"),
+        ({"port": "99999"}, "--port must be at most 65,535, got '99999'"),
+        ({"port": "http"}, "--port must be a whole number, got 'http'"),
+    ],
+)
+def test_an_unknown_or_invalid_choice_is_a_config_error_listing_the_valid_names(
+    flags: dict[str, str], message: str
+) -> None:
+    with pytest.raises(ConfigError) as raised:
+        resolve({}, flags)
+
+    assert message in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "message"),
+    [
+        ("INFLUENCER_STATS_STORE", "nosql", "unknown store 'nosql'"),
+        ("INFLUENCER_STATS_MAX_VIDEOS", "0", "INFLUENCER_STATS_MAX_VIDEOS must be positive"),
+        ("INFLUENCER_STATS_MAX_VIDEOS", "many", "INFLUENCER_STATS_MAX_VIDEOS must be a whole number"),
+        ("INFLUENCER_STATS_MAX_VIDEOS", "50001", "at most 50,000"),
+        ("INFLUENCER_STATS_GRANIAN_TASKS", "trio", "INFLUENCER_STATS_GRANIAN_TASKS must be rust or asyncio"),
+        ("INFLUENCER_STATS_KEEPALIVE", "nan", "INFLUENCER_STATS_KEEPALIVE must be a finite number"),
+        (
+            "INFLUENCER_STATS_UPSTREAM_DEADLINE",
+            "inf",
+            "INFLUENCER_STATS_UPSTREAM_DEADLINE must be a finite number",
+        ),
+        ("INFLUENCER_STATS_CACHE_TTL", "-1", "INFLUENCER_STATS_CACHE_TTL must be positive"),
+        ("INFLUENCER_STATS_UPSTREAM_RETRIES", "-1", "INFLUENCER_STATS_UPSTREAM_RETRIES must be at least 0"),
+        ("YOUTUBE_API_URL", "ftp://x", "YOUTUBE_API_URL must be a http/https URL"),
+        ("REDIS_URL", "http://x", "REDIS_URL must be a redis/rediss/unix URL"),
+    ],
+)
+def test_a_bad_value_names_its_variable(variable: str, value: str, message: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        resolve({variable: value})
+
+    assert message in str(raised.value)
+
+
+def test_a_secret_is_never_echoed_in_an_error() -> None:
+    with pytest.raises(ConfigError) as raised:
+        resolve({"REDIS_URL": "http://user:hunter22@x"})
+
+    assert "hunter22" not in str(raised.value)
+
+
+def test_a_real_youtube_client_without_a_key_or_a_double_is_refused_saying_what_to_set() -> None:
+    with pytest.raises(ConfigError) as raised:
+        resolve({}, {"profile": "v1"})
+
+    assert "video client 'httpx' calls the real YouTube API: set YOUTUBE_API_KEY" in str(raised.value)
+    assert resolve({"YOUTUBE_API_KEY": "k"}, {"profile": "v1"}).youtube_api_key is not None
+    assert resolve(DOUBLE, {"profile": "v1"}).youtube_api_key is None
+
+
+def test_list_choices_is_json_of_every_slot_named_as_its_flag() -> None:
+    listed = json.loads(list_choices())
+
+    assert list(listed) == list(SLOTS)
+    assert listed["store"] == ["list", "dict", "sqlite", "redis"]
+    assert listed["cache"] == ["none", "stats", "redis"]
+    assert all(
+        "--" + slot.replace("_", "-") in "".join(SLOTS[slot].flag for slot in listed) for slot in listed
+    )
+
+
+def test_print_settings_masks_secrets_and_says_where_each_value_came_from() -> None:
+    environ = {
+        "YOUTUBE_API_KEY": "key-1234",
+        "INFLUENCER_STATS_WRITE_TOKEN": "token-5678",
+        "REDIS_URL": "redis://:pass-9012@127.0.0.1:6379/0",
+        "INFLUENCER_STATS_CACHE_TTL": "3",
+    }
+
+    text = describe_settings(resolve_sources(environ, {"port": "9000"}))
+
+    assert "key-1234" not in text and "token-5678" not in text and "pass-9012" not in text
+    rows = {line.split()[0]: line.split() for line in text.splitlines()[1:]}
+    assert rows["youtube_api_key"][1:3] == ["***", "environment"]
+    assert rows["cache_ttl_s"][1:4] == ["3.0", "environment", "INFLUENCER_STATS_CACHE_TTL"]
+    assert rows["port"][1:3] == ["9000", "flag"]
+    assert rows["host"][1:3] == ["127.0.0.1", "default"]
+    assert rows["store"][1:3] == ["sqlite", "profile"]
+    assert rows["redis_url"][1] == "***"
+
+
+def test_the_command_line_takes_one_flag_per_slot_and_per_flagged_setting() -> None:
+    command = parse_command_line(["--profile", "fast", "--video-wrappers", "none", "--port", "1"])
+
+    assert command.action == "serve"
+    assert command.flags["profile"] == "fast" and command.flags["video_wrappers"] == "none"
+    assert command.flags["port"] == "1"
+    assert parse_command_line(["--list-choices"]).action == "list_choices"
+    assert parse_command_line(["--print-settings"]).action == "print_settings"
+
+
+def test_the_profile_table_shows_every_profile_with_its_stacks() -> None:
+    lines = describe_profiles().splitlines()
+
+    assert lines[0].split()[:9] == [
+        "profile",
+        "server",
+        "video-client",
+        "store",
+        "logger",
+        "cache",
+        "metrics",
+        "video-wrappers",
+        "log-wrappers",
+    ]
+    rows = {line.split()[0]: line.split() for line in lines[1:]}
+    assert set(rows) == set(PROFILES)
+    assert rows["fast"][1:9] == [
+        "granian",
+        "aiohttp-batched",
+        "dict",
+        "dropping",
+        "stats",
+        "prometheus",
+        "breaker",
+        "rate-limit",
+    ]
+
+
+def test_every_declared_default_is_a_valid_value_of_its_own_setting() -> None:
+    for name, spec in declared().items():
+        default = default_of(name)
+        if default is None:
+            continue
+        raw = getattr(default, "value", default)
+        assert spec.parse(str(raw)) == default, name
