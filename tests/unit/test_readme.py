@@ -1,0 +1,22 @@
+"""README.md's tables of slots and settings say what the registries and declarations say."""
+
+from __future__ import annotations
+
+from influencer_stats.bootstrap.slots import SLOTS
+from influencer_stats.config.docs import README, TABLES, generated, tables_in
+from influencer_stats.config.settings import declared
+
+
+def test_the_readme_tables_are_the_generated_ones() -> None:
+    text = README.read_text()
+
+    assert set(tables_in(text)) == set(TABLES), "a table's markers are missing from README.md"
+    assert text == generated(text), "README.md is stale: run python -m influencer_stats.config.docs"
+
+
+def test_the_tables_name_every_registered_choice_and_every_declared_variable() -> None:
+    tables = tables_in(README.read_text())
+
+    for slot in SLOTS.values():
+        assert all(f"`{name}`" in tables["choices"] for name in slot.names()), slot.name
+    assert all(f"`{spec.env}`" in tables["settings"] for spec in declared().values())
