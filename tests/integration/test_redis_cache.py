@@ -13,33 +13,24 @@ from typing import Any
 
 import pytest
 from redis.asyncio import Redis
-from returns.result import Failure, Result, Success
+from returns.result import Failure, Success
 
 from influencer_stats.interpreters.collections.redis_store import RedisCollectionStore
 from influencer_stats.interpreters.metrics.noop import NoMetrics
 from influencer_stats.interpreters.redis_keys import RedisKeys
-from influencer_stats.interpreters.stats.cache import CachePolicy, InvalidatingStore
+from influencer_stats.interpreters.stats.cache import InvalidatingStore
 from influencer_stats.interpreters.stats.computed import ComputedStats
 from influencer_stats.interpreters.stats.redis_cache import RedisCachedStats
 from influencer_stats.interpreters.videos.fake import FakeVideoStatsSource
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
-from influencer_stats.logic.models import (
-    CacheInfo,
-    CollectionId,
-    CollectionNotFound,
-    StatsAnswer,
-    StatsError,
-    UpstreamUnavailable,
-)
+from influencer_stats.logic.models import CacheInfo, CollectionNotFound, StatsAnswer, UpstreamUnavailable
 from influencer_stats.testing.clock import ManualClock
 from influencer_stats.testing.event_log import CapturingEventLog
 from influencer_stats.testing.stats_query import ScriptedStatsQuery as Inner
 from influencer_stats.testing.stats_query import stats_of
+from tests.integration.redis_cache_support import ONE, POLICY, cache_info, impressions, settle, started
 from tests.integration.shared_redis import shared_redis_url, unique_prefix
 from tests.support import RecordingMetrics, free_port
-
-ONE = CollectionId("one")
-POLICY = CachePolicy(ttl_s=10, stale_while_revalidate_s=30, stale_if_error_s=300, max_entries=10_000)
 
 
 @pytest.fixture
@@ -52,28 +43,6 @@ async def client() -> AsyncIterator[Redis]:
 @pytest.fixture
 def prefix() -> str:
     return unique_prefix()
-
-
-def impressions(result: Result[StatsAnswer, StatsError]) -> int:
-    return result.unwrap().stats.impressions
-
-
-def cache_info(result: Result[StatsAnswer, StatsError]) -> CacheInfo:
-    info = result.unwrap().cache
-    assert info is not None
-    return info
-
-
-async def settle() -> None:
-    """Wait for the caches' computations in flight (background refreshes included)."""
-    running = [t for t in asyncio.all_tasks() if t.get_name().startswith("stats:")]
-    await asyncio.wait_for(asyncio.gather(*running), timeout=5)
-
-
-async def started(inner: Inner, calls: int) -> None:
-    """Wait until the inner query has been entered ``calls`` times (after the caches' Redis reads)."""
-    async with asyncio.timeout(5), inner.called:
-        await inner.called.wait_for(lambda: inner.calls >= calls)
 
 
 async def test_a_miss_computes_and_the_next_call_is_a_fresh_hit(client: Redis, prefix: str) -> None:

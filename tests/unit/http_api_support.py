@@ -1,0 +1,181 @@
+"""The HTTP edge in process, for the ``test_http_api_*`` modules: doubles, client, reply checks.
+
+No socket and no framework: a request goes through the route table as the
+hand-routed servers send it (``ROUTES.match``, then ``HttpApi.serve``, or
+``refuse`` when no template matches), its body through ``read_bounded`` as every
+server streams it. ``tests/integration/test_api.py`` proves each server adapter
+speaks HTTP the same way over a real socket.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass
+
+import orjson
+
+from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, EventLog
+from influencer_stats.algebras.event_log import LOG_CONTEXT
+from influencer_stats.http import problems
+from influencer_stats.http.api import HttpApi, Incoming
+from influencer_stats.http.body import read_bounded
+from influencer_stats.http.problems import PROBLEM_JSON, Reply
+from influencer_stats.http.routes import ROUTES
+from influencer_stats.interpreters.collections.memory_dict import DictCollectionStore
+from influencer_stats.interpreters.metrics.noop import NoMetrics
+from influencer_stats.interpreters.stats.computed import ComputedStats
+from influencer_stats.interpreters.videos.fake import FakeVideoStatsSource
+from influencer_stats.logic.validation import DEFAULT_MAX_VIDEOS
+from influencer_stats.testing.event_log import CapturingEventLog
+
+ORIGINAL_VIDEOS = ["-4lB5EKS5Uk", "-jlLkTtgWUk", "1FEFpk-uIYo"]
+TOKEN = "write-token-0123456789abcdef"
+OPENAPI = b'{"openapi":"3.1.0"}'
+
+
+# --- doubles -------------------------------------------------------------------------------------
+
+
+class ContextLog(CapturingEventLog):
+    """Records each event with the fields bound in ``LOG_CONTEXT`` when it was logged."""
+
+    def _add(self, level: str, event: str, fields: dict[str, object]) -> None:
+        super()._add(level, event, {**LOG_CONTEXT.get(), **fields})
+
+
+class RecordingMetrics(NoMetrics):
+    """Keeps every request as (route, method, status)."""
+
+    def __init__(self) -> None:
+        self.requests: list[tuple[str, str, int]] = []
+
+    def request(self, route: str, method: str, status: int, seconds: float) -> None:
+        assert seconds >= 0
+        self.requests.append((route, method, status))
+
+    def render(self) -> tuple[bytes, str]:
+        return b"requests_total 1\n", "text/plain; version=0.0.4; charset=utf-8"
+
+
+@dataclass
+class Body:
+    """A request body as a server streams it: chunks and maybe a declared length.
+
+    ``read`` counts the chunks the API consumed, to prove what was never read.
+    """
+
+    chunks: list[bytes]
+    declared: int | None = None
+    read: int = 0
+
+    @classmethod
+    def json(cls, document: object) -> Body:
+        data = orjson.dumps(document)
+        return cls([data], len(data))
+
+    async def _stream(self) -> AsyncIterator[bytes]:
+        for chunk in self.chunks:
+            self.read += 1
+            yield chunk
+
+    async def __call__(self, limit: int) -> bytes | None:
+        return await read_bounded(self._stream(), limit, self.declared)
+
+
+@dataclass
+class Service:
+    """An ``HttpApi`` on in-memory doubles, and a client that calls it like a server does."""
+
+    api: HttpApi
+    store: CollectionStore
+    log: ContextLog
+    metrics: RecordingMetrics
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        body: Body | None = None,
+        *,
+        request_id: str | None = None,
+        authorization: str | None = None,
+    ) -> Reply:
+        route, collection_id = ROUTES.match(path)
+        if route is None:
+            return self.api.refuse(problems.route_not_found(path), "unmatched", method, request_id)
+        incoming = Incoming(route, method, collection_id, request_id, authorization, body or Body([]))
+        return await self.api.serve(incoming)
+
+    async def put(
+        self,
+        collection_id: str,
+        document: object,
+        *,
+        request_id: str | None = None,
+        authorization: str | None = None,
+    ) -> Reply:
+        body = Body.json(document)
+        path = f"/collections/{collection_id}"
+        return await self.request("PUT", path, body, request_id=request_id, authorization=authorization)
+
+    async def get(self, path: str, *, request_id: str | None = None) -> Reply:
+        return await self.request("GET", path, request_id=request_id)
+
+
+def _computed(store: CollectionStore, log: EventLog) -> CollectionStatsQuery:
+    return ComputedStats(store, FakeVideoStatsSource(), log)
+
+
+def service(
+    *,
+    write_token: str | None = None,
+    max_videos: int = DEFAULT_MAX_VIDEOS,
+    store: CollectionStore | None = None,
+    stats: Callable[[CollectionStore, EventLog], CollectionStatsQuery] = _computed,
+    checks: Mapping[str, bool] | None = None,
+) -> Service:
+    """The API on a dict store and computed stats over the fake source, unless told otherwise."""
+    store = store or DictCollectionStore()
+    log = ContextLog()
+    metrics = RecordingMetrics()
+
+    def check(ok: bool) -> Callable[[], Awaitable[bool]]:
+        async def answer() -> bool:
+            return ok
+
+        return answer
+
+    api = HttpApi(
+        store,
+        stats(store, log),
+        log,
+        metrics,
+        {name: check(ok) for name, ok in (checks or {}).items()},
+        write_token=write_token,
+        max_videos=max_videos,
+        openapi=OPENAPI,
+    )
+    return Service(api, store, log, metrics)
+
+
+# --- reading replies -----------------------------------------------------------------------------
+
+
+def document(reply: Reply) -> dict[str, object]:
+    parsed: dict[str, object] = orjson.loads(reply.body)
+    return parsed
+
+
+def header(reply: Reply, name: str) -> str | None:
+    return dict(reply.headers).get(name)
+
+
+def assert_problem(reply: Reply, status: int) -> dict[str, object]:
+    assert reply.status == status
+    assert reply.content_type == PROBLEM_JSON
+    body = document(reply)
+    assert body["status"] == status
+    assert {"type", "title", "detail"} <= body.keys()
+    assert str(body["type"]).startswith("urn:influencer-stats:problem:")
+    assert header(reply, "x-request-id")
+    return body
