@@ -239,6 +239,26 @@ class Settings:
     graceful_shutdown_s: float = seconds(
         "INFLUENCER_STATS_GRACEFUL_SHUTDOWN", 10.0, "on SIGTERM, in-flight requests get this long"
     )
+    header_timeout_s: float = seconds(
+        "INFLUENCER_STATS_HEADER_TIMEOUT", 10.0, "a request's headers must arrive within this (slowloris)"
+    )
+    body_timeout_s: float = seconds(
+        "INFLUENCER_STATS_BODY_TIMEOUT", 30.0, "a request's body must arrive within this after its headers"
+    )
+    max_header_bytes: int = integer(
+        "INFLUENCER_STATS_MAX_HEADER_BYTES", 16_384, "request line and headers together, at most (431 beyond)"
+    )
+    max_headers: int = integer(
+        "INFLUENCER_STATS_MAX_HEADERS", 100, "header fields per request, at most (431 beyond)"
+    )
+    max_pipelined: int = integer(
+        "INFLUENCER_STATS_MAX_PIPELINED",
+        16,
+        "uvicorn: requests queued per connection behind the one answered (reading pauses beyond)",
+    )
+    send_timeout_s: float = seconds(
+        "INFLUENCER_STATS_SEND_TIMEOUT", 30.0, "uvicorn: a client that reads nothing for this long is cut off"
+    )
     limit_concurrency: int = integer(
         "INFLUENCER_STATS_LIMIT_CONCURRENCY", 1024, "uvicorn: connections/tasks before an immediate 503"
     )

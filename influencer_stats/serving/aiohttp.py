@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import errno
+import os
+import sys
 
 from aiohttp import web
 
 from influencer_stats.config.settings import Settings
+from influencer_stats.interpreters.http.aiohttp_server import BODY_TIMEOUT
 
 
 def run(settings: Settings, app: web.Application) -> None:
@@ -17,13 +21,29 @@ def run(settings: Settings, app: web.Application) -> None:
         pass
     else:
         asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
-    web.run_app(
-        app,
-        host=settings.host,
-        port=settings.port,
-        access_log=None,
-        print=None,
-        shutdown_timeout=settings.graceful_shutdown_s,
-        keepalive_timeout=settings.keepalive_s,
-        backlog=settings.backlog,
-    )
+    app[BODY_TIMEOUT] = settings.body_timeout_s  # aiohttp has none: the adapter's body read applies it
+    try:
+        web.run_app(
+            app,
+            host=settings.host,
+            port=settings.port,
+            access_log=None,
+            print=None,
+            shutdown_timeout=settings.graceful_shutdown_s,
+            # One aiohttp timer closes a connection whose next request's headers are not
+            # complete this long after it opened or answered: both the idle keep-alive
+            # and the header timeout, so the smaller of the two.
+            keepalive_timeout=min(settings.keepalive_s, settings.header_timeout_s),
+            backlog=settings.backlog,
+            # aiohttp bounds each line (the request line, every header) and their count, not
+            # their total: each line at most the total we allow (400 beyond, aiohttp's own text).
+            max_line_size=settings.max_header_bytes,
+            max_field_size=settings.max_header_bytes,
+            max_headers=settings.max_headers,
+        )
+    except OSError as error:
+        if error.errno not in (errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.EACCES):
+            raise
+        reason = os.strerror(error.errno).lower() if error.errno else str(error)
+        print(f"main.py: error: cannot listen on {settings.host}:{settings.port}: {reason}", file=sys.stderr)
+        raise SystemExit(1) from None

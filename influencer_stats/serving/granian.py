@@ -7,19 +7,29 @@ profile and every slot, and each worker's factory resolves the same settings.
 from __future__ import annotations
 
 import os
+import resource
+import socket
+import sys
 from typing import Any
 
 from influencer_stats.config.settings import Settings
 
+#: hyper's smallest read buffer (it refuses anything below 8 KiB).
+_MIN_BUFFER_BYTES = 8192
+#: Descriptors a worker keeps for itself (listener, logs, pipes, the store) besides its client pools.
+_RESERVED_FDS = 256
+
 
 def run(settings: Settings) -> None:
     from granian import Granian
-    from granian.constants import Interfaces, Loops, TaskImpl
+    from granian.constants import HTTPModes, Interfaces, Loops, TaskImpl
+    from granian.http import HTTP1Settings
     from granian.log import LogLevels
 
     from influencer_stats.bootstrap.slots import SLOTS
     from influencer_stats.config.settings import declared
 
+    claim = claim_the_address(settings.host, settings.port)
     os.environ[declared()["profile"].env] = settings.profile
     for slot in SLOTS.values():
         os.environ[slot.env] = settings.choices.text(slot.name)
@@ -32,12 +42,71 @@ def run(settings: Settings) -> None:
         workers=1,
         loop=Loops.auto,
         task_impl=TaskImpl(settings.granian_tasks),
+        # HTTP/1.1 only: with "auto", a connection that sends nothing waits forever to be
+        # told HTTP/1 from HTTP/2 (the version sniff has no timeout); this way hyper's
+        # header timer runs from the first moment.
+        http=HTTPModes.http1,
+        http1_settings=HTTP1Settings(
+            # One hyper timer bounds both the idle time after an answer and the time to
+            # receive the next request's headers (a new connection's too): the smaller bound.
+            header_read_timeout=max(1, round(1000 * min(settings.keepalive_s, settings.header_timeout_s))),
+            keep_alive=True,
+            # The read buffer bounds the request line and headers (431 beyond).
+            max_buffer_size=max(_MIN_BUFFER_BYTES, settings.max_header_bytes),
+        ),
+        backpressure=connection_limit(settings),
         websockets=False,
         backlog=settings.backlog,
         log_level=LogLevels.warning,
         log_access=False,
         workers_kill_timeout=int(settings.graceful_shutdown_s),
     ).serve()
+    if claim is not None:
+        claim.close()
+
+
+def connection_limit(settings: Settings) -> int:
+    """Connections one worker serves at once (Granian's ``backpressure``; more wait to be accepted).
+
+    As many as its open-file limit leaves room for, less what the worker needs for
+    itself: the timeouts end slow and idle connections, and a lower cap would let a
+    few thousand of them (at most ``INFLUENCER_STATS_BODY_TIMEOUT`` each) shut
+    everyone else out, ``/healthz`` included. Below the limit, not at it: at the
+    limit ``accept`` fails and Granian retries at once, spinning.
+    """
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    files = 1 << 20 if soft == resource.RLIM_INFINITY else soft
+    reserved = _RESERVED_FDS + settings.upstream_connections + settings.redis_connections
+    return max(1, files - reserved)
+
+
+def claim_the_address(host: str, port: int) -> socket.socket | None:
+    """Exit 1 with one line when another server has ``host:port``; else a claim to keep while serving.
+
+    Granian binds each worker's socket with SO_REUSEPORT (so workers share the
+    port), which lets a second instance bind it too: the kernel would split the
+    traffic between two services with separate data. A bind without it, as
+    uvicorn and aiohttp bind, fails while anyone listens there. Two instances
+    started at once would both pass that probe before either listens, so on
+    Linux each first claims the address's name in the abstract socket namespace
+    (one per network namespace, as ports are; freed when the process dies).
+    """
+    claim = None
+    try:
+        if sys.platform == "linux":
+            claim = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            claim.bind(f"\0influencer-stats:{host}:{port}")
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # TIME_WAIT is no obstacle
+            probe.bind(address)
+    except OSError as error:
+        if claim is not None:
+            claim.close()
+        reason = os.strerror(error.errno).lower() if error.errno else str(error)
+        print(f"main.py: error: cannot listen on {host}:{port}: {reason}", file=sys.stderr)
+        raise SystemExit(1) from None
+    return claim
 
 
 def app_from_environment() -> Any:
@@ -45,4 +114,7 @@ def app_from_environment() -> Any:
     from influencer_stats.config.resolve import resolve
     from influencer_stats.serving import app_for
 
-    return app_for(resolve(os.environ))
+    settings = resolve(os.environ)
+    app = app_for(settings)
+    app.body_timeout_s = settings.body_timeout_s
+    return app

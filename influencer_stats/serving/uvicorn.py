@@ -7,14 +7,30 @@ from typing import Any
 import uvicorn
 
 from influencer_stats.config.settings import Settings
+from influencer_stats.http.routes import HEALTHZ
+from influencer_stats.serving.uvicorn_protocol import Limits, protocol_class
+
+
+def limits(settings: Settings) -> Limits:
+    """What one connection may cost; ``/healthz`` answers even over the concurrency limit."""
+    return Limits(
+        header_timeout_s=settings.header_timeout_s,
+        body_timeout_s=settings.body_timeout_s,
+        send_timeout_s=settings.send_timeout_s,
+        max_header_bytes=settings.max_header_bytes,
+        max_headers=settings.max_headers,
+        max_pipelined=settings.max_pipelined,
+        exempt_paths=frozenset({HEALTHZ}),
+    )
 
 
 def run(settings: Settings, app: Any) -> None:
-    """Serve an ASGI app: JSON logs only (no access log), no ``server`` header."""
+    """Serve an ASGI app: JSON logs only (no access log), no ``server`` header, hardened httptools."""
     uvicorn.run(
         app,
         host=settings.host,
         port=settings.port,
+        http=protocol_class(limits(settings)),
         lifespan="on",
         access_log=False,
         log_level="warning",
