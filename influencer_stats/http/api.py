@@ -25,6 +25,8 @@ from returns.result import Failure, Success
 from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, EventLog, Metrics
 from influencer_stats.algebras.event_log import LOG_CONTEXT
 from influencer_stats.http import problems
+from influencer_stats.http.body import BodyIncomplete, json_nests_deeper
+from influencer_stats.http.pagination import page_body, parse_page_request
 from influencer_stats.http.problems import JSON, Reply
 from influencer_stats.logic.models import CacheInfo, CollectionStats, Created
 from influencer_stats.logic.validation import (
@@ -36,6 +38,8 @@ if TYPE_CHECKING:
     from influencer_stats.http.routes import Route
 
 MAX_BODY_BYTES = 1024 * 1024
+#: Arrays and objects nested deeper than this are refused before decoding (the body needs 2).
+MAX_JSON_DEPTH = 32
 _decode = msgspec.json.Decoder().decode
 #: Readiness checks by dependency name, built by the composition root.
 Checks = dict[str, Callable[[], Awaitable[bool]]]
@@ -44,6 +48,18 @@ _NO_CONTENT = Reply(204, b"")
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 #: Methods that need the write token (when one is set), on whichever route answers them.
 _WRITES = frozenset({"DELETE", "PATCH", "POST", "PUT"})
+#: The methods HTTP defines (RFC 9110, PATCH, WebDAV and the rest of the list llhttp parses).
+#: uvicorn's and aiohttp's parsers refuse any other method with a 400 before an app runs; the
+#: edge refuses it with a 400 too where a server lets it through (Granian takes any token), so
+#: all four agree. A method in this set that a route does not answer is a 405 with Allow.
+HTTP_METHODS = frozenset(
+    {
+        "ACL", "BIND", "CHECKOUT", "CONNECT", "COPY", "DELETE", "GET", "HEAD", "LINK", "LOCK",
+        "M-SEARCH", "MERGE", "MKACTIVITY", "MKCALENDAR", "MKCOL", "MOVE", "NOTIFY", "OPTIONS",
+        "PATCH", "POST", "PROPFIND", "PROPPATCH", "PURGE", "PUT", "QUERY", "REBIND", "REPORT",
+        "SEARCH", "SOURCE", "SUBSCRIBE", "TRACE", "UNBIND", "UNLINK", "UNLOCK", "UNSUBSCRIBE",
+    }
+)  # fmt: skip
 
 BodyReader = Callable[[int], Awaitable[bytes | None]]
 
@@ -57,16 +73,22 @@ class Incoming:
     """What a server hands over: the matched route and the request's parts.
 
     ``read_body(limit)`` returns the body, or None as soon as it exceeds
-    ``limit`` bytes (servers build it on ``body.read_bounded``, so none ever
-    buffers more than that).
+    ``limit`` bytes (servers build it on ``body.read_request_body``, so none
+    ever buffers more than that), and raises ``BodyIncomplete`` when the
+    client went away before the whole body arrived; ``collection_id`` is
+    percent-decoded, as is the path a server matched. ``query`` is the raw query string, without the
+    ``?`` and not yet percent-decoded.
     """
 
     route: Route
     method: str
     collection_id: str = ""
     request_id: str | None = None
+    #: Every Authorization field line received, joined with ", " (RFC 9110 5.3): two lines
+    #: never authorize a write, whichever of them a framework would have picked.
     authorization: str | None = None
     read_body: BodyReader = _no_body
+    query: str = ""
 
 
 def _request_id(header: str | None) -> str:
@@ -78,6 +100,31 @@ def _with_request_id(reply: Reply, request_id: str) -> Reply:
     # Reply(...) directly: NamedTuple._replace costs twice as much, on every request.
     status, body, content_type, headers = reply
     return Reply(status, body, content_type, (*headers, ("x-request-id", request_id)))
+
+
+#: Printable ASCII but space and comma, four or more: the pieces of a credential worth masking.
+_PRINTABLE_RUN = re.compile(r"[!-+\--~]{4,}")
+
+
+def _method_label(method: str) -> str:
+    """The method as a metrics label: one of a closed set."""
+    return method if method in HTTP_METHODS else "other"
+
+
+def _error_text(exc: Exception, presented: str | None) -> str:
+    """A bug as the log shows it: type and message, clipped, without what the client presented.
+
+    ``str``, not ``repr``: a ``UnicodeError``'s repr holds the whole input it failed
+    on (a header value), its ``str`` one character. A message may still quote
+    client input: every run of four or more printable characters of the presented
+    Authorization value is masked before clipping, whatever surrounds or escapes
+    it (the log's redaction masks known secrets and ``Bearer`` values besides).
+    """
+    text = f"{type(exc).__name__}: {exc}"
+    if presented:
+        for part in sorted(set(_PRINTABLE_RUN.findall(presented)), key=len, reverse=True):
+            text = text.replace(part, "***")
+    return text if len(text) <= 300 else text[:300] + "…"
 
 
 def new_request_id() -> str:
@@ -147,34 +194,63 @@ class HttpApi:
         route, method = incoming.route, incoming.method
         try:
             handler = route.handlers.get(method)
-            if handler is None:
+            if handler is None and method not in HTTP_METHODS:
+                reply = problems.unknown_method(method)
+            elif not incoming.collection_id.isascii():
+                reply = problems.path_not_ascii()
+            elif handler is None:
                 reply = problems.method_not_allowed(method, route.methods)
             elif method in _WRITES and (refusal := self._unauthorized(incoming.authorization)) is not None:
                 reply = refusal
             else:
                 reply = await handler(self, incoming)
+        except BodyIncomplete as exc:
+            # The client went away mid-upload: its request, not a server error; nothing was stored.
+            self.log.debug("http.body_incomplete", route=route.template, detail=str(exc))
+            reply = problems.body_incomplete()
         except Exception as exc:  # noqa: BLE001 - the edge is where bugs stop
-            self.log.error("http.unhandled_error", route=route.template, error=repr(exc)[:500])
+            error = _error_text(exc, incoming.authorization)
+            self.log.error("http.unhandled_error", route=route.template, error=error)
             reply = problems.internal_error()
         finally:
             LOG_CONTEXT.reset(bound)
-        self.metrics.request(route.template, method, reply.status, time.perf_counter() - started)
+        self.metrics.request(
+            route.template, _method_label(method), reply.status, time.perf_counter() - started
+        )
         return _with_request_id(reply, request_id)
+
+    def unmatched(self, path: str, method: str, request_id: str | None) -> Reply:
+        """The answer when no route matches ``path`` (percent-decoded), in the order parsers refuse:
+
+        a method HTTP does not define, then a path outside ASCII (both 400), else a 404.
+        """
+        if method not in HTTP_METHODS:
+            reply = problems.unknown_method(method)
+        elif not path.isascii():
+            reply = problems.path_not_ascii()
+        else:
+            reply = problems.route_not_found(path)
+        return self.refuse(reply, "unmatched", method, request_id)
 
     def refuse(self, reply: Reply, route: str, method: str, request_id: str | None) -> Reply:
         """A server's own refusal (no route, wrong method) with the usual id and metrics.
 
         ``route`` is the metrics label: the template, or ``"unmatched"``.
         """
-        self.metrics.request(route, method, reply.status, 0.0)
+        self.metrics.request(route, _method_label(method), reply.status, 0.0)
         return _with_request_id(reply, _request_id(request_id))
 
     def _unauthorized(self, authorization: str | None) -> Reply | None:
         if self._write_token is None:
             return None
         scheme, _, credentials = (authorization or "").partition(" ")
-        if scheme.lower() == "bearer" and hmac.compare_digest(
-            credentials.strip().encode(), self._write_token
+        credentials = credentials.strip()
+        # ASCII only (a bearer token is): servers decode header bytes differently (latin-1,
+        # UTF-8 with surrogate escapes), so anything else would compare differently per server.
+        if (
+            scheme.lower() == "bearer"
+            and credentials.isascii()
+            and hmac.compare_digest(credentials.encode(), self._write_token)
         ):
             return None
         return problems.problem(
@@ -214,10 +290,16 @@ class HttpApi:
         """The OpenAPI document."""
         return self._openapi
 
-    async def list_collections(self, _: Incoming) -> Reply:
-        match await self.store.ids():
+    async def list_collections(self, incoming: Incoming) -> Reply:
+        """One page of the sorted ids (``pagination``: ``limit``, ``cursor``, ``next``)."""
+        match parse_page_request(incoming.query):
+            case Failure(invalid):
+                return problems.invalid_input(invalid)
+            case Success(page):
+                pass
+        match await self.store.ids(page.after, page.limit + 1):  # one more: is there a next page?
             case Success(ids):
-                return Reply(200, orjson.dumps({"ids": ids}))
+                return Reply(200, orjson.dumps(page_body(ids, page.limit)))
             case Failure(error):
                 return problems.for_error(error)
         raise AssertionError("unreachable")
@@ -244,6 +326,10 @@ class HttpApi:
                 return problems.invalid_input(invalid)
             case Success(collection_id):
                 pass
+        if json_nests_deeper(body, MAX_JSON_DEPTH):
+            return problems.malformed_json(
+                f"the body nests arrays or objects deeper than {MAX_JSON_DEPTH} levels (or unbalanced)"
+            )
         try:
             document = _decode(body)
         except msgspec.DecodeError as exc:

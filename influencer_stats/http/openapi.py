@@ -11,7 +11,8 @@ from typing import Any
 
 import orjson
 
-from influencer_stats.http.api import MAX_BODY_BYTES
+from influencer_stats.http.api import MAX_BODY_BYTES, MAX_JSON_DEPTH
+from influencer_stats.http.pagination import CURSOR_PATTERN, DEFAULT_LIMIT, MAX_LIMIT
 from influencer_stats.http.routes import (
     COLLECTION,
     COLLECTIONS,
@@ -62,9 +63,22 @@ _SCHEMAS: dict[str, Any] = {
     },
     "Ids": {
         "type": "object",
+        "description": "One page of the collection ids; next only when more follow.",
         "required": ["ids"],
         "additionalProperties": False,
-        "properties": {"ids": {"type": "array", "items": {"type": "string"}}},
+        "properties": {
+            "ids": {
+                "type": "array",
+                "maxItems": MAX_LIMIT,
+                "items": {"type": "string", "pattern": "^[A-Za-z0-9._-]{1,64}$"},
+                "description": "at most limit ids, ascending, after the cursor",
+            },
+            "next": {
+                "type": "string",
+                "pattern": CURSOR_PATTERN,
+                "description": "the cursor of the next page (opaque: pass it back unchanged)",
+            },
+        },
     },
     "Status": {"type": "object", "required": ["status"], "properties": {"status": {"type": "string"}}},
 }
@@ -96,6 +110,7 @@ _ID = {
 }
 _STORE_DOWN = _problem("collection storage unavailable", **{"Retry-After": _RETRY_AFTER})
 _BAD_ID = _problem("invalid collection id")
+_BAD_PATH = _problem("the path is not ASCII once percent-decoded")
 _NOT_FOUND = _problem("no such collection")
 _WRITE_SECURITY: list[dict[str, list[str]]] = [
     {},
@@ -142,10 +157,37 @@ def _operations() -> dict[str, dict[str, Any]]:
             }
         },
         COLLECTIONS: {
+            "parameters": [
+                {
+                    "name": "limit",
+                    "in": "query",
+                    "required": False,
+                    "description": f"ids per page, at most {MAX_LIMIT}",
+                    "schema": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": MAX_LIMIT,
+                        "default": DEFAULT_LIMIT,
+                    },
+                },
+                {
+                    "name": "cursor",
+                    "in": "query",
+                    "required": False,
+                    "description": "the previous page's next (opaque); without it, the first page",
+                    "schema": {"type": "string", "pattern": CURSOR_PATTERN},
+                },
+            ],
             "get": {
-                "summary": "Every collection id, sorted",
-                "responses": {"200": _json("Ids", "the ids"), "503": _STORE_DOWN},
-            }
+                "summary": "The collection ids, sorted, a page at a time",
+                "responses": {
+                    "200": _json("Ids", "a page of ids, and the next page's cursor when there is one"),
+                    "422": _problem(
+                        f"limit not an integer from 1 to {MAX_LIMIT}, cursor malformed, or either repeated"
+                    ),
+                    "503": _STORE_DOWN,
+                },
+            },
         },
         COLLECTION: {
             "parameters": [_ID],
@@ -168,7 +210,11 @@ def _operations() -> dict[str, dict[str, Any]]:
                 "responses": {
                     "200": _json("Videos", "replaced"),
                     "201": _json("Videos", "created", Location={"schema": {"type": "string"}}),
-                    "400": _problem("the body is not JSON"),
+                    "400": _problem(
+                        "the body is not JSON, nests deeper than "
+                        f"{MAX_JSON_DEPTH} levels or ended before its Content-Length; "
+                        "or the path is not ASCII once percent-decoded"
+                    ),
                     "401": _problem(
                         "a write token is set and the request does not carry it",
                         **{"WWW-Authenticate": {"schema": {"type": "string"}}},
@@ -219,7 +265,8 @@ def _operations() -> dict[str, dict[str, Any]]:
 def _path_item(route: Route, path_item: dict[str, Any]) -> dict[str, Any]:
     """The documented operations of one route: exactly the methods it answers.
 
-    HEAD answers like GET, without a body; 500 can happen anywhere.
+    HEAD answers like GET, without a body; 500 can happen anywhere, and 400 wherever
+    the path holds an id.
     """
     item = dict(path_item)
     documented = {key.upper() for key in item if key != "parameters"}
@@ -235,9 +282,10 @@ def _path_item(route: Route, path_item: dict[str, Any]) -> dict[str, Any]:
         item["head"] = {"summary": item["get"]["summary"] + " (headers only)", "responses": responses}
     for method in ("get", "head", "put", "delete"):
         if method in item:
+            bad_path = {"400": _BAD_PATH} if route.around_parameter is not None else {}
             item[method] = {
                 **item[method],
-                "responses": {**item[method]["responses"], "500": _problem("a bug")},
+                "responses": {**bad_path, **item[method]["responses"], "500": _problem("a bug")},
             }
     return item
 

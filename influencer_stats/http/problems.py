@@ -100,6 +100,23 @@ def method_not_allowed(method: str, allowed: tuple[str, ...]) -> Reply:
     )
 
 
+def unknown_method(method: str) -> Reply:
+    """A method outside HTTP's registry, refused as the C parsers of uvicorn and aiohttp refuse it."""
+    return problem(400, "unknown-method", "Unknown method", f"{method[:20]!r} is not an HTTP method")
+
+
+def path_not_ascii() -> Reply:
+    """A path holding a character outside ASCII once percent-decoded (no route or id has one)."""
+    return problem(400, "invalid-path", "Invalid path", "the path must be ASCII once percent-decoded")
+
+
+def body_incomplete() -> Reply:
+    """The client sent less than it declared and went away; nothing was stored."""
+    return problem(
+        400, "incomplete-body", "Incomplete request body", "the body ended before its declared length"
+    )
+
+
 def internal_error() -> Reply:
     return problem(
         500, "internal-error", "Internal server error", "an unexpected error occurred; it has been logged"

@@ -1,10 +1,11 @@
 """The route table: every route template, the methods it answers and their handlers.
 
 ``ROUTES`` is the one source of truth for the API's surface. A server either
-registers each template with its framework (Starlette, aiohttp) or matches
-paths with ``ROUTES.match`` (the hand-routed ASGI and RSGI apps); either way
-it hands ``HttpApi.serve`` the matched ``Route``, whose handlers ``HttpApi``
-dispatches to by method (a dict lookup). The OpenAPI document describes the
+registers each template with its framework (Starlette, every method, no slash
+redirects) or matches the percent-decoded path with ``ROUTES.match`` (the
+aiohttp, ASGI and RSGI apps); either way it hands ``HttpApi.serve`` the matched
+``Route``, whose handlers ``HttpApi`` dispatches to by method (a dict lookup),
+or asks ``HttpApi.unmatched`` for the refusal when no template matches. The OpenAPI document describes the
 same table, and refuses to build if they differ. Adding a route is one entry
 here plus its handler (an ``HttpApi`` method) and its OpenAPI operation.
 """

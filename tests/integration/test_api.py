@@ -3,7 +3,7 @@
 Parametrized over every server interpreter by the ``service`` fixture. What
 ``HttpApi`` decides (validation, status codes, problem bodies, write auth,
 request ids, readiness, metrics) is tested in process by
-``tests/unit/test_http_api.py``; here are the cases an adapter could get wrong:
+``tests/unit/test_http_api_*.py``; here are the cases an adapter could get wrong:
 routing and path parameters (decoding included), the framework's own 404 and
 405, streaming a body in and refusing it at 1 MiB, HEAD, status codes without a
 body, response headers and content types.
@@ -11,8 +11,12 @@ body, response headers and content types.
 
 from __future__ import annotations
 
+import re
+import socket
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 import httpx
 import orjson
@@ -20,6 +24,7 @@ import pytest
 
 from influencer_stats.interpreters.videos.synthetic import synthetic_stats
 from influencer_stats.logic.models import VideoId
+from tests.support import RunningService
 
 ORIGINAL_ID = "99757a95-f758-499f-a170-bea93b2d8bcf"
 ORIGINAL_VIDEOS = ["-4lB5EKS5Uk", "-jlLkTtgWUk", "1FEFpk-uIYo"]
@@ -181,3 +186,180 @@ def test_head_answers_with_the_status_and_headers_of_get_and_no_body(client: htt
         assert head.content == b""
         assert head.headers["content-type"] == get.headers["content-type"]
         assert head.headers["x-request-id"]
+
+
+# --- the same answer on every server, to requests only a raw socket sends ----------------------
+
+
+@dataclass(frozen=True)
+class RawAnswer:
+    status: int
+    headers: dict[str, str]  # names lower-cased; a repeated name keeps its last value
+    body: bytes
+
+    def problem(self) -> dict[str, object]:
+        assert self.headers["content-type"] == "application/problem+json", self
+        assert self.headers["x-request-id"], self
+        document: dict[str, object] = orjson.loads(self.body)
+        assert document["status"] == self.status
+        return document
+
+
+def address(url: str) -> tuple[str, int]:
+    host, port = url.removeprefix("http://").split(":")
+    return host, int(port)
+
+
+def raw_request(url: str, request: bytes, timeout: float = 5.0) -> RawAnswer:
+    """Send ``request`` as it is (it must ask for ``Connection: close``); read until the server closes."""
+    with socket.create_connection(address(url), timeout=timeout) as sock:
+        sock.sendall(request)
+        received = b""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            chunk = sock.recv(65_536)
+            if not chunk:
+                break
+            received += chunk
+    head, _, body = received.partition(b"\r\n\r\n")
+    status_line, *lines = head.decode("latin-1").split("\r\n")
+    headers = {
+        name.strip().lower(): value.strip() for name, _, value in (line.partition(":") for line in lines)
+    }
+    return RawAnswer(int(status_line.split(" ")[1]), headers, body)
+
+
+def request_bytes(
+    method: bytes, target: bytes, *extra: bytes, body: bytes = b"", host: bytes = b"127.0.0.1"
+) -> bytes:
+    lines = [method + b" " + target + b" HTTP/1.1", b"Host: " + host, b"Connection: close", *extra]
+    if body:
+        lines.append(b"Content-Length: " + str(len(body)).encode())
+    return b"\r\n".join(lines) + b"\r\n\r\n" + body
+
+
+DEEP_JSON = b"[" * 1000 + b"]" * 1000
+
+#: (request, status, problem type or None where a server's own parser may answer first).
+#: uvicorn's and aiohttp's C parsers (llhttp) refuse a method they do not know and raw bytes
+#: outside ASCII in the target with a text/plain 400 before any app code runs (aiohttp's
+#: quotes the request line); Granian passes both through and the edge answers the same 400.
+SAME_ANSWER: dict[str, tuple[bytes, int, str | None]] = {
+    "trailing-slash": (
+        request_bytes(b"GET", b"/collections/", host=b"evil.example"),
+        404,
+        "route-not-found",
+    ),
+    "trailing-slash-healthz": (request_bytes(b"GET", b"/healthz/"), 404, "route-not-found"),
+    "encoded-slash-in-stats-id": (request_bytes(b"GET", b"/collections/a%2Fb/stats"), 404, "route-not-found"),
+    "encoded-slash-in-put-id": (
+        request_bytes(b"PUT", b"/collections/a%2Fb", body=b'{"videos": []}'),
+        404,
+        "route-not-found",
+    ),
+    "encoded-braces": (request_bytes(b"GET", b"/collections/%7Bx%7D"), 422, "validation-error"),
+    "encoded-non-ascii": (request_bytes(b"GET", b"/collections/%C3%A9"), 400, "invalid-path"),
+    "encoded-invalid-utf8": (request_bytes(b"GET", b"/collections/%FF/stats"), 400, "invalid-path"),
+    "encoded-non-ascii-unmatched": (request_bytes(b"GET", b"/%C3%A9"), 400, "invalid-path"),
+    "raw-non-ascii": (request_bytes(b"GET", "/collections/é".encode()), 400, None),
+    "unknown-method": (request_bytes(b"M0", b"/healthz"), 400, None),
+    "unknown-method-on-an-id": (request_bytes(b"M1999", b"/collections/c"), 400, None),
+    "unknown-method-unmatched": (request_bytes(b"M7", b"/no/such/route"), 400, None),
+    "lower-case-method": (request_bytes(b"get", b"/healthz"), 400, None),
+    "webdav-method": (request_bytes(b"PROPFIND", b"/healthz"), 405, "method-not-allowed"),
+    "connect": (request_bytes(b"CONNECT", b"/collections/c"), 405, "method-not-allowed"),
+    "json-1000-deep": (request_bytes(b"PUT", b"/collections/deep", body=DEEP_JSON), 400, "malformed-json"),
+    "json-1000-deep-objects": (
+        request_bytes(b"PUT", b"/collections/deep", body=b'{"a":' * 1000 + b"1" + b"}" * 1000),
+        400,
+        "malformed-json",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", SAME_ANSWER)
+def test_every_server_gives_the_same_answer(service: RunningService, case: str) -> None:
+    request, status, slug = SAME_ANSWER[case]
+
+    answer = raw_request(service.url, request)
+
+    assert answer.status == status, answer
+    assert "location" not in answer.headers
+    assert b"evil.example" not in answer.body
+    if slug is not None or answer.headers.get("content-type") == "application/problem+json":
+        problem = answer.problem()
+        assert slug is None or problem["type"] == f"urn:influencer-stats:problem:{slug}"
+    if status == 405:
+        allow = "GET, HEAD" if b"/healthz" in request else "DELETE, GET, HEAD, PUT"
+        assert answer.headers["allow"] == allow
+    assert httpx.get(f"{service.url}/collections/deep").status_code == 404  # nothing stored
+
+
+# --- an upload cut short by the client ------------------------------------------------------------
+
+
+def count(service: RunningService, method: str, status: str) -> float:
+    """``influencer_stats_http_requests_total`` of the collection route for ``method``/``status``."""
+    text = httpx.get(f"{service.url}/metrics").text
+    pattern = r"influencer_stats_http_requests_total\{(.*)\} (\S+)"
+    total = 0.0
+    for labels, value in re.findall(pattern, text):
+        if {'method="' + method + '"', 'route="/collections/{id}"', 'status="' + status + '"'} <= set(
+            labels.split(",")
+        ):
+            total += float(value)
+    return total
+
+
+def send_and_vanish(url: str, data: bytes) -> None:
+    """Send ``data`` and close the connection at once, never reading an answer."""
+    with socket.create_connection(address(url), timeout=5) as sock:
+        sock.sendall(data)
+
+
+def wait_for(condition: Callable[[], bool], seconds: float = 5.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "the server never got there"
+        time.sleep(0.05)
+
+
+PREFIX = b'{"videos":["-4lB5EKS5Uk"]}'  # 26 bytes that are valid JSON on their own
+
+
+def test_an_upload_cut_short_of_its_content_length_is_never_stored_nor_a_server_error(
+    service: RunningService,
+) -> None:
+    cid = new_id()
+    refused, errors = count(service, "PUT", "400"), count(service, "PUT", "500")
+
+    send_and_vanish(
+        service.url,
+        f"PUT /collections/{cid} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 200\r\n\r\n".encode()
+        + PREFIX,
+    )
+
+    wait_for(lambda: count(service, "PUT", "400") > refused)
+    assert httpx.get(f"{service.url}/collections/{cid}").status_code == 404
+    assert count(service, "PUT", "500") == errors
+    assert "http.unhandled_error" not in service.output()
+
+
+def test_a_chunked_upload_cut_short_is_not_a_server_error(
+    service: RunningService, request: pytest.FixtureRequest
+) -> None:
+    cid = new_id()
+    refused, errors = count(service, "PUT", "400"), count(service, "PUT", "500")
+    head = f"PUT /collections/{cid} HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+
+    send_and_vanish(service.url, head.encode() + f"{len(PREFIX):x}\r\n".encode() + PREFIX + b"\r\n")
+
+    if request.node.callspec.params["service"] == "granian":
+        # Granian's RSGI body iterator ends a cut-short chunked body as if it were whole (no
+        # error, no disconnect signal), so a prefix that is valid JSON is taken (README).
+        wait_for(lambda: httpx.get(f"{service.url}/collections/{cid}").status_code == 200)
+    else:
+        wait_for(lambda: count(service, "PUT", "400") > refused)
+        assert httpx.get(f"{service.url}/collections/{cid}").status_code == 404
+    assert count(service, "PUT", "500") == errors
+    assert "http.unhandled_error" not in service.output()

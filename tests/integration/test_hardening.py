@@ -12,6 +12,7 @@ import orjson
 import pytest
 
 from influencer_stats.http.routes import ROUTES
+from tests.integration.test_api import raw_request, request_bytes
 from tests.support import SERVERS, RunningService, running_double_process, running_service
 
 TOKEN = "write-token-0123456789abcdef"
@@ -84,6 +85,57 @@ def test_the_write_token_never_appears_in_a_log_line(guarded: RunningService) ->
 
     assert guarded.output()  # the logger writes every event
     assert TOKEN not in guarded.output()
+
+
+STOLEN = "stolen-token-5e1f"
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        f"Bearer {STOLEN}\xff".encode("latin-1"),  # not UTF-8: aiohttp's 500 that logged it
+        f"Bearer {TOKEN}\xff".encode("latin-1"),  # the right token, then a stray byte
+        f"Bearer {STOLEN}\x01".encode(),  # a control character: the parsers' own 400
+        STOLEN.encode() + b"\xc3\xa9",  # UTF-8 outside ASCII, no scheme
+    ],
+    ids=["invalid-utf8", "token-then-invalid-utf8", "control-character", "non-ascii"],
+)
+def test_a_credential_a_server_cannot_decode_is_refused_and_never_logged(
+    guarded: RunningService, header: bytes
+) -> None:
+    cid = "c-" + uuid.uuid4().hex
+    answer = raw_request(
+        guarded.url, request_bytes(b"DELETE", f"/collections/{cid}".encode(), b"Authorization: " + header)
+    )
+
+    assert answer.status in (400, 401)  # 400: a parser refused the header line before our code ran
+    if answer.status == 401:
+        answer.problem()
+        assert answer.headers["www-authenticate"] == 'Bearer realm="influencer-stats"'
+    assert httpx.get(f"{guarded.url}/healthz").status_code == 200
+    assert STOLEN not in guarded.output()
+    assert "http.unhandled_error" not in guarded.output()
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        (f"Bearer {TOKEN}", f"Bearer {TOKEN}"),
+        ("Bearer wrong", f"Bearer {TOKEN}"),  # the ASGI server used to take the last
+        (f"Bearer {TOKEN}", "Bearer wrong"),  # the others, the first
+    ],
+)
+def test_two_authorization_lines_never_authorize_a_write(
+    guarded: RunningService, lines: tuple[str, str]
+) -> None:
+    cid = "c-" + uuid.uuid4().hex
+    headers = [("authorization", line) for line in lines]
+
+    put = httpx.put(f"{guarded.url}/collections/{cid}", json={"videos": VIDEOS}, headers=headers)
+
+    assert put.status_code == 401
+    assert put.headers["content-type"] == "application/problem+json"
+    assert httpx.get(f"{guarded.url}/collections/{cid}").status_code == 404
 
 
 def test_the_openapi_document_describes_every_route(guarded: RunningService) -> None:

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import httpx
 
-from tests.support import running_service
+from tests.integration.test_api import raw_request, request_bytes
+from tests.support import RunningService, running_service
 
 
 def sample(text: str, name: str, **labels: str) -> float:
@@ -66,3 +67,20 @@ def test_with_two_workers_the_counts_add_up_across_processes(tmp_path: Path) -> 
 
     assert sample(scrape, "influencer_stats_http_requests_total", **healthz) >= 40  # + readiness probes
     assert len(snapshots) >= 2  # both workers wrote their values
+
+
+def test_any_number_of_method_names_answers_400_and_adds_no_series(service: RunningService) -> None:
+    """Granian passed M0…M1999 through, each its own label: /metrics grew to 121 MB."""
+    before = httpx.get(f"{service.url}/metrics").text
+    statuses = set()
+    for n in range(300):
+        path = ("/healthz", "/collections/c", "/collections/c/stats", "/nowhere")[n % 4]
+        statuses.add(raw_request(service.url, request_bytes(f"M{n}".encode(), path.encode())).status)
+    after = httpx.get(f"{service.url}/metrics").text
+
+    assert statuses == {400}
+    assert 'method="M' not in after
+    series = [line for line in after.splitlines() if line.startswith("influencer_stats_http_requests_total{")]
+    new = len(series) - before.count("influencer_stats_http_requests_total{")
+    assert new <= 5  # "other" on the four routes tried, and the scrape itself
+    assert len(after) - len(before) < 20_000

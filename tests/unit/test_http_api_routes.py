@@ -69,7 +69,7 @@ async def test_a_wrong_method_is_a_405_problem_with_allow(
     body = assert_problem(reply, 405)
     assert header(reply, "allow") == allow
     assert method in str(body["detail"])
-    assert await svc.store.ids() == Success(())  # a refused PUT-shaped request wrote nothing
+    assert await svc.store.ids(None, 10) == Success(())  # a refused PUT-shaped request wrote nothing
 
 
 async def test_head_answers_like_get_on_every_get_route(svc: Service) -> None:

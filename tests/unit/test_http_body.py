@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 
 import pytest
 
-from influencer_stats.http.body import content_length, read_bounded
+from influencer_stats.http.body import (
+    BodyIncomplete,
+    content_length,
+    json_nests_deeper,
+    read_bounded,
+    read_request_body,
+)
 
 
 class Chunks:
@@ -77,3 +84,52 @@ def test_content_length_is_ascii_digits_or_not_declared(
     value: str | bytes | None, declared: int | None
 ) -> None:
     assert content_length(value) == declared
+
+
+# --- a request body: whole or refused --------------------------------------------------------------
+
+
+async def test_a_request_body_shorter_than_it_declared_raises_body_incomplete() -> None:
+    prefix = b'{"videos":["-4lB5EKS5Uk"]}'  # valid JSON: a prefix must never pass for the body
+
+    with pytest.raises(BodyIncomplete, match="26 of 200"):
+        await read_request_body(Chunks(prefix), limit=1024, declared=200)
+
+
+async def test_a_request_body_of_its_declared_length_or_undeclared_is_read() -> None:
+    assert await read_request_body(Chunks(b"ab", b"c"), limit=10, declared=3) == b"abc"
+    assert await read_request_body(Chunks(b"ab", b"c"), limit=10) == b"abc"
+    assert await read_request_body(Chunks(b"abc"), limit=2, declared=3) is None
+
+
+# --- JSON depth, before decoding --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("data", "deeper"),
+    [
+        (b'{"videos": ["-4lB5EKS5Uk"]}', False),
+        (b"[" * 4 + b"]" * 4, False),
+        (b"[" * 5 + b"]" * 5, True),
+        (b'{"a": {"b": {"c": {"d": 1}}}}', False),
+        (b'{"a": {"b": {"c": {"d": {}}}}}', True),
+        (b"[[],[],[],[],[],[],[],[],[]]", False),  # many brackets, shallow
+        (b'["[[[[[[[[[[", "]]]]]]", "{{{{{{"]', False),  # brackets inside strings
+        (b'["\\"[[[[[[[[", "\\\\", [[[]]]]', False),  # escaped quotes and backslashes
+        (b'["\\\\"[[[[[[[[]', True),  # the string ends at \\" : its brackets are real
+        (b"[" * 10, True),  # unclosed
+        (b"]]]]][[[[[", True),  # unbalanced
+    ],
+)
+def test_json_depth_is_judged_without_decoding(data: bytes, deeper: bool) -> None:
+    assert json_nests_deeper(data, 4) is deeper
+
+
+def test_a_mebibyte_of_brackets_is_judged_in_well_under_a_second() -> None:
+    started = time.perf_counter()
+
+    assert json_nests_deeper(b"[" * 1024 * 1024, 32)
+    assert not json_nests_deeper(b"[" + b"[]," * 349_000 + b"[]]", 32)
+    assert json_nests_deeper(b'"' + b"[" * 1024 * 1024, 32)  # an unterminated string
+
+    assert time.perf_counter() - started < 0.5

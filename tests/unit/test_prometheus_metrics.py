@@ -7,9 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
+from influencer_stats.http.routes import ROUTES
 from influencer_stats.interpreters.metrics.prometheus import PrometheusMetrics
 
 STATS = "/collections/{id}/stats"
@@ -75,6 +77,50 @@ def test_cache_upstream_lag_drops_and_breaker_are_exposed() -> None:
     assert value(metrics, "influencer_stats_circuit_breaker_open") == 1
     metrics.breaker_state("closed")
     assert value(metrics, "influencer_stats_circuit_breaker_open") == 0
+
+
+def test_two_thousand_method_names_add_no_series_and_no_bytes() -> None:
+    """The attack that grew Granian's /metrics to 121 MB: every method name its own label."""
+    metrics = PrometheusMetrics()
+    metrics.request(STATS, "M0", 405, 0.001)
+    before = metrics.render()[0]
+    for n in range(1, 2_000):
+        metrics.request(STATS, f"M{n}", 405, 0.001)
+        metrics.request(f"/made/up/{n}", f"M{n}", 404, 0.001)
+    after = metrics.render()[0]
+
+    name = "influencer_stats_http_requests_total"
+    assert value(metrics, name, route=STATS, method="other", status="405") == 2_000
+    assert value(metrics, name, route="unmatched", method="other", status="404") == 1_999
+    assert b"M1" not in after and b"/made/up" not in after
+    assert len(after) - len(before) < 2_000  # one more series and its histogram, not 4,000
+
+
+@pytest.mark.parametrize(
+    ("status", "label"),
+    [(200, "200"), (418, "418"), (499, "4xx"), (599, "5xx"), (1000, "other"), (-1, "other")],
+)
+def test_a_status_label_is_a_registered_code_or_its_class(status: int, label: str) -> None:
+    metrics = PrometheusMetrics()
+    metrics.request(STATS, "GET", status, 0.001)
+
+    assert (
+        value(metrics, "influencer_stats_http_requests_total", route=STATS, method="GET", status=label) == 1
+    )
+
+
+def test_only_the_route_templates_given_are_route_labels() -> None:
+    metrics = PrometheusMetrics(routes=["/only"])
+    metrics.request("/only", "PUT", 200, 0.001)
+    metrics.request(STATS, "PROPFIND", 200, 0.001)
+
+    name = "influencer_stats_http_requests_total"
+    assert value(metrics, name, route="/only", method="PUT", status="200") == 1
+    assert value(metrics, name, route="unmatched", method="other", status="200") == 1
+    by_default = PrometheusMetrics()  # the service's route table
+    for template in ROUTES:
+        by_default.request(template, "GET", 200, 0.001)
+    assert {sample.labels["route"] for sample in samples(by_default) if sample.name == name} == set(ROUTES)
 
 
 def test_label_values_are_escaped() -> None:

@@ -13,9 +13,8 @@ from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from functools import partial
 from typing import Any
 
-from influencer_stats.http import problems
 from influencer_stats.http.api import HttpApi, Incoming
-from influencer_stats.http.body import content_length, read_bounded
+from influencer_stats.http.body import BodyIncomplete, content_length, read_request_body
 from influencer_stats.http.routes import ROUTES
 
 Scope = MutableMapping[str, Any]
@@ -26,11 +25,11 @@ OpenApi = Callable[[], AbstractAsyncContextManager[HttpApi]]
 
 
 async def _chunks(receive: Receive) -> AsyncIterator[bytes]:
-    """The body's chunks from ``http.request`` messages; they end early if the client goes away."""
+    """The body's chunks from ``http.request`` messages; ``BodyIncomplete`` if the client goes away."""
     while True:
         message = await receive()
         if message["type"] != "http.request":
-            return
+            raise BodyIncomplete("the client disconnected")  # http.disconnect before the last chunk
         yield message.get("body", b"")
         if not message.get("more_body", False):
             return
@@ -38,7 +37,7 @@ async def _chunks(receive: Receive) -> AsyncIterator[bytes]:
 
 async def _read_body(scope: Scope, receive: Receive, limit: int) -> bytes | None:
     declared = next((value for name, value in scope["headers"] if name == b"content-length"), None)
-    return await read_bounded(_chunks(receive), limit, content_length(declared))
+    return await read_request_body(_chunks(receive), limit, content_length(declared))
 
 
 class AsgiApp:
@@ -78,9 +77,12 @@ class AsgiApp:
         request_id = authorization = None
         for name, value in scope["headers"]:
             if name == b"x-request-id":
-                request_id = value.decode("latin-1")
+                if request_id is None:  # the first, as the other servers take it
+                    request_id = value.decode("latin-1")
             elif name == b"authorization":
-                authorization = value.decode("latin-1")
+                # Every line, joined (see Incoming.authorization): two never authorize a write.
+                text = value.decode("latin-1")
+                authorization = text if authorization is None else f"{authorization}, {text}"
         route, collection_id = ROUTES.match(scope["path"])
         if route is not None:
             reply = await api.serve(
@@ -91,10 +93,11 @@ class AsgiApp:
                     request_id,
                     authorization,
                     partial(_read_body, scope, receive),
+                    query=scope["query_string"].decode("latin-1"),
                 )
             )
         else:
-            reply = api.refuse(problems.route_not_found(scope["path"]), "unmatched", method, request_id)
+            reply = api.unmatched(scope["path"], method, request_id)
         headers = [
             (b"content-type", reply.content_type.encode()),
             (b"content-length", str(len(reply.body)).encode()),

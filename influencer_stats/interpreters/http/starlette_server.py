@@ -8,19 +8,20 @@ from functools import partial
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
-from starlette.routing import Match, Route
+from starlette.routing import Route
 
 from influencer_stats.http import problems
-from influencer_stats.http.api import HttpApi, Incoming
-from influencer_stats.http.body import content_length, read_bounded
+from influencer_stats.http.api import HTTP_METHODS, HttpApi, Incoming
+from influencer_stats.http.body import BodyIncomplete, content_length, read_request_body
 from influencer_stats.http.problems import Reply
 from influencer_stats.http.routes import ROUTES
 from influencer_stats.http.routes import Route as ApiRoute
 
 OpenApi = Callable[[], AbstractAsyncContextManager[HttpApi]]
-_ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
+#: Every method reaches HttpApi, which answers 405 (with Allow) or 400 itself.
+_ALL_METHODS = sorted(HTTP_METHODS)
 
 
 def _response(reply: Reply) -> Response:
@@ -31,7 +32,12 @@ def _response(reply: Reply) -> Response:
 
 
 async def _read_body(request: Request, limit: int) -> bytes | None:
-    return await read_bounded(request.stream(), limit, content_length(request.headers.get("content-length")))
+    try:
+        return await read_request_body(
+            request.stream(), limit, content_length(request.headers.get("content-length"))
+        )
+    except ClientDisconnect as exc:
+        raise BodyIncomplete("the client disconnected") from exc
 
 
 def create_app(open_api: OpenApi) -> Starlette:
@@ -55,26 +61,27 @@ def create_app(open_api: OpenApi) -> Starlette:
                 request.method,
                 request.path_params.get("id", ""),
                 headers.get("x-request-id"),
-                headers.get("authorization"),
+                ", ".join(headers.getlist("authorization")) or None,
                 partial(_read_body, request),
+                query=request.scope["query_string"].decode("latin-1"),
             )
             return _response(await current[0].serve(incoming))
 
         return handle
 
-    # Every standard method reaches HttpApi, which answers 405 itself.
     routes = [Route(template, endpoint(route), methods=_ALL_METHODS) for template, route in ROUTES.items()]
 
     async def refused(request: Request, exc: Exception) -> Response:
-        """Starlette's own 404, and 405 for methods outside _ALL_METHODS (e.g. QUERY)."""
+        """Starlette's own refusals: no route (404), or a method outside HTTP_METHODS (405)."""
         assert isinstance(exc, HTTPException)
-        route = next((r.path for r in routes if r.matches(request.scope)[0] is not Match.NONE), "unmatched")
-        if exc.status_code == 405 and route in ROUTES:
-            reply = problems.method_not_allowed(request.method, ROUTES[route].methods)
-        elif exc.status_code == 404:
-            reply = problems.route_not_found(request.url.path)
-        else:
-            reply = problems.problem(exc.status_code, "http-error", "HTTP error", str(exc.detail))
-        return _response(current[0].refuse(reply, route, request.method, request.headers.get("x-request-id")))
+        api, method, request_id = current[0], request.method, request.headers.get("x-request-id")
+        if exc.status_code in (404, 405):
+            return _response(api.unmatched(request.scope["path"], method, request_id))
+        reply = problems.problem(exc.status_code, "http-error", "HTTP error", str(exc.detail))
+        return _response(api.refuse(reply, "unmatched", method, request_id))
 
-    return Starlette(routes=routes, exception_handlers={HTTPException: refused}, lifespan=lifespan)
+    app = Starlette(routes=routes, exception_handlers={HTTPException: refused}, lifespan=lifespan)
+    # No 307 to the path without its trailing slash (built from the client's Host header):
+    # "/collections/" is a 404 problem, as on every other server.
+    app.router.redirect_slashes = False
+    return app

@@ -11,6 +11,12 @@ All recording happens on the event loop's thread (request handling, the
 cache, the log flusher, the loop-lag monitor), so nothing is shared between
 threads and no lock is needed.
 
+Every label comes from a closed set, whatever a client sends: a request's
+route is one of the route templates or ``unmatched``, its method one of
+HTTP's common methods or ``other``, its status a registered status code or
+its class (``4xx``). (A server that passed any method name through used to
+grow ``/metrics`` and the worker by a series per name.)
+
 Several worker processes: each writes a snapshot of its values to
 ``<multiprocess_dir>/<pid>.json`` every ``publish_interval`` seconds and when
 it stops (write to a temporary file, then an atomic rename). A scrape of any
@@ -25,8 +31,9 @@ from __future__ import annotations
 import json
 import os
 from bisect import bisect_left
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from http import HTTPStatus
 from pathlib import Path
 from typing import Final
 
@@ -38,6 +45,8 @@ from prometheus_client.core import (
     Metric,
 )
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+from influencer_stats.http.routes import ROUTES
 
 Labels = tuple[str, ...]
 
@@ -73,6 +82,21 @@ _HISTOGRAMS: Final[Mapping[str, _Spec]] = {
     LAG: _Spec("how late the event loop runs a scheduled callback", (), _LAG_BUCKETS),
 }
 _BREAKER_HELP: Final = "1 while the YouTube circuit breaker is open or half-open"
+
+#: The ``method`` label's values, besides ``other``.
+METHOD_LABELS: Final = frozenset(
+    {"CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "TRACE"}
+)
+UNMATCHED: Final = "unmatched"
+_STATUS_LABELS: Final = {int(status): str(int(status)) for status in HTTPStatus}
+
+
+def status_label(status: int) -> str:
+    """A registered status code as itself, any other as its class (``"4xx"``), or ``"other"``."""
+    label = _STATUS_LABELS.get(status)
+    if label is not None:
+        return label
+    return f"{status // 100}xx" if 100 <= status <= 599 else "other"
 
 
 class _Histogram:
@@ -140,11 +164,16 @@ class PrometheusMetrics:
     shares, ``PROMETHEUS_MULTIPROC_DIR``), ``render`` adds up every worker;
     the composition root calls :meth:`publish` every ``publish_interval``
     seconds and once at shutdown. Without it, ``render`` shows this process.
+    ``routes`` are the route labels it keeps (any other route is counted as
+    ``unmatched``): the service's route templates unless told otherwise.
     """
 
     publish_interval = 1.0
 
-    def __init__(self, multiprocess_dir: str | None = None, pid: int | None = None) -> None:
+    def __init__(
+        self, multiprocess_dir: str | None = None, pid: int | None = None, routes: Iterable[str] = ROUTES
+    ) -> None:
+        self._routes = frozenset((*routes, UNMATCHED))
         self._dir = Path(multiprocess_dir) if multiprocess_dir else None
         self._pid = os.getpid() if pid is None else pid
         self._counters: dict[str, dict[Labels, float]] = {name: {} for name in _COUNTERS}
@@ -167,7 +196,11 @@ class PrometheusMetrics:
         return self._dir is not None
 
     def request(self, route: str, method: str, status: int, seconds: float) -> None:
-        key = (route, method, str(status))
+        if route not in self._routes:
+            route = UNMATCHED
+        if method not in METHOD_LABELS:
+            method = "other"
+        key = (route, method, status_label(status))
         requests = self._requests
         requests[key] = requests.get(key, 0) + 1
         histogram = self._latency.get((route,))
