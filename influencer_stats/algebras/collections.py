@@ -28,7 +28,14 @@ class CollectionStore(Protocol):
       returns ``Success`` the write is visible to every later ``get``.
     - ``get`` returns the videos in the order they were saved, duplicates kept.
     - ``delete`` of an unknown id is ``Failure(CollectionNotFound)``.
-    - ``ids`` lists every stored id, sorted.
+    - ``ids(after, limit)`` is one page of the stored ids in ascending order
+      (code points; ids are ASCII, so bytes too): the first ``limit`` (>= 1)
+      ids greater than ``after``, from the smallest when ``after`` is None.
+      Fewer than ``limit`` only when no more follow, so a short page is the
+      last. Passing each page's last id as the next ``after`` (keyset paging)
+      lists every id stored throughout exactly once, in order, whatever is
+      written between pages. A page costs O(log n + limit), not O(n)
+      (except in the deliberately linear v1 ``list`` store).
     - A store that cannot reach its backend returns ``Failure(StoreUnavailable)``
       and never raises for it. Methods are safe to call from concurrent tasks.
     """
@@ -45,4 +52,6 @@ class CollectionStore(Protocol):
         self, collection_id: CollectionId
     ) -> Result[None, CollectionNotFound | StoreUnavailable]: ...
 
-    async def ids(self) -> Result[tuple[CollectionId, ...], StoreUnavailable]: ...
+    async def ids(
+        self, after: CollectionId | None, limit: int
+    ) -> Result[tuple[CollectionId, ...], StoreUnavailable]: ...

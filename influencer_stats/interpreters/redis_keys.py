@@ -13,7 +13,14 @@ class RedisKeys:
     - ``{prefix}:ver:{<id>}``: a collection's version, bumped by every write
       (by the store in the write's ``MULTI``, and by ``RedisCachedStats.invalidate``).
     - ``{prefix}:stats:{<id>}``: a collection's cached stats (``RedisCachedStats``).
-    - ``{prefix}:ids``: the set indexing the collection ids.
+    - ``{prefix}:sorted-ids:{{prefix}:ids}``: the collection ids as a sorted set
+      (every score 0, so ordered by bytes), which ``ids`` pages with
+      ``ZRANGEBYLEX``. Its hash tag is the name of the set below, so both live
+      in one slot and one ``MULTI`` updates both, on Cluster too.
+    - ``{prefix}:ids``: the set that indexed the ids before the sorted set (it
+      cannot be paged in order). Still written, so an older version running
+      beside this one (a rolling deploy, a rollback) lists every id, and read to
+      fill the sorted set from data deployed before it existed.
 
     The braces are a Cluster hash tag: every key of one collection lives in one
     slot, so a ``MULTI`` or ``MGET`` over them works on Cluster too. Deployed data
@@ -34,3 +41,7 @@ class RedisKeys:
     @property
     def index(self) -> str:
         return f"{self.prefix}:ids"
+
+    @property
+    def sorted_index(self) -> str:
+        return f"{self.prefix}:sorted-ids:{{{self.index}}}"

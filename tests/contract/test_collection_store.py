@@ -76,12 +76,92 @@ async def test_delete_removes_and_a_second_delete_is_not_found(store: Collection
     assert await store.get(TWO) == Success(Collection(TWO, (B,)))
 
 
+async def pages(
+    store: CollectionStore, limit: int, after: CollectionId | None = None
+) -> list[tuple[CollectionId, ...]]:
+    """Every page from ``after`` on, each asked for after the last id of the one before."""
+    found: list[tuple[CollectionId, ...]] = []
+    for _ in range(1_000):  # bounded: a store whose listing never ends fails here
+        match await store.ids(after, limit):
+            case Success(page):
+                found.append(page)
+            case other:
+                raise AssertionError(other)
+        if len(page) < limit:
+            return found
+        after = page[-1]
+    raise AssertionError("the listing never ended")
+
+
 async def test_ids_lists_every_collection_sorted(store: CollectionStore) -> None:
-    assert await store.ids() == Success(())
+    assert await store.ids(None, 10) == Success(())
     for name in ("b", "c", "a"):
         await store.save(CollectionId(name), (A,))
 
-    assert await store.ids() == Success(("a", "b", "c"))
+    assert await store.ids(None, 10) == Success(("a", "b", "c"))
+
+
+# Every character an id may hold, in an order that is not the sorted one.
+MIXED_IDS = [
+    CollectionId(i) for i in ("z", "_", "a.b", "A", "9", "-", ".", "a-b", "Z", "0", "a_b", "ab", "a")
+]
+
+
+@pytest.mark.parametrize("limit", [1, 2, 3, 5, 13, 14, 100])
+async def test_pages_cover_every_id_once_in_byte_order_and_each_holds_at_most_limit(
+    store: CollectionStore, limit: int
+) -> None:
+    for collection_id in MIXED_IDS:
+        await store.save(collection_id, (A,))
+
+    listed = await pages(store, limit)
+
+    assert [i for page in listed for i in page] == sorted(MIXED_IDS, key=lambda i: i.encode())
+    assert all(len(page) == limit for page in listed[:-1])
+    assert len(listed[-1]) < limit  # the short page is the last, and may be empty
+
+
+async def test_after_the_last_id_the_page_is_empty_and_after_a_gap_it_starts_at_the_next(
+    store: CollectionStore,
+) -> None:
+    for name in ("b", "d", "f"):
+        await store.save(CollectionId(name), (A,))
+
+    assert await store.ids(CollectionId("f"), 5) == Success(())
+    assert await store.ids(CollectionId("zz"), 5) == Success(())
+    assert await store.ids(CollectionId("c"), 5) == Success(("d", "f"))  # "c" was never stored
+    assert await store.ids(CollectionId("b"), 1) == Success(("d",))
+    assert await store.ids(CollectionId("-"), 2) == Success(("b", "d"))
+
+
+async def test_writes_between_pages_neither_repeat_nor_skip_the_ids_stored_throughout(
+    store: CollectionStore,
+) -> None:
+    for n in range(10):
+        await store.save(CollectionId(f"k{n}"), (A,))
+
+    first = (await store.ids(None, 4)).unwrap()
+    await store.delete(CollectionId("k1"))  # already listed
+    await store.delete(CollectionId("k6"))  # not yet listed
+    await store.save(CollectionId("k0a"), (A,))  # before the cursor: not listed now
+    await store.save(CollectionId("k5a"), (A,))  # after it: listed
+    rest = [i for page in await pages(store, 4, after=first[-1]) for i in page]
+
+    assert first == ("k0", "k1", "k2", "k3")
+    assert rest == ["k4", "k5", "k5a", "k7", "k8", "k9"]
+
+
+async def test_a_deleted_id_is_not_listed_and_a_saved_again_one_is_listed_once(
+    store: CollectionStore,
+) -> None:
+    await store.save(ONE, (A,))
+    await store.save(TWO, (B,))
+    await store.delete(ONE)
+    await store.save(TWO, (C,))
+
+    assert await store.ids(None, 10) == Success((TWO,))
+    await store.save(ONE, (A,))
+    assert await store.ids(None, 10) == Success((ONE, TWO))
 
 
 async def test_a_large_collection_round_trips(store: CollectionStore) -> None:

@@ -27,7 +27,7 @@ def test_200_acknowledged_puts_survive_a_kill_9(tmp_path: Path) -> None:
         running_service([], tmp_path / "second.log", env={"INFLUENCER_STATS_DB": db}) as restarted,
         httpx.Client(base_url=restarted.url) as client,
     ):
-        assert client.get("/collections").json()["ids"] == sorted(written)
+        assert client.get("/collections", params={"limit": 1000}).json()["ids"] == sorted(written)
         for cid, videos in written.items():
             assert client.get(f"/collections/{cid}").json() == {"videos": videos}
 

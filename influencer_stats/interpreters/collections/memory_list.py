@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 from returns.result import Failure, Result, Success
 
 from influencer_stats.algebras import EventLog
@@ -65,5 +67,9 @@ class ListCollectionStore:
         del self._entries[index]
         return Success(None)
 
-    async def ids(self) -> Result[tuple[CollectionId, ...], StoreUnavailable]:
-        return Success(tuple(sorted(entry.id for entry in self._entries)))
+    async def ids(
+        self, after: CollectionId | None, limit: int
+    ) -> Result[tuple[CollectionId, ...], StoreUnavailable]:
+        ordered = sorted(entry.id for entry in self._entries)  # O(n log n) a page: it is v1
+        start = 0 if after is None else bisect_right(ordered, after)
+        return Success(tuple(ordered[start : start + limit]))

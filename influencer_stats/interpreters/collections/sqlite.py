@@ -145,9 +145,16 @@ class SqliteCollectionStore:
                 return Failure(error)
         raise AssertionError("unreachable")
 
-    async def ids(self) -> Result[tuple[CollectionId, ...], StoreUnavailable]:
+    async def ids(
+        self, after: CollectionId | None, limit: int
+    ) -> Result[tuple[CollectionId, ...], StoreUnavailable]:
+        # A range scan of the primary key (the table is clustered on it); BINARY collation
+        # orders by bytes, as the contract does. Every id is non-empty, so '' is before all.
         def read(db: sqlite3.Connection) -> tuple[CollectionId, ...]:
-            return tuple(CollectionId(row[0]) for row in db.execute("SELECT id FROM collections ORDER BY id"))
+            rows = db.execute(
+                "SELECT id FROM collections WHERE id > ? ORDER BY id LIMIT ?", (after or "", limit)
+            )
+            return tuple(CollectionId(row[0]) for row in rows)
 
         return await self._run(read)
 

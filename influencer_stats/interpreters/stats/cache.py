@@ -208,5 +208,7 @@ class InvalidatingStore:
         finally:
             await self._stats.invalidate(collection_id)
 
-    async def ids(self) -> Result[tuple[CollectionId, ...], StoreUnavailable]:
-        return await self._inner.ids()
+    async def ids(
+        self, after: CollectionId | None, limit: int
+    ) -> Result[tuple[CollectionId, ...], StoreUnavailable]:
+        return await self._inner.ids(after, limit)

@@ -26,7 +26,9 @@ from influencer_stats.logic.models import (
 class AiohttpVideosList:
     """``VideosListCall`` on a shared ``aiohttp.ClientSession`` (opened by the root).
 
-    The key travels in the ``X-Goog-Api-Key`` header, never in the URL.
+    The key travels in the ``X-Goog-Api-Key`` header, never in the URL, and
+    redirects are never followed: aiohttp would resend the header to whatever
+    host the ``Location`` names. A 3xx is classified like any other answer.
     """
 
     def __init__(
@@ -44,7 +46,10 @@ class AiohttpVideosList:
     async def __call__(self, ids: Sequence[VideoId]) -> Result[StatsByVideo, UpstreamError]:
         try:
             async with self._session.get(
-                request_url(self._base_url, ids), headers=self._headers, skip_auto_headers=("User-Agent",)
+                request_url(self._base_url, ids),
+                headers=self._headers,
+                skip_auto_headers=("User-Agent",),
+                allow_redirects=False,
             ) as response:
                 body = await read_bounded(
                     response.content.iter_any(), self._max_body, response.content_length

@@ -160,7 +160,19 @@ def classify_error(status: int, body: bytes) -> UpstreamError:
 
     Upstream messages are not echoed: only status and reason, which carry no
     secret and no user data.
+
+    A redirect (3xx) is never followed (the clients would carry the key to the
+    ``Location``, a host nobody configured) and is ``UpstreamMisconfigured``:
+    ``videos.list`` does not redirect, so a 3xx means ``YOUTUBE_API_URL`` names
+    something else (an ``http://`` URL, a moved host, a proxy's login page).
+    Asking again gets the same redirect, so it is not transient: never retried,
+    and logged loudly once, naming the setting to fix. Its ``Location`` is not
+    echoed either.
     """
+    if 300 <= status < 400:
+        return UpstreamMisconfigured(
+            f"YouTube answered {status}, a redirect (not followed: check YOUTUBE_API_URL)"
+        )
     try:
         reasons = [r.reason for r in _decode_error(body).error.errors]
     except msgspec.DecodeError:
@@ -176,7 +188,10 @@ def classify_error(status: int, body: bytes) -> UpstreamError:
 
 
 def answer(status: int, body: bytes | None, limit: int) -> Result[StatsByVideo, UpstreamError]:
-    """What one answered call means: stats, a classified error, or an oversized body."""
+    """What one answered call means: stats, a classified error, or an oversized body.
+
+    Only a 200 carries stats; every other status, redirects included, is an error.
+    """
     if body is None:
         return Failure(InvalidUpstreamData(f"videos.list body over {limit} bytes"))
     if status != 200:

@@ -1,0 +1,119 @@
+"""A count of 2^64 from YouTube is invalid upstream data on every server, and is not cached.
+
+It was a 500 on every server (the sums were computed, and the JSON encoder refused
+integers of 2^64 or more), and the stats cache kept the value, so every answer for
+the next ~10 s was that 500 again. Now the parser refuses any count of 10^12 or more
+(``youtube_api.MAX_COUNT``): the answer is a 502 ``upstream-invalid-response``,
+nothing is cached, and the first answer after YouTube sends sane counts again is a
+fresh 200.
+
+The service is the real process on each server with the stats cache on (``--profile
+demo --video-client aiohttp-batched --cache stats``), pointed at the YouTube double in
+its own process, whose ``bad_count`` fault puts the value into the first item's
+``viewCount``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+
+from influencer_stats.interpreters.videos.synthetic import synthetic_stats, synthetic_video_id
+from influencer_stats.logic.models import VideoBatch, VideoId
+from influencer_stats.logic.stats import collection_stats
+from influencer_stats.testing.youtube_double import VIDEOS_PATH
+from tests.support import SERVERS, RunningService, running_double_process, running_service
+
+TWO_TO_THE_64 = str(2**64)  # "18446744073709551616"
+VIDEOS = [synthetic_video_id(n) for n in range(3)]  # one batched videos.list call
+HTTP_TIMEOUT_S = 10.0
+
+
+@dataclass(frozen=True)
+class Double:
+    """The control API of the double's process."""
+
+    base: str
+
+    def _post(self, path: str, payload: dict[str, Any] | None = None) -> None:
+        response = httpx.post(self.base + path, json=payload, timeout=HTTP_TIMEOUT_S)
+        assert response.status_code == 200, response.text
+
+    def reset(self) -> None:
+        self._post("/_control/reset")
+
+    def fault(self, mode: str, **options: Any) -> None:
+        self._post("/_control/fault", {"mode": mode, **options})
+
+    def calls(self) -> int:
+        response = httpx.get(self.base + "/_control/stats", timeout=HTTP_TIMEOUT_S)
+        assert response.status_code == 200, response.text
+        calls: int = response.json()["calls"]
+        return calls
+
+
+def expected_stats(videos: Sequence[str]) -> dict[str, Any]:
+    ids = [VideoId(v) for v in videos]
+    stats = collection_stats(ids, VideoBatch({v: synthetic_stats(v) for v in ids}))
+    return {
+        "impressions": stats.impressions,
+        "engagements": stats.engagements,
+        "score": stats.score,
+        "videos": stats.videos,
+        "missing": [],
+    }
+
+
+@pytest.fixture(scope="module")
+def youtube(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Double]]:
+    """The double as its own process: its videos.list URL and its control API."""
+    with running_double_process(tmp_path_factory.mktemp("double") / "double.log") as url:
+        yield url, Double(url.removesuffix(VIDEOS_PATH))
+
+
+@pytest.fixture(scope="module", params=SERVERS)
+def service(
+    request: pytest.FixtureRequest,
+    youtube: tuple[str, Double],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[RunningService]:
+    args = ["--profile", "demo", "--server", request.param, "--video-client", "aiohttp-batched"]
+    log = tmp_path_factory.mktemp(f"service-{request.param}") / "service.log"
+    with running_service([*args, "--cache", "stats"], log, env={"YOUTUBE_API_URL": youtube[0]}) as running:
+        yield running
+
+
+def test_a_count_of_2_to_the_64_is_a_502_invalid_response_and_the_next_answer_after_it_is_a_fresh_200(
+    service: RunningService, youtube: tuple[str, Double]
+) -> None:
+    double = youtube[1]
+    double.reset()
+    double.fault("bad_count", bad_value=TWO_TO_THE_64)  # until changed
+    with httpx.Client(base_url=service.url, timeout=HTTP_TIMEOUT_S) as http:
+        assert http.put("/collections/huge", json={"videos": VIDEOS}).status_code in (200, 201)
+
+        invalid = [http.get("/collections/huge/stats") for _ in range(2)]
+        calls_while_invalid = double.calls()
+        double.fault("none")
+        fresh = http.get("/collections/huge/stats")
+        cached = http.get("/collections/huge/stats")
+
+    for response in invalid:
+        assert response.status_code == 502, response.text
+        assert response.headers["content-type"] == "application/problem+json"
+        assert response.json()["type"] == "urn:influencer-stats:problem:upstream-invalid-response"
+        assert "cache-status" not in response.headers
+    assert calls_while_invalid == 2  # the error was not cached: the second request asked again
+    assert fresh.status_code == 200, fresh.text
+    assert fresh.json() == expected_stats(VIDEOS)
+    assert fresh.headers["cache-status"] == "influencer-stats; fwd=miss; stored"
+    assert cached.status_code == 200
+    assert cached.json() == expected_stats(VIDEOS)
+    assert "; hit; " in cached.headers["cache-status"]
+    output = service.output()
+    assert "Traceback" not in output
+    assert "internal-error" not in output
