@@ -12,10 +12,17 @@ What it does, all on 127.0.0.1 and bounded in time:
      JSON and connection resets (and back to healthy), and
    - one writer per collection keeps replacing it, remembering every value it
      wrote and the last one acknowledged;
+   - hostile clients attack at the same time: ``--pipeliners`` connections
+     pipeline GETs of a 5,000-id collection and never read an answer, and
+     ``--slowloris`` connections trickle one header line a second, while a
+     liveness probe calls ``/healthz`` on a fresh connection every 250 ms;
 3. then checks the invariants: no 500, no socket error, every collection
    equals the last value acknowledged for it (nothing lost, nothing torn),
-   event-loop lag below ``--max-lag``; and reports requests by status, p99,
-   max loop lag, RSS before and after, dropped log events.
+   event-loop lag below ``--max-lag``, RSS grown by at most
+   ``--max-rss-growth`` MB, every liveness probe answered 200, every slowloris
+   connection closed by the server (its header timeout is set to
+   ``--header-timeout`` s); and reports requests by status, p99, max loop
+   lag, RSS before and after, dropped log events.
 
 Exit 0 when every invariant holds, 1 otherwise (the report says which), 2
 for missing tools. ``--short`` is the CI version (a few seconds, 64
@@ -44,6 +51,7 @@ if __package__ in (None, ""):
 
 from influencer_stats.interpreters.metrics.prometheus import DROPPED, LAG
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
+from perf.attacks import AttackLog, attack
 from perf.procs import HOST, ROOT, LabError, free_port, memory_of_tree, running, wait_until_ok
 from perf.report import SOAK_HEADING, write_section
 from perf.service import main_argv, service_env
@@ -53,6 +61,7 @@ from perf.wrk import WRK, WrkError, WrkResult, run_wrk
 SCRIPT = ROOT / "perf" / "soak.lua"
 """wrk's script: GETs spread over the stats routes, answers counted by status (a ``SOAK_STATUS`` line)."""
 FAULTS = ("quota", "server_error", "stall", "malformed", "reset", "none")
+BIG = "soak-big"  # 5,000 ids: what the pipelining client asks for again and again
 EXPECTED = {"502": "5xx, malformed or reset upstream", "503": "quota", "504": "stalled upstream"}
 
 
@@ -82,6 +91,8 @@ class SoakResult:
     logs_dropped: float
     faults_cycled: list[str]
     breaker_cooldown_s: float
+    header_timeout_s: float
+    attacks: AttackLog
     violations: list[str]
 
 
@@ -136,9 +147,9 @@ async def cycle_faults(double: str, stop_at: float, period: float, seen: list[st
 
 
 async def drive(
-    url: str, double: str, cids: list[str], args: argparse.Namespace
-) -> tuple[list[WriterLog], list[str], WrkResult, str]:
-    """wrk on the stats routes, the writers and the fault cycler, all for ``--duration`` seconds."""
+    url: str, double: str, cids: list[str], args: argparse.Namespace, port: int
+) -> tuple[list[WriterLog], list[str], WrkResult, str, AttackLog]:
+    """wrk on the stats routes, the writers, the fault cycler and the attackers, for ``--duration`` seconds."""
     stop_at = time.monotonic() + args.duration
     logs = [WriterLog() for _ in cids]
     seen: list[str] = []
@@ -154,13 +165,32 @@ async def drive(
             script_args=[f"/collections/{c}/stats" for c in cids],
         )
     )
+    attacks = asyncio.create_task(
+        attack(url, port, f"/collections/{BIG}", stop_at, args.pipeliners, args.slowloris)
+    )
     async with httpx.AsyncClient(base_url=url, timeout=10) as client:
         await asyncio.gather(
             *(writer(client, c, log, stop_at, i) for i, (c, log) in enumerate(zip(cids, logs, strict=True))),
             cycle_faults(double, stop_at, args.fault_period, seen),
         )
     result, text = await wrk
-    return logs, seen, result, text
+    return logs, seen, result, text, await attacks
+
+
+def check_attacks(attacks: AttackLog, rss_growth: float, args: argparse.Namespace) -> list[str]:
+    """The server under hostile clients: memory flat, liveness answered, slow clients cut off."""
+    violations: list[str] = []
+    if rss_growth > args.max_rss_growth:
+        violations.append(f"RSS grew by {rss_growth:.0f} MB (limit {args.max_rss_growth:g} MB)")
+    failed = [(s, t) for s, t in attacks.health if s != 200]
+    if failed or not attacks.health:
+        violations.append(f"{len(failed)} of {len(attacks.health)} liveness probes did not answer 200")
+    if args.duration >= 3 * args.header_timeout and attacks.slow_closed_by_server < attacks.slow_connections:
+        kept = attacks.slow_connections - attacks.slow_closed_by_server
+        violations.append(
+            f"{kept} slowloris connections outlived the {args.header_timeout:g} s header timeout"
+        )
+    return violations
 
 
 def check(
@@ -209,6 +239,7 @@ def run(args: argparse.Namespace) -> SoakResult:
                 "INFLUENCER_STATS_CACHE_TTL": str(args.cache_ttl),
                 "INFLUENCER_STATS_LIMIT_CONCURRENCY": "4096",
                 "INFLUENCER_STATS_BREAKER_COOLDOWN": str(args.breaker_cooldown),
+                "INFLUENCER_STATS_HEADER_TIMEOUT": str(args.header_timeout),
             },
         )
         with running(main_argv("fast", port), log, env=env) as service:
@@ -218,18 +249,21 @@ def run(args: argparse.Namespace) -> SoakResult:
                 for n, cid in enumerate(cids):
                     client.put(f"/collections/{cid}", json={"videos": [synthetic_video_id(n)]})
                     client.get(f"/collections/{cid}/stats")
+                big = [synthetic_video_id(1_000_000 + n) for n in range(5_000)]
+                client.put(f"/collections/{BIG}", json={"videos": big})
             before = rss_mb(service.pid)
             print(
                 f"soak: {args.duration}s, {args.connections} connections, {len(cids)} collections",
                 file=sys.stderr,
             )
-            logs, seen, result, wrk_out = asyncio.run(drive(url, double.base_url, cids, args))
+            logs, seen, result, wrk_out, attacks = asyncio.run(drive(url, double.base_url, cids, args, port))
             after = rss_mb(service.pid)
             scrape = httpx.get(url + "/metrics").text
             status_line = re.search(r"^SOAK_STATUS (\{.*\})$", wrk_out, re.M)
             statuses = json.loads(status_line.group(1)) if status_line else {}
             lag = max_loop_lag(scrape)
             violations = check(url, cids, logs, statuses, result.socket_errors.total, lag, args.max_lag, seen)
+            violations += check_attacks(attacks, after - before, args)
     write_statuses: dict[int, int] = {}
     for writes in logs:
         for status, n in writes.statuses.items():
@@ -250,6 +284,8 @@ def run(args: argparse.Namespace) -> SoakResult:
         logs_dropped=metric(scrape, f"{DROPPED}_total"),
         faults_cycled=seen,
         breaker_cooldown_s=args.breaker_cooldown,
+        header_timeout_s=args.header_timeout,
+        attacks=attacks,
         violations=violations,
     )
 
@@ -279,6 +315,10 @@ def render(result: SoakResult, command: str) -> str:
             f"| RSS before → after | {result.rss_before_mb:.1f} → {result.rss_after_mb:.1f} MB |",
             f"| log events dropped | {result.logs_dropped:,.0f} |",
             f"| faults cycled | {', '.join(result.faults_cycled)} |",
+            f"| pipelined requests never read | {result.attacks.pipelined_requests:,} |",
+            f"| slowloris connections / closed by the server | {result.attacks.slow_connections:,} / "
+            f"{result.attacks.slow_closed_by_server:,} |",
+            f"| liveness probes: 200 / all, slowest | {_health(result.attacks)} |",
             f"| verdict | {verdict} |",
             "",
             "Non-2xx answers are the faults doing their work: 503 for quota, 502 for 5xx/malformed/reset, "
@@ -286,10 +326,20 @@ def render(result: SoakResult, command: str) -> str:
             f"error that opened it. Its cool-down is {result.breaker_cooldown_s:g} s here (5 s by default), "
             "shorter than a fault period, so every fault reaches clients as its own status (an invariant). "
             "Each writer replaces its collection every 10 ms, which invalidates its cached stats, so "
-            "stale-if-error rarely has a value to fall back on here. The invariants are what must hold.",
+            "stale-if-error rarely has a value to fall back on here. Meanwhile hostile clients attack: "
+            "connections that pipeline GETs of a 5,000-id collection and never read, and slowloris connections "
+            f"trickling a header line a second (the service's header timeout set to {result.header_timeout_s:g} s), "
+            "while a liveness probe calls /healthz on a fresh connection every 250 ms. The invariants are what "
+            "must hold.",
             "",
         ]
     )
+
+
+def _health(attacks: AttackLog) -> str:
+    ok = sum(1 for status, _ in attacks.health if status == 200)
+    slowest = max((t for _, t in attacks.health), default=0.0)
+    return f"{ok:,} / {len(attacks.health):,}, {slowest * 1000:.0f} ms"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -308,11 +358,15 @@ def main(argv: list[str] | None = None) -> int:
         help="seconds the circuit stays open; shorter than a fault period, so every fault shows",
     )
     parser.add_argument("--max-lag", type=float, default=1.0, help="event-loop lag limit, seconds")
+    parser.add_argument("--pipeliners", type=int, default=4, help="connections pipelining without reading")
+    parser.add_argument("--slowloris", type=int, default=200, help="connections trickling header lines")
+    parser.add_argument("--header-timeout", type=float, default=2.0, help="the service's header timeout, s")
+    parser.add_argument("--max-rss-growth", type=float, default=64.0, help="RSS growth limit, MB")
     parser.add_argument("--report", type=Path)
     parser.add_argument("--short", action="store_true", help="CI: 6 s, 64 connections")
     args = parser.parse_args(argv)
     if args.short:
-        args.duration, args.connections, args.fault_period = 6, 64, 1.0
+        args.duration, args.connections, args.fault_period, args.slowloris = 6, 64, 1.0, 50
     if shutil.which(WRK) is None:
         print("soak: wrk is missing: apt-get install wrk (Debian) or run scripts/perf-up.sh", file=sys.stderr)
         return 2
