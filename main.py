@@ -11,30 +11,13 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from influencer_stats.config.cli import describe_profiles, describe_settings, list_choices, parse_command_line
-from influencer_stats.config.resolve import ConfigError, resolve_sources
+from influencer_stats.__main__ import run
+from influencer_stats.config.resolve import ConfigError
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    command = parse_command_line(sys.argv[1:] if argv is None else argv)
-    if command.action == "list_profiles":
-        print(describe_profiles())
-        return 0
-    if command.action == "list_choices":
-        print(list_choices())
-        return 0
-    try:
-        resolved = resolve_sources(os.environ, command.flags)
-    except ConfigError as error:
-        print(f"main.py: error: {error}", file=sys.stderr)
-        return 2
-    if command.action == "print_settings":
-        print(describe_settings(resolved))
-        return 0
-    from influencer_stats.serving import serve
-
-    serve(resolved.settings)
-    return 0
+    """What ``influencer-stats`` and ``python -m influencer_stats`` do, named ``main.py``."""
+    return run(argv, prog="main.py")
 
 
 def __getattr__(name: str) -> Any:

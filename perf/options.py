@@ -12,6 +12,8 @@ from perf.model import Settings
 from perf.upstream import NGINX
 from perf.workload import COLLECTION_CHOICES
 
+#: Where the committed record lives; a run writes there only with ``--publish``.
+PUBLISHED: Final = Path("perf")
 DESCRIPTION: Final = "The perf lab: every profile under the same wrk load, a flame graph each, one report."
 DEFAULT_PROFILES: Final = "v1,v2,v3,v4,v5,fast"
 SHORT: Final = {"duration": 2, "warmup": 1, "flame_duration": 2}
@@ -43,9 +45,16 @@ def parse_args(argv: Sequence[str]) -> Options:
     parser.add_argument("--connections", type=int, default=16, help="wrk connections (16)")
     parser.add_argument("--collection", choices=COLLECTION_CHOICES, default="original")
     parser.add_argument("--out", type=Path, default=Path("perf/out"), help="logs, raw outputs, results.json")
-    parser.add_argument("--report", type=Path, default=Path("perf/RESULTS.md"))
-    parser.add_argument("--flames", type=Path, default=Path("perf/flames"), help="flame graph SVGs go here")
-    parser.add_argument("--chart", type=Path, default=Path("perf/chart.png"))
+    parser.add_argument("--report", type=Path, help="the report (OUT/RESULTS.md; --publish: perf/RESULTS.md)")
+    parser.add_argument(
+        "--flames", type=Path, help="flame graph SVGs go here (OUT/flames; --publish: perf/flames)"
+    )
+    parser.add_argument("--chart", type=Path, help="the chart (OUT/chart.png; --publish: perf/chart.png)")
+    parser.add_argument(
+        "--publish",
+        action="store_true",
+        help="update the committed record (perf/RESULTS.md, perf/flames, perf/chart.png) instead of OUT",
+    )
     parser.add_argument(
         "--flame-mode",
         choices=("separate", "concurrent"),
@@ -94,8 +103,8 @@ def parse_args(argv: Sequence[str]) -> Options:
             rounds=args.rounds,
         ),
         out=args.out,
-        report=args.report,
-        flames=args.flames,
-        chart=args.chart,
+        report=args.report or (PUBLISHED / "RESULTS.md" if args.publish else args.out / "RESULTS.md"),
+        flames=args.flames or (PUBLISHED / "flames" if args.publish else args.out / "flames"),
+        chart=args.chart or (PUBLISHED / "chart.png" if args.publish else args.out / "chart.png"),
         nginx=args.nginx,
     )

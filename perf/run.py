@@ -27,6 +27,7 @@ variants; the only module that reads the service's config), :mod:`perf.lab`
 from __future__ import annotations
 
 import shlex
+import shutil
 import signal
 import sys
 import time
@@ -42,7 +43,7 @@ from perf import machine
 from perf.chart import draw_chart
 from perf.lab import Lab, Progress
 from perf.model import LabRun, Measurement
-from perf.options import parse_args
+from perf.options import PUBLISHED, parse_args
 from perf.procs import LabError
 from perf.profiles import PROFILES_SOURCE, profile_names
 from perf.report import write_report
@@ -136,6 +137,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     progress(f"writing {options.chart}, {options.report} and {options.out / 'results.json'}")
     write_results_json(run, options.out / "results.json")
     draw_chart(options.chart, profiles, ceiling)
+    if not options.report.exists() and options.report != PUBLISHED / "RESULTS.md":
+        # A scratch report starts from the record, so its kept readings of the flame graphs carry over.
+        options.report.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(PUBLISHED / "RESULTS.md", options.report)
     write_report(run, options.report, options.chart)
     failed = [m.name for m in [*profiles, ceiling] if m.problem or (m.flame and m.flame.problem)]
     if failed:

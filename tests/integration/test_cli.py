@@ -10,6 +10,7 @@ from pathlib import Path
 
 import httpx
 import orjson
+import pytest
 
 from tests.support import ROOT, running_double_process, running_service
 
@@ -135,3 +136,18 @@ def test_uvicorn_main_app_with_a_server_that_is_not_asgi_exits_2_saying_why(tmp_
     assert result.returncode == 2
     assert "server 'granian' is not an ASGI application" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    "command",
+    [[sys.executable, "-m", "influencer_stats"], [str(Path(sys.executable).parent / "influencer-stats")]],
+    ids=["python -m influencer_stats", "influencer-stats"],
+)
+def test_the_package_runs_as_a_command_with_main_py_s_arguments(command: list[str]) -> None:
+    version = subprocess.run([*command, "--version"], capture_output=True, text=True, timeout=30, check=False)
+    refused = subprocess.run(
+        [*command, "--store", "nosql"], capture_output=True, text=True, timeout=30, check=False
+    )
+
+    assert version.returncode == 0 and version.stdout.split()[-1] == "0.2.0"
+    assert refused.returncode == 2 and "unknown store 'nosql'" in refused.stderr

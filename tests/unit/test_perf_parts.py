@@ -54,3 +54,22 @@ def test_wrk_gets_a_timeout_a_script_and_its_arguments() -> None:
 
     assert argv == ["wrk", "-t1", "-c64", "-d6s", "--timeout", "5s", "--latency", "-s", "perf/soak.lua",
                     "http://127.0.0.1:1", "--", "/a", "/b"]  # fmt: skip
+
+
+def test_a_run_writes_to_perf_out_unless_it_publishes() -> None:
+    from pathlib import Path
+
+    from perf.options import parse_args
+
+    scratch, published = parse_args(["--short"]), parse_args(["--short", "--publish"])
+
+    assert (scratch.report, scratch.flames, scratch.chart) == (
+        Path("perf/out/RESULTS.md"),
+        Path("perf/out/flames"),
+        Path("perf/out/chart.png"),
+    )
+    assert (published.report, published.flames, published.chart) == (
+        Path("perf/RESULTS.md"),
+        Path("perf/flames"),
+        Path("perf/chart.png"),
+    )

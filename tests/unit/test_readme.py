@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from influencer_stats.bootstrap.slots import SLOTS
-from influencer_stats.config.docs import README, TABLES, generated, tables_in
+from influencer_stats.config.docs import ENV_EXAMPLE, README, TABLES, env_example, generated, tables_in
 from influencer_stats.config.settings import declared
 
 
@@ -20,3 +20,11 @@ def test_the_tables_name_every_registered_choice_and_every_declared_variable() -
     for slot in SLOTS.values():
         assert all(f"`{name}`" in tables["choices"] for name in slot.names()), slot.name
     assert all(f"`{spec.env}`" in tables["settings"] for spec in declared().values())
+
+
+def test_the_env_example_lists_every_variable_at_its_default() -> None:
+    text = ENV_EXAMPLE.read_text()
+
+    assert text == env_example(), ".env.example is stale: run python -m influencer_stats.config.docs"
+    assert all(f"# {spec.env}=" in text for spec in declared().values())
+    assert all(f"# {slot.env}=" in text for slot in SLOTS.values())
