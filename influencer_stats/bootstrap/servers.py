@@ -25,7 +25,7 @@ OpenApi = Callable[[], AbstractAsyncContextManager[HttpApi]]
 class Server:
     """How to run the API on one server: its application and its runner."""
 
-    app: Callable[[OpenApi], Any]
+    app: Callable[[OpenApi, Settings], Any]
     run: Callable[[Settings, Any], None]
     asgi: bool = False
 
@@ -33,28 +33,28 @@ class Server:
 SERVERS: Registry[Server] = Registry("server")
 
 
-def _starlette_app(open_api: OpenApi) -> Any:
+def _starlette_app(open_api: OpenApi, _: Settings) -> Any:
     from influencer_stats.interpreters.http.starlette_server import create_app
 
     return create_app(open_api)
 
 
-def _asgi_app(open_api: OpenApi) -> Any:
+def _asgi_app(open_api: OpenApi, _: Settings) -> Any:
     from influencer_stats.interpreters.http.asgi_server import AsgiApp
 
     return AsgiApp(open_api)
 
 
-def _aiohttp_app(open_api: OpenApi) -> Any:
+def _aiohttp_app(open_api: OpenApi, settings: Settings) -> Any:
     from influencer_stats.interpreters.http.aiohttp_server import create_app
 
-    return create_app(open_api)
+    return create_app(open_api, body_timeout_s=settings.body_timeout_s)  # aiohttp has no body timeout
 
 
-def _rsgi_app(open_api: OpenApi) -> Any:
+def _rsgi_app(open_api: OpenApi, settings: Settings) -> Any:
     from influencer_stats.interpreters.http.rsgi_server import RsgiApp
 
-    return RsgiApp(open_api)
+    return RsgiApp(open_api, body_timeout_s=settings.body_timeout_s)  # Granian has no body timeout
 
 
 def _uvicorn(settings: Settings, app: Any) -> None:

@@ -11,6 +11,15 @@ import re
 from collections.abc import AsyncIterable
 
 
+class BodyTimeout(BaseException):
+    """The body did not arrive within the body timeout.
+
+    A ``BaseException``, so that ``HttpApi.serve`` (which turns every
+    ``Exception`` into a logged 500) lets it through to the server adapter that
+    applied the timeout; the adapter answers ``problems.timeout("body", …)``.
+    """
+
+
 class BodyIncomplete(Exception):  # noqa: N818 - a condition the edge answers, not a bug
     """The request body ended before it was whole: the client went away mid-upload.
 

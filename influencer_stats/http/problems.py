@@ -117,6 +117,17 @@ def body_incomplete() -> Reply:
     )
 
 
+def timeout(part: str, seconds: float) -> Reply:
+    """408: the request's ``part`` (``header`` or ``body``) did not arrive in time; the connection closes."""
+    return problem(
+        408,
+        f"{part}-timeout",
+        f"Request {part} timeout",
+        f"the {part}{'s' if part == 'header' else ''} did not arrive within {seconds:g} s",
+        headers=(("connection", "close"),),
+    )
+
+
 def internal_error() -> Reply:
     return problem(
         500, "internal-error", "Internal server error", "an unexpected error occurred; it has been logged"

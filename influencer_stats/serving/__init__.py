@@ -15,10 +15,10 @@ from influencer_stats.config.settings import Settings
 
 def app_for(settings: Settings) -> Any:
     """The chosen server's application around the API of ``settings``."""
-    return SERVERS[settings.choices.one("server")].build.app(lambda: open_api(settings))
+    return SERVERS[settings.choices.one("server")].build.app(lambda: open_api(settings), settings)
 
 
 def serve(settings: Settings) -> None:
     """Run the configured server until SIGINT/SIGTERM."""
     server = SERVERS[settings.choices.one("server")].build
-    server.run(settings, server.app(lambda: open_api(settings)))
+    server.run(settings, server.app(lambda: open_api(settings), settings))

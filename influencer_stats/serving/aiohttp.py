@@ -10,7 +10,6 @@ import sys
 from aiohttp import web
 
 from influencer_stats.config.settings import Settings
-from influencer_stats.interpreters.http.aiohttp_server import BODY_TIMEOUT
 
 
 def run(settings: Settings, app: web.Application) -> None:
@@ -21,7 +20,6 @@ def run(settings: Settings, app: web.Application) -> None:
         pass
     else:
         asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
-    app[BODY_TIMEOUT] = settings.body_timeout_s  # aiohttp has none: the adapter's body read applies it
     try:
         web.run_app(
             app,

@@ -114,7 +114,4 @@ def app_from_environment() -> Any:
     from influencer_stats.config.resolve import resolve
     from influencer_stats.serving import app_for
 
-    settings = resolve(os.environ)
-    app = app_for(settings)
-    app.body_timeout_s = settings.body_timeout_s
-    return app
+    return app_for(resolve(os.environ))

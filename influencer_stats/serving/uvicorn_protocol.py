@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from uvicorn.protocols.http.flow_control import FlowControl
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol, RequestResponseCycle
 
+from influencer_stats.http import problems
 from influencer_stats.http.api import new_request_id
 from influencer_stats.http.problems import Reply, problem
 
@@ -327,14 +328,7 @@ class HardenedHttpToolsProtocol(HttpToolsProtocol):
         if self.flow.read_paused:  # the server is not reading: not the client's fault
             self._head_timer = self.loop.call_later(self.limits.header_timeout_s, self._head_timed_out)
         elif self._in_head:
-            self._refuse(
-                problem(
-                    408,
-                    "header-timeout",
-                    "Request header timeout",
-                    f"the headers did not arrive within {self.limits.header_timeout_s:g} s",
-                )
-            )
+            self._refuse(problems.timeout("header", self.limits.header_timeout_s))
         else:  # a new connection that never sent a request
             self.transport.close()
 
@@ -343,14 +337,7 @@ class HardenedHttpToolsProtocol(HttpToolsProtocol):
         if self.flow.read_paused or self.cycle.waiting_for_100_continue:  # waiting on the server
             self._body_timer = self.loop.call_later(self.limits.body_timeout_s, self._body_timed_out)
         else:
-            self._refuse(
-                problem(  # as the aiohttp and Granian adapters answer it
-                    408,
-                    "body-timeout",
-                    "Request body timeout",
-                    f"the body did not arrive within {self.limits.body_timeout_s:g} s",
-                )
-            )
+            self._refuse(problems.timeout("body", self.limits.body_timeout_s))
 
     def _send_timed_out(self) -> None:
         self._send_timer = None

@@ -95,7 +95,7 @@ def test_every_registered_server_opens_and_closes_the_api_in_its_application(
         opened.append(server)
         return open_api(settings, io.BytesIO())
 
-    app = SERVERS[server].build.app(open_and_note)
+    app = SERVERS[server].build.app(open_and_note, settings)
     loop = asyncio.new_event_loop()
     try:
         if SERVERS[server].build.asgi:

@@ -19,14 +19,13 @@ from aiohttp.http_exceptions import PayloadEncodingError
 
 from influencer_stats.http import problems
 from influencer_stats.http.api import HttpApi, Incoming
-from influencer_stats.http.body import BodyIncomplete, read_request_body
+from influencer_stats.http.body import BodyIncomplete, BodyTimeout, read_request_body
 from influencer_stats.http.problems import Reply
 from influencer_stats.http.routes import ROUTES
 
 OpenApi = Callable[[], AbstractAsyncContextManager[HttpApi]]
 _API: web.AppKey[HttpApi] = web.AppKey("api", HttpApi)
-#: How long a request's body may take to arrive (absent: forever); the runner sets it.
-BODY_TIMEOUT: web.AppKey[float] = web.AppKey("body_timeout_s", float)
+_BODY_TIMEOUT: web.AppKey[float] = web.AppKey("body_timeout_s", float)
 
 
 def _response(reply: Reply) -> web.Response:
@@ -39,26 +38,14 @@ def _response(reply: Reply) -> web.Response:
     return response
 
 
-class _BodyTimeoutError(BaseException):
-    """The body did not arrive in time: a BaseException, so that ``HttpApi.serve`` (which
-    turns every Exception into a 500) lets it through to ``_dispatch``, which answers 408."""
-
-
 async def _read_body(request: web.Request, limit: int) -> bytes | None:
     try:
-        async with asyncio.timeout(request.app.get(BODY_TIMEOUT)):  # aiohttp has no body timeout
+        async with asyncio.timeout(request.app[_BODY_TIMEOUT]):  # aiohttp has no body timeout
             return await read_request_body(request.content.iter_any(), limit, request.content_length)
     except (ConnectionError, PayloadEncodingError) as exc:  # the client went away mid-body
         raise BodyIncomplete("the client disconnected") from exc
     except TimeoutError:
-        raise _BodyTimeoutError from None
-
-
-def _body_timeout(timeout_s: float | None) -> Reply:
-    detail = f"the body did not arrive within {timeout_s:g} s"
-    return problems.problem(
-        408, "body-timeout", "Request body timeout", detail, headers=(("connection", "close"),)
-    )
+        raise BodyTimeout from None
 
 
 async def _dispatch(request: web.Request) -> web.Response:
@@ -81,8 +68,8 @@ async def _dispatch(request: web.Request) -> web.Response:
     )
     try:
         reply = await api.serve(incoming)
-    except _BodyTimeoutError:
-        timeout = _body_timeout(request.app.get(BODY_TIMEOUT))
+    except BodyTimeout:
+        timeout = problems.timeout("body", request.app[_BODY_TIMEOUT])
         reply = api.refuse(timeout, route.template, method, headers.get("x-request-id"))
     return _response(reply)
 
@@ -128,7 +115,7 @@ def _server_logger() -> logging.Logger:
     return logger
 
 
-def create_app(open_api: OpenApi) -> web.Application:
+def create_app(open_api: OpenApi, *, body_timeout_s: float) -> web.Application:
     """An aiohttp app whose cleanup context opens the API (and its resources) once."""
 
     async def lifespan(app: web.Application) -> AsyncIterator[None]:
@@ -142,6 +129,7 @@ def create_app(open_api: OpenApi) -> web.Application:
         client_max_size=HttpApi.max_body_bytes + 1,
         handler_args={"logger": _server_logger()},
     )
+    app[_BODY_TIMEOUT] = body_timeout_s
     app.cleanup_ctx.append(lifespan)
     # "*": every method reaches HttpApi, which answers 405 or 400 itself.
     app.router.add_route("*", "/{path:.*}", _dispatch)

@@ -13,20 +13,15 @@ from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from functools import partial
 from typing import Any
 
+from influencer_stats.http import problems
 from influencer_stats.http.api import HttpApi, Incoming
-from influencer_stats.http.body import content_length, read_request_body
-from influencer_stats.http.problems import Reply, problem
+from influencer_stats.http.body import BodyTimeout, content_length, read_request_body
 from influencer_stats.http.routes import ROUTES
 
 OpenApi = Callable[[], AbstractAsyncContextManager[HttpApi]]
 
 
-class _BodyTimeoutError(BaseException):
-    """The body did not arrive in time: a BaseException, so that ``HttpApi.serve`` (which
-    turns every Exception into a 500) lets it through to ``__rsgi__``, which answers 408."""
-
-
-async def _read_body(proto: Any, declared: str | None, timeout_s: float | None, limit: int) -> bytes | None:
+async def _read_body(proto: Any, declared: str | None, timeout_s: float, limit: int) -> bytes | None:
     # The protocol object iterates over the body's chunks; when the client goes away it just
     # stops, so only a declared length tells a cut-short body (BodyIncomplete) from a whole one.
     # Granian has no body timeout of its own. The read runs as a task because asyncio.timeout
@@ -37,13 +32,8 @@ async def _read_body(proto: Any, declared: str | None, timeout_s: float | None, 
     finally:
         read.cancel()  # a no-op once it is done
     if not done:
-        raise _BodyTimeoutError
+        raise BodyTimeout
     return read.result()
-
-
-def _body_timeout(timeout_s: float | None) -> Reply:
-    detail = f"the body did not arrive within {timeout_s:g} s"
-    return problem(408, "body-timeout", "Request body timeout", detail, headers=(("connection", "close"),))
 
 
 class RsgiApp:
@@ -51,12 +41,11 @@ class RsgiApp:
     its loop runs (the API and its resources open there) and ``__rsgi_del__``
     after it stops (they close)."""
 
-    def __init__(self, open_api: OpenApi) -> None:
+    def __init__(self, open_api: OpenApi, *, body_timeout_s: float) -> None:
         self._open_api = open_api
         self._stack = AsyncExitStack()
         self._api: HttpApi | None = None
-        #: How long a request's body may take to arrive (None: forever); the runner sets it.
-        self.body_timeout_s: float | None = None
+        self._body_timeout_s = body_timeout_s
 
     def __rsgi_init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._api = loop.run_until_complete(self._stack.enter_async_context(self._open_api()))
@@ -75,7 +64,7 @@ class RsgiApp:
         request_id = headers.get("x-request-id")
         route, collection_id = ROUTES.match(scope.path)
         if route is not None:
-            read_body = partial(_read_body, proto, headers.get("content-length"), self.body_timeout_s)
+            read_body = partial(_read_body, proto, headers.get("content-length"), self._body_timeout_s)
             authorization = headers.get("authorization")
             if authorization is not None:  # every line, joined (see Incoming.authorization)
                 authorization = ", ".join(v for k, v in headers.items() if k == "authorization")
@@ -90,8 +79,10 @@ class RsgiApp:
             )
             try:
                 reply = await api.serve(incoming)
-            except _BodyTimeoutError:
-                reply = api.refuse(_body_timeout(self.body_timeout_s), route.template, method, request_id)
+            except BodyTimeout:
+                reply = api.refuse(
+                    problems.timeout("body", self._body_timeout_s), route.template, method, request_id
+                )
         else:
             reply = api.unmatched(scope.path, method, request_id)
         response_headers = [("content-type", reply.content_type), *reply.headers]
