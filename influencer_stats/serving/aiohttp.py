@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import errno
-import os
-import sys
 
 from aiohttp import web
 
 from influencer_stats.config.settings import Settings
+from influencer_stats.serving.address import announce, cannot_listen
 
 
 def run(settings: Settings, app: web.Application) -> None:
@@ -26,7 +25,7 @@ def run(settings: Settings, app: web.Application) -> None:
             host=settings.host,
             port=settings.port,
             access_log=None,
-            print=None,
+            print=lambda _: announce(settings),  # aiohttp prints once it has bound the port
             shutdown_timeout=settings.graceful_shutdown_s,
             # One aiohttp timer closes a connection whose next request's headers are not
             # complete this long after it opened or answered: both the idle keep-alive
@@ -42,6 +41,4 @@ def run(settings: Settings, app: web.Application) -> None:
     except OSError as error:
         if error.errno not in (errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.EACCES):
             raise
-        reason = os.strerror(error.errno).lower() if error.errno else str(error)
-        print(f"main.py: error: cannot listen on {settings.host}:{settings.port}: {reason}", file=sys.stderr)
-        raise SystemExit(1) from None
+        raise cannot_listen(settings.host, settings.port, error) from None

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import os
 import resource
-import socket
-import sys
 from typing import Any
 
 from influencer_stats.config.settings import Settings
+from influencer_stats.serving.address import announce, claim_the_address
 
 #: hyper's smallest read buffer (it refuses anything below 8 KiB).
 _MIN_BUFFER_BYTES = 8192
@@ -29,11 +28,11 @@ def run(settings: Settings) -> None:
     from influencer_stats.bootstrap.slots import SLOTS
     from influencer_stats.config.settings import declared
 
-    claim = claim_the_address(settings.host, settings.port)
+    claim = claim_the_address(settings.host, settings.port)  # Granian binds with SO_REUSEPORT
     os.environ[declared()["profile"].env] = settings.profile
     for slot in SLOTS.values():
         os.environ[slot.env] = settings.choices.text(slot.name)
-    Granian(
+    server = Granian(
         "influencer_stats.serving.granian:app_from_environment",
         factory=True,
         address=settings.host,
@@ -60,7 +59,9 @@ def run(settings: Settings) -> None:
         log_level=LogLevels.warning,
         log_access=False,
         workers_kill_timeout=int(settings.graceful_shutdown_s),
-    ).serve()
+    )
+    server.on_startup(lambda: announce(settings))  # runs once the shared socket is bound
+    server.serve()
     if claim is not None:
         claim.close()
 
@@ -78,35 +79,6 @@ def connection_limit(settings: Settings) -> int:
     files = 1 << 20 if soft == resource.RLIM_INFINITY else soft
     reserved = _RESERVED_FDS + settings.upstream_connections + settings.redis_connections
     return max(1, files - reserved)
-
-
-def claim_the_address(host: str, port: int) -> socket.socket | None:
-    """Exit 1 with one line when another server has ``host:port``; else a claim to keep while serving.
-
-    Granian binds each worker's socket with SO_REUSEPORT (so workers share the
-    port), which lets a second instance bind it too: the kernel would split the
-    traffic between two services with separate data. A bind without it, as
-    uvicorn and aiohttp bind, fails while anyone listens there. Two instances
-    started at once would both pass that probe before either listens, so on
-    Linux each first claims the address's name in the abstract socket namespace
-    (one per network namespace, as ports are; freed when the process dies).
-    """
-    claim = None
-    try:
-        if sys.platform == "linux":
-            claim = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            claim.bind(f"\0influencer-stats:{host}:{port}")
-        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
-        with socket.socket(family, kind, proto) as probe:
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # TIME_WAIT is no obstacle
-            probe.bind(address)
-    except OSError as error:
-        if claim is not None:
-            claim.close()
-        reason = os.strerror(error.errno).lower() if error.errno else str(error)
-        print(f"main.py: error: cannot listen on {host}:{port}: {reason}", file=sys.stderr)
-        raise SystemExit(1) from None
-    return claim
 
 
 def app_from_environment() -> Any:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import socket
 from typing import Any
 
 import uvicorn
 
 from influencer_stats.config.settings import Settings
 from influencer_stats.http.routes import HEALTHZ
+from influencer_stats.serving.address import announce, claim_the_address
 from influencer_stats.serving.uvicorn_protocol import Limits, protocol_class
 
 
@@ -24,9 +26,23 @@ def limits(settings: Settings) -> Limits:
     )
 
 
+class _Server(uvicorn.Server):
+    """uvicorn's server, announcing the service once it listens."""
+
+    def __init__(self, config: uvicorn.Config, settings: Settings) -> None:
+        super().__init__(config)
+        self._settings = settings
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.started:
+            announce(self._settings)
+
+
 def run(settings: Settings, app: Any) -> None:
     """Serve an ASGI app: JSON logs only (no access log), no ``server`` header, hardened httptools."""
-    uvicorn.run(
+    claim = claim_the_address(settings.host, settings.port)  # a busy port: one line, exit 1
+    config = uvicorn.Config(
         app,
         host=settings.host,
         port=settings.port,
@@ -40,3 +56,11 @@ def run(settings: Settings, app: Any) -> None:
         limit_concurrency=settings.limit_concurrency,
         backlog=settings.backlog,
     )
+    server = _Server(config, settings)
+    try:
+        server.run()
+    finally:
+        if claim is not None:
+            claim.close()
+    if not server.started:
+        raise SystemExit(3)  # as uvicorn.run: the application failed to start

@@ -12,7 +12,7 @@ import httpx
 import orjson
 import pytest
 
-from tests.support import ROOT, running_double_process, running_service
+from tests.support import ROOT, SERVERS, running_double_process, running_service
 
 
 def run_main(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -98,7 +98,10 @@ def test_environment_variables_pick_the_profile_and_override_choices(tmp_path: P
     with running_service([], tmp_path / "env.log", env=env) as service:
         httpx.put(f"{service.url}/collections/c", json={"videos": []})
 
-    assert service.output() == ""  # silent logger: not even the start event
+    # Silent logger: not even the start event; only the start-up line, which is not a log event.
+    [line] = service.output().splitlines()
+    assert line.startswith(f"influencer-stats: listening on {service.url} (profile demo: server starlette,")
+    assert "store list" in line and "logger silent" in line
 
 
 def test_uvicorn_main_app_serves_with_settings_from_the_environment(tmp_path: Path) -> None:
@@ -151,3 +154,18 @@ def test_the_package_runs_as_a_command_with_main_py_s_arguments(command: list[st
 
     assert version.returncode == 0 and version.stdout.split()[-1] == "0.2.0"
     assert refused.returncode == 2 and "unknown store 'nosql'" in refused.stderr
+
+
+@pytest.mark.parametrize("server", SERVERS)
+def test_every_server_says_where_it_listens_once_the_port_is_bound(server: str, tmp_path: Path) -> None:
+    with running_service(["--server", server, "--store", "dict"], tmp_path / "start.log") as service:
+        answered = httpx.get(f"{service.url}/healthz").status_code
+
+    said = [
+        line for line in service.output().splitlines() if line.startswith("influencer-stats: listening on")
+    ]
+    assert answered == 200
+    assert said == [
+        f"influencer-stats: listening on {service.url} (profile demo: server {server}, video client fake, "
+        "store dict, logger dropping, cache none, metrics prometheus, video wrappers none, log wrappers rate-limit)"
+    ]

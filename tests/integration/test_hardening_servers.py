@@ -27,6 +27,7 @@ import pytest
 
 from perf.procs import memory_of_tree, stop
 from tests.support import ROOT, RunningService, free_port, running_service, wait_until_healthy
+from tests.support import SERVERS as ALL_SERVERS
 
 SERVERS = ["aiohttp", "granian"]
 SHORT_S = 1.0  # a timeout under test
@@ -218,7 +219,7 @@ def test_healthz_answers_while_slow_uploads_hold_more_connections_than_the_backl
 # 2. One port, one instance
 
 
-@pytest.mark.parametrize("server", SERVERS)
+@pytest.mark.parametrize("server", ALL_SERVERS)
 def test_a_second_instance_on_the_same_port_exits_1_and_the_first_keeps_serving(
     server: str, tmp_path: Path
 ) -> None:
@@ -238,7 +239,9 @@ def test_a_second_instance_on_the_same_port_exits_1_and_the_first_keeps_serving(
     # One line says why; the rest (if any) is the service's JSON log.
     output = (tmp_path / "second.log").read_text()
     said = [line for line in output.splitlines() if line and not line.startswith("{")]
-    assert said == [f"main.py: error: cannot listen on 127.0.0.1:{_port(first)}: address already in use"]
+    assert said == [
+        f"influencer-stats: error: cannot listen on 127.0.0.1:{_port(first)}: address already in use"
+    ]
     assert reads == [200] * 20
 
 
