@@ -218,23 +218,29 @@ def test_pipelined_requests_past_the_queue_cap_are_all_answered_in_order(
 # 2. Slowloris and the connection limit
 
 
+def _trickle(sock: socket.socket, chunk: bytes, seconds: float) -> None:
+    """Send ``chunk`` every 0.2 s until the server answers, hangs up, or ``seconds`` pass."""
+    started = time.monotonic()
+    while time.monotonic() - started < seconds:
+        try:
+            sock.sendall(chunk)
+        except OSError:
+            return
+        sock.settimeout(0.2)
+        try:
+            if sock.recv(1, socket.MSG_PEEK):
+                return
+        except TimeoutError:
+            pass
+
+
 def test_headers_that_trickle_in_are_cut_off_with_a_408_problem(
     hardened: RunningService, connect: Connect
 ) -> None:
     sock = connect()
     sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
     started = time.monotonic()
-    while time.monotonic() - started < HEADER_TIMEOUT_S + SLACK_S:
-        try:
-            sock.sendall(b"X-Trickle: a\r\n")
-        except OSError:
-            break
-        sock.settimeout(0.2)
-        try:
-            if sock.recv(1, socket.MSG_PEEK):
-                break
-        except TimeoutError:
-            pass
+    _trickle(sock, b"X-Trickle: a\r\n", HEADER_TIMEOUT_S + SLACK_S)
     responses = Responses(sock)
 
     _assert_problem(*responses.next(), 408, "header-timeout")
@@ -260,18 +266,7 @@ def test_a_body_that_trickles_in_is_cut_off_with_a_408_problem(
         b"PUT /collections/slow HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\n"
         b"content-length: 1000\r\n\r\n{"
     )
-    started = time.monotonic()
-    while time.monotonic() - started < BODY_TIMEOUT_S + SLACK_S:
-        try:
-            sock.sendall(b" ")
-        except OSError:
-            break
-        sock.settimeout(0.2)
-        try:
-            if sock.recv(1, socket.MSG_PEEK):
-                break
-        except TimeoutError:
-            pass
+    _trickle(sock, b" ", BODY_TIMEOUT_S + SLACK_S)
     responses = Responses(sock)
 
     _assert_problem(*responses.next(), 408, "body-timeout")

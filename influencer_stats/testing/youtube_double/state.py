@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Final, Literal
+from typing import Final, Literal, get_args
 
 from influencer_stats.testing.youtube_double.wire import JsonObject
 
@@ -32,19 +32,7 @@ FaultMode = Literal[
     "bad_count",
     "reset",
 ]
-FAULT_MODES: Final[tuple[FaultMode, ...]] = (
-    "none",
-    "quota",
-    "rate_limit",
-    "bad_key",
-    "server_error",
-    "unavailable",
-    "too_many",
-    "stall",
-    "malformed",
-    "bad_count",
-    "reset",
-)
+FAULT_MODES: Final[tuple[FaultMode, ...]] = get_args(FaultMode)
 
 
 @dataclass(slots=True)
