@@ -36,6 +36,20 @@ Check = Callable[["Settings"], "str | None"]
 NONE = "none"
 
 
+def single_process(what: str, instead: str) -> Check:
+    """The check of an entry whose state lives in one process: refuse ``--workers`` > 1.
+
+    ``what`` says what is kept per process, ``instead`` what to choose with several workers.
+    """
+
+    def check(settings: Settings) -> str | None:
+        if settings.workers > 1:
+            return f"keeps {what} in each process: with --workers {settings.workers} use {instead}"
+        return None
+
+    return check
+
+
 @dataclass(frozen=True, slots=True)
 class Entry(Generic[B]):
     """One registered choice: its builder, a line of doc, default wrappers, a check."""

@@ -166,6 +166,13 @@ class Settings:
     )
     host: str = text("INFLUENCER_STATS_HOST", "127.0.0.1", "bind address", flag="--host")
     port: int = integer("INFLUENCER_STATS_PORT", 8080, "bind port", high=65535, flag="--port")
+    workers: int = integer(
+        "INFLUENCER_STATS_WORKERS",
+        1,
+        "worker processes sharing the port (state kept per process refuses more than 1)",
+        high=256,
+        flag="--workers",
+    )
     youtube_api_url: str = url(
         "YOUTUBE_API_URL",
         "https://www.googleapis.com/youtube/v3/videos",
@@ -230,6 +237,34 @@ class Settings:
     )
     cache_max_entries: int = integer(
         "INFLUENCER_STATS_CACHE_MAX_ENTRIES", 10_000, "stats cache: collections kept (LRU)"
+    )
+    video_ttl_s: float = seconds(
+        "INFLUENCER_STATS_VIDEO_TTL",
+        300.0,
+        "video cache: a video's counters are fresh for this long (quota: see README)",
+    )
+    video_cache_max_entries: int = integer(
+        "INFLUENCER_STATS_VIDEO_CACHE_MAX_ENTRIES", 100_000, "video cache: videos kept in process (LRU)"
+    )
+    batch_window_ms: int = integer(
+        "INFLUENCER_STATS_BATCH_WINDOW_MS",
+        2,
+        "batching: ids due within this many ms share videos.list calls (0 = off)",
+        low=0,
+        high=1_000,
+    )
+    quota_per_day: int = integer(
+        "INFLUENCER_STATS_QUOTA_PER_DAY",
+        10_000,
+        "YouTube units (videos.list calls) this deployment may spend per quota day (0 = no limit)",
+        low=0,
+    )
+    quota_day_s: int = integer(
+        "INFLUENCER_STATS_QUOTA_DAY",
+        86_400,
+        "length of a quota day in s; 86,400 resets at midnight Pacific, shorter only for trials",
+        low=1,
+        high=86_400,
     )
     redis_timeout_s: float = seconds("INFLUENCER_STATS_REDIS_TIMEOUT", 0.5, "every Redis call (no retries)")
     redis_connections: int = integer("INFLUENCER_STATS_REDIS_CONNECTIONS", 64, "Redis pool size per process")
