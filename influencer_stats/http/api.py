@@ -24,7 +24,7 @@ from returns.result import Failure, Success
 
 from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, EventLog, Metrics
 from influencer_stats.algebras.event_log import LOG_CONTEXT
-from influencer_stats.http import problems
+from influencer_stats.http import docs, problems
 from influencer_stats.http.body import BodyIncomplete, json_nests_deeper
 from influencer_stats.http.pagination import page_body, parse_page_request
 from influencer_stats.http.problems import JSON, Reply
@@ -289,6 +289,14 @@ class HttpApi:
     async def describe(self, _: Incoming) -> Reply:
         """The OpenAPI document."""
         return self._openapi
+
+    async def docs_page(self, _: Incoming) -> Reply:
+        """Swagger UI's page over the OpenAPI document."""
+        return docs.page_reply()
+
+    async def docs_asset(self, incoming: Incoming) -> Reply:
+        """One allow-listed file of the page: each is a route of its own, named by its template."""
+        return docs.asset_reply(incoming.route.template.removeprefix(docs.ASSET_PREFIX))
 
     async def list_collections(self, incoming: Incoming) -> Reply:
         """One page of the sorted ids (``pagination``: ``limit``, ``cursor``, ``next``)."""

@@ -7,7 +7,8 @@ aiohttp, ASGI and RSGI apps); either way it hands ``HttpApi.serve`` the matched
 ``Route``, whose handlers ``HttpApi`` dispatches to by method (a dict lookup),
 or asks ``HttpApi.unmatched`` for the refusal when no template matches. The OpenAPI document describes the
 same table, and refuses to build if they differ. Adding a route is one entry
-here plus its handler (an ``HttpApi`` method) and its OpenAPI operation.
+here plus its handler (an ``HttpApi`` method) and its OpenAPI operation
+(the docs page and its files, ``DOCS_ROUTES``, are for people and left out of it).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
+from influencer_stats.http import docs
 from influencer_stats.http.api import HttpApi, Incoming
 from influencer_stats.http.problems import Reply
 
@@ -31,6 +33,11 @@ OPENAPI = "/openapi.json"
 COLLECTIONS = "/collections"
 COLLECTION = "/collections/{id}"
 STATS = "/collections/{id}/stats"
+DOCS = docs.DOCS_PATH
+#: One route per allow-listed file of the docs page: no other name under the prefix matches.
+DOCS_ASSETS = tuple(docs.ASSET_PREFIX + name for name in docs.ASSETS)
+#: The routes for people, not API clients: the OpenAPI document leaves them out.
+DOCS_ROUTES = frozenset({DOCS, *DOCS_ASSETS})
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -126,4 +133,9 @@ ROUTES = RouteTable(
         COLLECTION, GET=HttpApi.get_collection, PUT=HttpApi.put_collection, DELETE=HttpApi.delete_collection
     ),
     route(STATS, GET=HttpApi.collection_stats),
+    route(DOCS, GET=HttpApi.docs_page),
+    *(route(template, GET=HttpApi.docs_asset) for template in DOCS_ASSETS),
 )
+
+#: The templates the OpenAPI document describes, in table order.
+DOCUMENTED = tuple(template for template in ROUTES if template not in DOCS_ROUTES)

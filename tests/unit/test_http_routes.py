@@ -5,11 +5,14 @@ from __future__ import annotations
 import pytest
 
 from influencer_stats.http.api import HttpApi, Incoming
+from influencer_stats.http.docs import ASSETS
 from influencer_stats.http.openapi import openapi_spec
 from influencer_stats.http.problems import Reply
 from influencer_stats.http.routes import (
     COLLECTION,
     COLLECTIONS,
+    DOCS,
+    DOCS_ROUTES,
     HEALTHZ,
     METRICS,
     OPENAPI,
@@ -84,12 +87,19 @@ def test_every_handler_is_an_http_api_method() -> None:
             assert getattr(HttpApi, handler.__name__) is handler, (template, method)
 
 
-def test_the_openapi_document_describes_exactly_the_routes_and_their_methods() -> None:
+def test_the_openapi_document_describes_exactly_the_api_routes_and_their_methods() -> None:
     paths = openapi_spec()["paths"]
 
-    assert list(paths) == list(ROUTES)
-    for template, entry in ROUTES.items():
-        assert {m.upper() for m in paths[template] if m != "parameters"} == set(entry.methods)
+    assert list(paths) == [template for template in ROUTES if template not in DOCS_ROUTES]
+    for template in paths:
+        assert {m.upper() for m in paths[template] if m != "parameters"} == set(ROUTES[template].methods)
+
+
+def test_the_docs_routes_are_the_page_and_one_route_per_allow_listed_asset() -> None:
+    assert {DOCS, *(f"/docs/assets/{name}" for name in ASSETS)} == DOCS_ROUTES
+    assert all(
+        ROUTES[template].around_parameter is None for template in DOCS_ROUTES
+    )  # no {id}: no other name
 
 
 def test_a_new_route_is_one_entry_and_is_matched_and_dispatched_by_it() -> None:

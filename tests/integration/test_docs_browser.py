@@ -1,0 +1,351 @@
+"""``/docs`` as a person sees it: each real server, a real headless Chromium, no network but loopback.
+
+Chromium is Debian's (``scripts/browser-up.sh`` installs it); the test drives it over
+the Chrome DevTools Protocol on a websocket with aiohttp's client (no Playwright or
+Selenium: both download browser builds from CDNs). Every off-machine request the
+page might make goes to a dead proxy and would show up as a failed load. With
+``UPDATE_SCREENSHOT=1`` the first server's render is written to ``docs/api-docs.png``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import os
+import shutil
+import signal
+import struct
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import httpx
+import orjson
+import pytest
+
+from influencer_stats.http.docs import ASSETS
+from tests.integration.test_api import raw_request, request_bytes
+from tests.support import ROOT, SERVERS, RunningService, stop
+
+SCREENSHOT = ROOT / "docs" / "api-docs.png"
+WIDTH, HEIGHT = 1280, 900
+#: Bounds: the browser's start, one DevTools command, the page showing every operation.
+START_TIMEOUT_S = 20.0
+COMMAND_TIMEOUT_S = 10.0
+RENDER_TIMEOUT_S = 20.0
+
+#: Each operation Swagger UI shows: its method, path and operationId (deep links give each
+#: operation's block the id ``operations-<tag>-<operationId>``).
+_OPERATIONS_ON_PAGE = """JSON.stringify(Array.from(document.querySelectorAll(".opblock")).map(block => ({
+  method: (block.querySelector(".opblock-summary-method") || {}).textContent || "",
+  path: (block.querySelector(".opblock-summary-path") || {dataset: {}}).dataset.path || "",
+  operationId: block.id.replace(/^operations-[^-]+-/, ""),
+})))"""
+#: "Try it out" on GET /healthz, then "Execute": the status the page shows (bounded waits).
+_TRY_HEALTH = """(async () => {
+  const until = async (find) => {
+    for (const end = Date.now() + 5000; Date.now() < end; await new Promise(r => setTimeout(r, 50))) {
+      const found = find();
+      if (found) return found;
+    }
+    throw new Error("Swagger UI did not show what the test waits for");
+  };
+  const block = document.getElementById("operations-operations-getHealth");
+  block.querySelector(".opblock-summary-control").click();
+  (await until(() => block.querySelector(".try-out__btn"))).click();
+  (await until(() => block.querySelector(".execute"))).click();
+  const status = await until(() => block.querySelector(".live-responses-table tbody .response-col_status"));
+  const url = block.querySelector(".request-url pre");
+  return JSON.stringify({status: status.textContent.trim(), url: url ? url.textContent : ""});
+})()"""
+_ERRORS_ON_PAGE = """Array.from(document.querySelectorAll(".errors-wrapper, .loading-container .errors"))
+  .map(e => e.textContent).join(" | ")"""
+
+
+def _chromium() -> str:
+    """The browser; without it a loud failure under CI=true (a skipped test checks nothing), else a skip."""
+    path = shutil.which("chromium")
+    if path is not None:
+        return path
+    message = "chromium is not on PATH: run scripts/browser-up.sh"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+@contextlib.contextmanager
+def running_chromium(executable: str) -> Iterator[str]:
+    """Headless Chromium with a throwaway profile; yields its DevTools websocket URL.
+
+    The browser leads its own process group: it is stopped by its PID (SIGTERM, then
+    SIGKILL) and any helper process left in that group is killed with it.
+    """
+    with tempfile.TemporaryDirectory(prefix="docs-browser-", ignore_cleanup_errors=True) as tmp:
+        profile, log_path = Path(tmp) / "profile", Path(tmp) / "chromium.log"
+        argv = [
+            executable,
+            "--headless=new",
+            *(["--no-sandbox"] if os.geteuid() == 0 else []),
+            "--remote-debugging-address=127.0.0.1",
+            "--remote-debugging-port=0",
+            f"--user-data-dir={profile}",
+            f"--window-size={WIDTH},{HEIGHT}",
+            # Nothing leaves the machine: the page's requests elsewhere hit a dead proxy
+            # (loopback bypasses proxies), and the browser's own background traffic is off.
+            "--proxy-server=http://127.0.0.1:9",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-default-apps",
+            "--disable-domain-reliability",
+            "--disable-sync",
+            "--disable-extensions",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--no-pings",
+            "--hide-scrollbars",
+            "--mute-audio",
+            "about:blank",
+        ]
+        with log_path.open("wb") as log:
+            process = subprocess.Popen(
+                argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        try:
+            yield _devtools_url(profile, process, log_path)
+        finally:
+            stop(process)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)  # the group it leads: renderer, GPU, zygote
+
+
+def _devtools_url(profile: Path, process: subprocess.Popen[bytes], log_path: Path) -> str:
+    """Chromium writes the port it chose, and the browser target's path, to DevToolsActivePort."""
+    active = profile / "DevToolsActivePort"
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            break
+        lines = active.read_text().split("\n") if active.exists() else []
+        if len(lines) >= 2 and lines[0].isdigit() and lines[1].startswith("/devtools/"):
+            return f"ws://127.0.0.1:{lines[0]}{lines[1]}"
+        time.sleep(0.05)
+    output = log_path.read_text(errors="replace")[-3000:]
+    raise RuntimeError(
+        f"chromium gave no DevTools port within {START_TIMEOUT_S}s (exit {process.poll()}):\n{output}"
+    )
+
+
+class DevToolsError(Exception):
+    """A DevTools command answered with an error."""
+
+
+class DevTools:
+    """A minimal Chrome DevTools Protocol client: commands matched by id, events kept in order."""
+
+    def __init__(self, ws: aiohttp.ClientWebSocketResponse) -> None:
+        self._ws = ws
+        self._next_id = 0
+        self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self.events: list[dict[str, Any]] = []
+        self._reader = asyncio.create_task(self._read())
+
+    async def call(self, method: str, session: str | None = None, **params: Any) -> dict[str, Any]:
+        self._next_id += 1
+        answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._pending[self._next_id] = answer
+        message: dict[str, Any] = {"id": self._next_id, "method": method, "params": params}
+        if session is not None:
+            message["sessionId"] = session
+        await self._ws.send_str(orjson.dumps(message).decode())
+        async with asyncio.timeout(COMMAND_TIMEOUT_S):
+            return await answer
+
+    async def close(self) -> None:
+        self._reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._reader
+
+    async def _read(self) -> None:
+        async for message in self._ws:
+            if message.type != aiohttp.WSMsgType.TEXT:
+                break
+            data = orjson.loads(message.data)
+            if "id" not in data:
+                self.events.append(data)
+                continue
+            answer = self._pending.pop(data["id"], None)
+            if answer is None or answer.done():
+                continue
+            if "error" in data:
+                answer.set_exception(DevToolsError(f"{data['error']}"))
+            else:
+                answer.set_result(data.get("result", {}))
+        for answer in self._pending.values():
+            if not answer.done():
+                answer.set_exception(DevToolsError("the DevTools connection closed"))
+
+
+@dataclass
+class Render:
+    """What the browser showed and reported while loading the page."""
+
+    operations: list[dict[str, str]]
+    page_errors: str
+    screenshot: bytes
+    #: What "Try it out" on GET /healthz showed: the status and the URL it called.
+    tried: dict[str, str]
+    events: list[dict[str, Any]] = field(repr=False)
+
+    def problems(self) -> list[str]:
+        """Failed loads, HTTP errors, uncaught exceptions, console and log errors."""
+        urls = {
+            e["params"]["requestId"]: e["params"]["request"]["url"]
+            for e in self.events
+            if e["method"] == "Network.requestWillBeSent"
+        }
+        found = []
+        for event in self.events:
+            method, params = event["method"], event.get("params", {})
+            if method == "Network.loadingFailed":
+                found.append(f"load failed: {urls.get(params['requestId'])} {params.get('errorText')}")
+            elif method == "Network.responseReceived" and params["response"]["status"] >= 400:
+                found.append(f"HTTP {params['response']['status']}: {params['response']['url']}")
+            elif method == "Runtime.exceptionThrown":
+                details = params["exceptionDetails"]
+                found.append(
+                    f"exception: {details.get('exception', {}).get('description') or details['text']}"
+                )
+            elif method == "Runtime.consoleAPICalled" and params["type"] in ("error", "assert"):
+                found.append(f"console.{params['type']}: {[a.get('value') for a in params['args']]}")
+            elif method == "Log.entryAdded" and params["entry"]["level"] == "error":
+                found.append(f"log error: {params['entry']['text']} ({params['entry'].get('url')})")
+        return found
+
+
+async def render(devtools_url: str, page_url: str, expected: int) -> Render:
+    """Open ``page_url`` in a new tab, wait (bounded) until it shows ``expected`` operations, try one."""
+    timeout = aiohttp.ClientTimeout(total=None, connect=COMMAND_TIMEOUT_S)
+    async with (
+        aiohttp.ClientSession(timeout=timeout) as http,
+        http.ws_connect(devtools_url, max_msg_size=64 * 1024 * 1024) as ws,
+    ):
+        devtools = DevTools(ws)
+        try:
+            target = await devtools.call("Target.createTarget", url="about:blank")
+            attached = await devtools.call("Target.attachToTarget", targetId=target["targetId"], flatten=True)
+            session = attached["sessionId"]
+            for domain in ("Network", "Runtime", "Log", "Page"):
+                await devtools.call(f"{domain}.enable", session)
+            await devtools.call(
+                "Emulation.setDeviceMetricsOverride",
+                session,
+                width=WIDTH,
+                height=HEIGHT,
+                deviceScaleFactor=1,
+                mobile=False,
+            )
+            navigated = await devtools.call("Page.navigate", session, url=page_url)
+            assert "errorText" not in navigated, navigated
+            operations: list[dict[str, str]] = []
+            deadline = time.monotonic() + RENDER_TIMEOUT_S
+            while time.monotonic() < deadline:
+                shown = await devtools.call("Runtime.evaluate", session, expression=_OPERATIONS_ON_PAGE)
+                operations = orjson.loads(shown["result"]["value"])
+                if len(operations) >= expected:
+                    break
+                await asyncio.sleep(0.2)
+            await devtools.call(
+                "Runtime.evaluate", session, expression="document.fonts.ready", awaitPromise=True
+            )
+            await asyncio.sleep(0.5)  # late events (a failed load, a console error) arrive too
+            errors = await devtools.call("Runtime.evaluate", session, expression=_ERRORS_ON_PAGE)
+            shot = await devtools.call("Page.captureScreenshot", session, format="png")
+            tried = await devtools.call(
+                "Runtime.evaluate", session, expression=_TRY_HEALTH, awaitPromise=True, returnByValue=True
+            )
+            assert "exceptionDetails" not in tried, tried["exceptionDetails"]
+            await asyncio.sleep(0.2)  # the events of that call
+            await devtools.call("Target.closeTarget", targetId=target["targetId"])
+            return Render(
+                operations,
+                errors["result"]["value"],
+                base64.b64decode(shot["data"]),
+                orjson.loads(tried["result"]["value"]),
+                devtools.events,
+            )
+        finally:
+            await devtools.close()
+
+
+def _png_size(png: bytes) -> tuple[int, int]:
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")
+    width, height = struct.unpack(">II", png[16:24])
+    return width, height
+
+
+def test_the_docs_page_lists_every_operation_in_a_real_browser_without_an_error(
+    service: RunningService, request: pytest.FixtureRequest
+) -> None:
+    chromium = _chromium()
+    spec = httpx.get(f"{service.url}/openapi.json", timeout=10).json()
+    expected = sorted(
+        (method.upper(), path, operation["operationId"])
+        for path, item in spec["paths"].items()
+        for method, operation in item.items()
+        if method != "parameters"
+    )
+
+    with running_chromium(chromium) as devtools_url:
+        shown = asyncio.run(render(devtools_url, f"{service.url}/docs", len(expected)))
+
+    assert shown.problems() == []
+    assert shown.page_errors == ""
+    assert sorted((o["method"].upper(), o["path"], o["operationId"]) for o in shown.operations) == expected
+    assert _png_size(shown.screenshot) == (WIDTH, HEIGHT)
+    assert shown.tried == {"status": "200", "url": f"{service.url}/healthz"}  # same origin, servers "/"
+    if os.environ.get("UPDATE_SCREENSHOT") == "1" and request.node.callspec.params["service"] == SERVERS[0]:
+        SCREENSHOT.parent.mkdir(exist_ok=True)
+        SCREENSHOT.write_bytes(shown.screenshot)
+
+
+# --- the same answers from every server (no browser) ----------------------------------------------
+
+_TRAVERSALS = [
+    b"/docs/assets/..%2fpyproject.toml",
+    b"/docs/assets/..%2Fpyproject.toml",
+    b"/docs/assets/../pyproject.toml",
+    b"/docs/assets/%2e%2e/%2e%2e/pyproject.toml",
+    b"/docs/assets/swagger-ui.css/../../../pyproject.toml",
+    b"/docs/assets/..%5cpyproject.toml",
+    b"/docs/assets/index.html",
+    b"/docs/assets/",
+    b"/docs/",
+]
+
+
+def test_every_server_serves_the_page_and_the_allow_listed_assets_and_nothing_else(
+    service: RunningService,
+) -> None:
+    page = httpx.get(f"{service.url}/docs", timeout=10)
+    head = raw_request(service.url, request_bytes(b"HEAD", b"/docs"))
+    post = raw_request(service.url, request_bytes(b"POST", b"/docs", body=b"{}"))
+
+    assert (page.status_code, page.headers["content-type"]) == (200, "text/html; charset=utf-8")
+    assert (head.status, head.headers["content-type"], head.body) == (200, "text/html; charset=utf-8", b"")
+    assert (post.status, post.headers["allow"]) == (405, "GET, HEAD")
+    for name, asset in ASSETS.items():
+        answer = httpx.get(f"{service.url}/docs/assets/{name}?v=0", timeout=10)
+        assert (answer.status_code, answer.headers["content-type"]) == (200, asset.content_type), name
+        assert answer.headers["cache-control"] == "public, max-age=31536000, immutable"
+    for target in _TRAVERSALS:
+        refused = raw_request(service.url, request_bytes(b"GET", target))
+        assert (refused.status, refused.headers["content-type"]) == (404, "application/problem+json"), target
+        assert b"build-system" not in refused.body
