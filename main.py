@@ -1,7 +1,12 @@
-"""Run influencer-stats: ``python main.py [--profile NAME] [--host H] [--port P] [--<slot> NAME]``.
+"""Run influencer-stats: ``python main.py [--profile NAME] [--port P] [--workers N] [--<slot> NAME]``.
 
-``python main.py --help`` lists every flag and setting; ``uvicorn main:app``
-works too for the ASGI servers, reading the settings from the environment.
+``python main.py --help`` lists every flag and setting. ``uvicorn main:app``
+works too for the ASGI servers, reading the settings from the environment; the
+app turns uvicorn's access log off and its own messages down to warnings, but
+the ``server`` header and the supervisor's lines (``--workers``) are uvicorn's:
+with ``uvicorn main:app --no-server-header --log-level warning`` the headers and
+logs are those of ``python main.py``. Its connection limits apply with ``--http
+influencer_stats.serving.uvicorn:EnvironmentProtocol``.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ def __getattr__(name: str) -> Any:
     from influencer_stats.bootstrap.servers import SERVERS
     from influencer_stats.config.resolve import resolve
     from influencer_stats.serving import app_for
+    from influencer_stats.serving.uvicorn import quiet_logging
 
     try:
         settings = resolve(os.environ)
@@ -42,7 +48,9 @@ def __getattr__(name: str) -> Any:
             file=sys.stderr,
         )
         raise SystemExit(2)
-    return app_for(settings)
+    quiet_logging()
+    app = globals()["app"] = app_for(settings)  # uvicorn looks it up twice: build it once
+    return app
 
 
 if __name__ == "__main__":

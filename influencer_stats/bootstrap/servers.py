@@ -2,7 +2,9 @@
 
 An entry gives the framework application around the API (built from a
 factory that opens the API in the server's lifespan) and the runner that
-serves it; runners live in ``influencer_stats.serving``.
+serves it, in this process or in ``settings.workers`` worker processes that
+each build the application from the environment; runners live in
+``influencer_stats.serving``.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ class Server:
     """How to run the API on one server: its application and its runner."""
 
     app: Callable[[OpenApi, Settings], Any]
-    run: Callable[[Settings, Any], None]
+    run: Callable[[Settings], None]
     asgi: bool = False
 
 
@@ -57,27 +59,25 @@ def _rsgi_app(open_api: OpenApi, settings: Settings) -> Any:
     return RsgiApp(open_api, body_timeout_s=settings.body_timeout_s)  # Granian has no body timeout
 
 
-def _uvicorn(settings: Settings, app: Any) -> None:
+def _uvicorn(settings: Settings) -> None:
     from influencer_stats.serving.uvicorn import run
 
-    run(settings, app)
+    run(settings)
 
 
-def _aiohttp(settings: Settings, app: Any) -> None:
+def _aiohttp(settings: Settings) -> None:
     from influencer_stats.serving.aiohttp import run
 
-    run(settings, app)
+    run(settings)
 
 
-def _granian(settings: Settings, _: Any) -> None:
+def _granian(settings: Settings) -> None:
     from influencer_stats.serving.granian import run
 
-    run(settings)  # each Granian worker builds its own app (see serving.granian)
+    run(settings)  # each Granian worker builds its own app, even with one (see serving.granian)
 
 
 SERVERS.register("starlette", Server(_starlette_app, _uvicorn, asgi=True), "Starlette on uvicorn")
 SERVERS.register("aiohttp", Server(_aiohttp_app, _aiohttp), "aiohttp.web")
 SERVERS.register("asgi", Server(_asgi_app, _uvicorn, asgi=True), "hand-routed ASGI on uvicorn")
-SERVERS.register(
-    "granian", Server(_rsgi_app, _granian), "Granian, a Rust HTTP server, through RSGI (one worker process)"
-)
+SERVERS.register("granian", Server(_rsgi_app, _granian), "Granian, a Rust HTTP server, through RSGI")

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from influencer_stats.algebras import CollectionStatsQuery
-from influencer_stats.bootstrap.registry import Registry
+from influencer_stats.bootstrap.registry import Registry, single_process
 from influencer_stats.bootstrap.wiring import Wiring
 
 if TYPE_CHECKING:
@@ -35,7 +35,12 @@ def _policy(wiring: Wiring) -> CachePolicy:
     )
 
 
-@STATS_WRAPPERS.add("stats", "in process: TTL, single-flight, stale-while-revalidate, stale-if-error, LRU")
+@STATS_WRAPPERS.add(
+    "stats",
+    "in process: TTL, single-flight, stale-while-revalidate, stale-if-error, LRU",
+    # A write through another worker would not invalidate it: stale answers after a write.
+    check=single_process("cached stats", "--cache redis, or none"),
+)
 async def _in_process(wiring: Wiring, inner: CollectionStatsQuery) -> CollectionStatsQuery:
     from influencer_stats.interpreters.stats.cache import CachedStats
 

@@ -5,21 +5,25 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from influencer_stats.algebras import CollectionStore
-from influencer_stats.bootstrap.registry import Registry
+from influencer_stats.bootstrap.registry import Registry, single_process
 from influencer_stats.bootstrap.wiring import Wiring
 
 StoreBuilder = Callable[[Wiring], Awaitable[CollectionStore]]
 STORES: Registry[StoreBuilder] = Registry("store")
+#: A worker would never see what another stored.
+_IN_MEMORY = single_process("collections", "--store sqlite or redis")
 
 
-@STORES.add("list", "in memory, one process, a linear scan logging each probe (the talk's v1)")
+@STORES.add(
+    "list", "in memory, one process, a linear scan logging each probe (the talk's v1)", check=_IN_MEMORY
+)
 async def _list(wiring: Wiring) -> CollectionStore:
     from influencer_stats.interpreters.collections.memory_list import ListCollectionStore
 
     return ListCollectionStore(wiring.log)
 
 
-@STORES.add("dict", "in memory, one process, O(1)")
+@STORES.add("dict", "in memory, one process, O(1)", check=_IN_MEMORY)
 async def _dict(_: Wiring) -> CollectionStore:
     from influencer_stats.interpreters.collections.memory_dict import DictCollectionStore
 

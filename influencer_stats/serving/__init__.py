@@ -1,7 +1,9 @@
 """Serving: run the configured server with the API until SIGINT/SIGTERM.
 
 The composition root (``influencer_stats.bootstrap``) builds; the runners
-here only start servers (uvicorn, aiohttp.web, Granian) with the settings.
+here only start servers (uvicorn, aiohttp.web, Granian) with the settings,
+in this process or in ``settings.workers`` worker processes, which build
+their app from the environment (``serving.environment``).
 """
 
 from __future__ import annotations
@@ -20,5 +22,8 @@ def app_for(settings: Settings) -> Any:
 
 def serve(settings: Settings) -> None:
     """Run the configured server until SIGINT/SIGTERM."""
-    server = SERVERS[settings.choices.one("server")].build
-    server.run(settings, server.app(lambda: open_api(settings), settings))
+    from influencer_stats.serving.environment import export, metrics_directory
+
+    with metrics_directory(settings) as settings:
+        export(settings)  # for worker processes
+        SERVERS[settings.choices.one("server")].build.run(settings)

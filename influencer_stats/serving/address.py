@@ -10,12 +10,13 @@ from influencer_stats.config.settings import Settings
 
 
 def announce(settings: Settings) -> None:
-    """The start-up line, printed once the port is bound: the URL, the profile and every choice."""
+    """The start-up line, printed once the port is bound: the URL, the workers, the profile, every choice."""
     from influencer_stats.bootstrap.slots import SLOTS
 
     choices = ", ".join(f"{name.replace('_', ' ')} {settings.choices.text(name)}" for name in SLOTS)
+    workers = f" with {settings.workers} worker processes" if settings.workers > 1 else ""
     print(
-        f"influencer-stats: listening on http://{settings.host}:{settings.port} "
+        f"influencer-stats: listening on http://{settings.host}:{settings.port}{workers} "
         f"(profile {settings.profile}: {choices})",
         file=sys.stderr,
         flush=True,
@@ -32,10 +33,11 @@ def cannot_listen(host: str, port: int, error: OSError) -> SystemExit:
 def claim_the_address(host: str, port: int) -> socket.socket | None:
     """Exit 1 with one line when another server has ``host:port``; else a claim to keep while serving.
 
-    Granian binds each worker's socket with SO_REUSEPORT (so workers share the
-    port), which lets a second instance bind it too: the kernel would split the
-    traffic between two services with separate data. A bind without it, as
-    uvicorn and aiohttp bind, fails while anyone listens there. Two instances
+    Granian, and aiohttp with several workers, bind each worker's socket with
+    SO_REUSEPORT (so workers share the port), which lets a second instance bind
+    it too: the kernel would split the traffic between two services with
+    separate data. A bind without it, as this probe and uvicorn bind, fails
+    while anyone listens there. Two instances
     started at once would both pass that probe before either listens, so on
     Linux each first claims the address's name in the abstract socket namespace
     (one per network namespace, as ports are; freed when the process dies).

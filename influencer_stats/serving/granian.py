@@ -1,14 +1,15 @@
-"""Granian (RSGI): its workers are processes that import the app by name.
+"""Granian (RSGI): its workers (``settings.workers``) are processes that import the app by name.
 
-So the resolved choices travel through the environment: ``run`` exports the
-profile and every slot, and each worker's factory resolves the same settings.
+So the settings travel through the environment (``serving.environment``): the
+parent exported them, and each worker's factory resolves the same settings.
 """
 
 from __future__ import annotations
 
-import os
 import resource
-from typing import Any
+import socket
+import threading
+import time
 
 from influencer_stats.config.settings import Settings
 from influencer_stats.serving.address import announce, claim_the_address
@@ -17,6 +18,8 @@ from influencer_stats.serving.address import announce, claim_the_address
 _MIN_BUFFER_BYTES = 8192
 #: Descriptors a worker keeps for itself (listener, logs, pipes, the store) besides its client pools.
 _RESERVED_FDS = 256
+#: How long workers may take to listen before the start-up line is given up.
+_START_TIMEOUT_S = 60.0
 
 
 def run(settings: Settings) -> None:
@@ -25,20 +28,14 @@ def run(settings: Settings) -> None:
     from granian.http import HTTP1Settings
     from granian.log import LogLevels
 
-    from influencer_stats.bootstrap.slots import SLOTS
-    from influencer_stats.config.settings import declared
-
     claim = claim_the_address(settings.host, settings.port)  # Granian binds with SO_REUSEPORT
-    os.environ[declared()["profile"].env] = settings.profile
-    for slot in SLOTS.values():
-        os.environ[slot.env] = settings.choices.text(slot.name)
     server = Granian(
-        "influencer_stats.serving.granian:app_from_environment",
+        "influencer_stats.serving.environment:app_from_environment",
         factory=True,
         address=settings.host,
         port=settings.port,
         interface=Interfaces.RSGI,
-        workers=1,
+        workers=settings.workers,
         loop=Loops.auto,
         task_impl=TaskImpl(settings.granian_tasks),
         # HTTP/1.1 only: with "auto", a connection that sends nothing waits forever to be
@@ -60,10 +57,67 @@ def run(settings: Settings) -> None:
         log_access=False,
         workers_kill_timeout=int(settings.graceful_shutdown_s),
     )
-    server.on_startup(lambda: announce(settings))  # runs once the shared socket is bound
-    server.serve()
-    if claim is not None:
-        claim.close()
+    stopped = threading.Event()
+    announcer = threading.Thread(
+        target=_announce_when_listening, args=(settings, stopped), name="announce", daemon=True
+    )
+    server.on_startup(announcer.start)  # in this process, before the workers start
+    try:
+        server.serve()
+    finally:
+        stopped.set()
+        if announcer.is_alive():
+            announcer.join(1.0)
+        if claim is not None:
+            claim.close()
+
+
+def _announce_when_listening(settings: Settings, stopped: threading.Event) -> None:
+    """The start-up line once every worker listens (where that cannot be read: once the port answers).
+
+    Granian's workers bind the port themselves (on Linux each its own socket,
+    with SO_REUSEPORT), after every hook of this process has run.
+    """
+    deadline = time.monotonic() + _START_TIMEOUT_S
+    while not stopped.is_set() and time.monotonic() < deadline:
+        listening = _listening_sockets(settings.port)
+        if _answers(settings.host, settings.port) if listening is None else listening >= settings.workers:
+            announce(settings)
+            return
+        stopped.wait(0.05)
+
+
+def _listening_sockets(port: int) -> int | None:
+    """How many TCP sockets listen on ``port`` (Linux's /proc/net tables), or None without them.
+
+    The address is claimed (``claim_the_address``), so they are this service's.
+    """
+    count, read = 0, False
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as rows:
+                next(rows, None)  # the header
+                for row in rows:
+                    fields = row.split()
+                    # local_address is HEXIP:HEXPORT; state 0A is LISTEN.
+                    if (
+                        len(fields) > 3
+                        and fields[3] == "0A"
+                        and int(fields[1].rpartition(":")[2], 16) == port
+                    ):
+                        count += 1
+            read = True
+        except OSError:  # no such table (no IPv6), or no /proc at all
+            continue
+    return count if read else None
+
+
+def _answers(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=0.5):
+            return True
+    except OSError:
+        return False
 
 
 def connection_limit(settings: Settings) -> int:
@@ -79,11 +133,3 @@ def connection_limit(settings: Settings) -> int:
     files = 1 << 20 if soft == resource.RLIM_INFINITY else soft
     reserved = _RESERVED_FDS + settings.upstream_connections + settings.redis_connections
     return max(1, files - reserved)
-
-
-def app_from_environment() -> Any:
-    """Granian's factory, called in each worker process: settings from the environment."""
-    from influencer_stats.config.resolve import resolve
-    from influencer_stats.serving import app_for
-
-    return app_for(resolve(os.environ))

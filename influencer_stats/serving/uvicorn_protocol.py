@@ -27,9 +27,9 @@ servers (``starlette``, ``asgi``) showed what that costs:
 
 A refusal (408, 431) is written once every earlier response on the
 connection is sent, and the connection closes. ``protocol_class(limits)`` is
-what ``serving.uvicorn`` passes as ``uvicorn.run(http=...)``; with several
-workers, subclass ``HardenedHttpToolsProtocol`` in an importable module and
-set ``limits`` there.
+what ``serving.uvicorn`` passes as ``uvicorn.Config(http=...)``; ``uvicorn
+main:app --http`` can name ``serving.uvicorn.EnvironmentProtocol``, which
+takes its limits from the settings in the environment.
 """
 
 from __future__ import annotations

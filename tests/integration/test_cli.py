@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -43,7 +44,9 @@ def test_list_choices_prints_json_of_every_slot() -> None:
     assert result.returncode == 0
     choices = orjson.loads(result.stdout)
     assert choices["server"] == ["starlette", "aiohttp", "asgi", "granian"]
-    assert "aiohttp-batched" in choices["video_client"] and choices["video_wrappers"] == ["none", "breaker"]
+    assert "aiohttp-batched" in choices["video_client"]
+    assert choices["video_wrappers"] == ["none", "breaker", "batch"]
+    assert choices["video_cache"] == ["none", "memory", "redis"] and choices["quota"] == ["memory", "redis"]
 
 
 def test_print_settings_exits_0_without_serving_and_masks_the_key() -> None:
@@ -167,5 +170,53 @@ def test_every_server_says_where_it_listens_once_the_port_is_bound(server: str, 
     assert answered == 200
     assert said == [
         f"influencer-stats: listening on {service.url} (profile demo: server {server}, video client fake, "
-        "store dict, logger dropping, cache none, metrics prometheus, video wrappers none, log wrappers rate-limit)"
+        "store dict, logger dropping, cache none, video cache none, quota memory, metrics prometheus, "
+        "video wrappers none, log wrappers rate-limit)"
+    ]
+
+
+def test_uvicorn_main_app_without_log_options_logs_only_json_and_no_access_log(tmp_path: Path) -> None:
+    command = [sys.executable, "-m", "uvicorn", "main:app", "--no-server-header"]
+    with running_service([], tmp_path / "uvicorn.log", command=command) as service:
+        put = httpx.put(f"{service.url}/collections/q", json={"videos": ["-4lB5EKS5Uk"]})
+        health = httpx.get(f"{service.url}/healthz")
+
+    assert put.status_code == 201 and health.status_code == 200
+    assert "server" not in health.headers  # uvicorn adds it before it loads the app: the flag is needed
+    lines = [line for line in service.output().splitlines() if line]
+    assert lines and all(line.startswith("{") for line in lines), lines  # no "INFO: ..." line, no access log
+    assert '"event":"service.stopping"' in service.output()
+
+
+def test_uvicorn_main_app_applies_the_header_limits_with_the_protocol_named_by_import_path(
+    tmp_path: Path,
+) -> None:
+    protocol = "influencer_stats.serving.uvicorn:EnvironmentProtocol"
+    command = [sys.executable, "-m", "uvicorn", "main:app", "--http", protocol, "--no-server-header"]
+    env = {**os.environ, "INFLUENCER_STATS_MAX_HEADERS": "8"}
+    with running_service([], tmp_path / "uvicorn.log", command=command, env=env) as service:
+        within = httpx.get(f"{service.url}/healthz", headers={f"x-{n}": "1" for n in range(2)})
+        beyond = httpx.get(f"{service.url}/healthz", headers={f"x-{n}": "1" for n in range(8)})
+
+    assert within.status_code == 200
+    assert beyond.status_code == 431
+    assert beyond.json()["type"] == "urn:influencer-stats:problem:headers-too-large"
+
+
+def test_main_py_with_two_workers_announces_them_once(tmp_path: Path) -> None:
+    args = ["--store", "sqlite", "--workers", "2"]
+    with running_service(args, tmp_path / "workers.log") as service:
+        answered = httpx.get(f"{service.url}/healthz").status_code
+        # A worker may answer before the parent has heard from both and said so: wait for it (bounded).
+        deadline = time.monotonic() + 20
+        while "listening on" not in service.output() and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+    said = [
+        line for line in service.output().splitlines() if line.startswith("influencer-stats: listening on")
+    ]
+    assert answered == 200
+    assert said == [
+        f"influencer-stats: listening on {service.url} with 2 worker processes (profile demo: server starlette, "
+        + said[0].partition("(profile demo: server starlette, ")[2]
     ]

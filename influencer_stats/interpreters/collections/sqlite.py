@@ -48,8 +48,10 @@ class SqliteCollectionStore:
       ``busy_timeout``) is ``StoreUnavailable``.
 
     Open with ``await SqliteCollectionStore.open(path)``; ``close`` on shutdown.
-    Several processes may share the file (SQLite locks it), but the multi-worker
-    deployment is the ``redis`` store's job.
+    Several processes on one host may share the file (``--workers N``): WAL
+    lets readers run beside the one writer, ``BEGIN IMMEDIATE`` and the busy
+    timeout serialize writers, and a write acknowledged by one is seen by the
+    next read of any other. Several hosts need the ``redis`` store.
     """
 
     def __init__(

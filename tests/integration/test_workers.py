@@ -1,0 +1,370 @@
+"""``--workers N``: every server in N processes on one port, over real sockets.
+
+- Each server with ``--workers 2`` and state every worker shares (SQLite, no
+  in-process cache): one start-up line; keep-alive connections opened at once
+  and requests on new connections are answered by two worker processes (each
+  writes its metrics snapshot, named by its pid, to the directory created for
+  the run: one process could not pass); every read on a new connection sees
+  the write before it; SIGTERM stops every process, exit 0, and the directory
+  is removed (a user's own is left in place).
+- ``distributed --workers 2`` on Redis: read-your-writes of stats across workers.
+- State kept per process (``list``, ``dict``, ``--cache stats``): exit 2, one
+  line naming it and what to use instead.
+- A busy port, or a worker that cannot start: one line or a non-zero exit, no
+  process left behind.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping
+from http.client import HTTPConnection
+from pathlib import Path
+
+import httpx
+import pytest
+
+from influencer_stats.config.settings import Choices, Settings
+from influencer_stats.interpreters.metrics.prometheus import REQUESTS, Snapshot
+from influencer_stats.interpreters.videos.synthetic import synthetic_stats, synthetic_video_id
+from influencer_stats.logic.models import VideoBatch, VideoId
+from influencer_stats.logic.stats import collection_stats
+from influencer_stats.serving.environment import metrics_directory
+from tests.support import (
+    ROOT,
+    SERVERS,
+    RunningService,
+    children_of,
+    free_port,
+    running_pids,
+    running_service,
+    stop,
+)
+
+#: Every worker shares the state: one SQLite file, no in-process cache; offline.
+SHARED = ["--store", "sqlite", "--cache", "none", "--video-client", "fake", "--workers", "2"]
+QUICK_STOP = {"INFLUENCER_STATS_GRACEFUL_SHUTDOWN": "3"}
+PAIRS = 200
+LISTENING = "influencer-stats: listening on"
+#: A new connection per request, so the kernel may hand each to another worker.
+ONE_SHOT = httpx.Limits(max_keepalive_connections=0)
+
+
+def _wait_for(condition: Callable[[], bool], timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+def _requests_by_pid(directory: Path, route: str | None = None) -> dict[int, float]:
+    """Requests (to ``route``, or any) each worker counted, from the metrics snapshot it names by its pid."""
+    counted = {}
+    for path in directory.glob("*.json"):
+        if path.stem.isdigit():
+            try:
+                snapshot = Snapshot.from_json(path.read_bytes())
+            except (OSError, ValueError):  # being replaced: read it next time
+                continue
+            series = snapshot.counters.get(REQUESTS, {})  # labels: route, method, status
+            counted[int(path.stem)] = sum(n for labels, n in series.items() if route in (None, labels[0]))
+    return counted
+
+
+def _wait_until_every_worker_listens(service: RunningService) -> None:
+    """The start-up line says so (``running_service`` returns once /healthz answers: once one listens)."""
+    assert _wait_for(lambda: LISTENING in service.output(), 10), service.output()
+
+
+def _requests_on_connections_opened_at_once(service: RunningService, count: int, path: str) -> list[int]:
+    """Open ``count`` connections, then GET ``path`` on each; their statuses."""
+    host, port = service.url.removeprefix("http://").split(":")
+    connections = [HTTPConnection(host, int(port), timeout=10) for _ in range(count)]
+    try:
+        for connection in connections:
+            connection.connect()
+        statuses = []
+        for connection in connections:
+            connection.request("GET", path)
+            response = connection.getresponse()
+            response.read()
+            statuses.append(response.status)
+        return statuses
+    finally:
+        for connection in connections:
+            connection.close()
+
+
+def _served_by_two(counted: dict[int, float], total: int) -> bool:
+    """Two processes answered requests, together at least ``total``."""
+    return len([n for n in counted.values() if n > 0]) >= 2 and sum(counted.values()) >= total
+
+
+def _videos(n: int) -> list[str]:
+    return [synthetic_video_id(n * 10 + k) for k in range(n % 5 + 1)]
+
+
+def _said(output: str) -> list[str]:
+    """What is not a JSON log event."""
+    return [line for line in output.splitlines() if line and not line.startswith("{")]
+
+
+def _stop_and_collect(service: RunningService) -> int | None:
+    stop(service.process, timeout_s=20)
+    return service.process.returncode
+
+
+@pytest.mark.parametrize("server", SERVERS)
+def test_two_workers_answer_on_one_port_agree_on_every_write_and_stop_together(
+    server: str, tmp_path: Path
+) -> None:
+    temp = tmp_path / "tmp"  # where the service creates its metrics directory
+    temp.mkdir()
+    env = {**QUICK_STOP, "TMPDIR": str(temp), "INFLUENCER_STATS_DB": str(tmp_path / "shared.sqlite3")}
+    with (
+        running_service(["--server", server, *SHARED], tmp_path / "service.log", env=env) as service,
+        httpx.Client(base_url=service.url, timeout=10, limits=ONE_SHOT) as http,
+    ):
+        [metrics] = temp.glob("influencer-stats-metrics-*")
+        _wait_until_every_worker_listens(service)
+        # Keep-alive connections opened at once (a benchmark's, a proxy's pool) reach both workers
+        # (nothing else asks for /readyz).
+        spread = _requests_on_connections_opened_at_once(service, 32, "/readyz")
+        spread_over_two = _wait_for(lambda: _served_by_two(_requests_by_pid(metrics, "/readyz"), 32), 5)
+        for n in range(PAIRS):
+            videos = _videos(n)
+            put = http.put("/collections/shared", json={"videos": videos})
+            read = http.get("/collections/shared")
+            assert put.status_code == (201 if n == 0 else 200), put.text
+            assert read.json() == {"videos": videos}, n
+        workers = children_of(service.process.pid)
+        # Each worker publishes its counters every second, in a file named by its pid.
+        both = _wait_for(lambda: _served_by_two(_requests_by_pid(metrics), 2 * PAIRS), 5)
+        counted = _requests_by_pid(metrics)
+        code = _stop_and_collect(service)
+
+    assert spread == [200] * 32
+    assert spread_over_two
+    assert both, counted
+    assert set(counted) <= workers and service.process.pid not in counted
+    assert code == 0
+    assert _wait_for(lambda: not running_pids(workers), 5), running_pids(workers)
+    assert not metrics.exists()
+    [said] = [line for line in service.output().splitlines() if line.startswith(LISTENING)]
+    assert said.startswith(
+        f"{LISTENING} {service.url} with 2 worker processes (profile demo: server {server}, "
+    )
+    assert "Traceback" not in service.output()
+    assert service.output().count('"event":"service.started"') == 2
+
+
+def test_a_metrics_directory_the_user_gives_is_used_and_left_in_place(tmp_path: Path) -> None:
+    mine = tmp_path / "metrics"
+    mine.mkdir()
+    env = {**QUICK_STOP, "PROMETHEUS_MULTIPROC_DIR": str(mine), "TMPDIR": str(tmp_path)}
+    with (
+        running_service(["--server", "aiohttp", *SHARED], tmp_path / "service.log", env=env) as service,
+        httpx.Client(base_url=service.url, timeout=10, limits=ONE_SHOT) as http,
+    ):
+        _wait_until_every_worker_listens(service)
+        for _ in range(50):
+            assert http.get("/healthz").status_code == 200
+        published = _wait_for(lambda: _served_by_two(_requests_by_pid(mine), 50), 5)
+        # One scrape (of either worker) adds up both: each other worker's last snapshot is at most 1 s old.
+        summed = _wait_for(lambda: _healthz_requests(http.get("/metrics").text) >= 50, 5)
+
+    assert published and summed
+    assert mine.is_dir() and len(list(mine.glob("*.json"))) == 2  # the final snapshots stay too
+    assert not list(tmp_path.glob("influencer-stats-metrics-*"))
+
+
+def _healthz_requests(scraped: str) -> float:
+    counted = [line for line in scraped.splitlines() if 'route="/healthz"' in line and "_total" in line]
+    return sum(float(line.split()[-1]) for line in counted)
+
+
+def test_one_worker_needs_no_metrics_directory_and_several_get_a_fresh_one_removed_after() -> None:
+    one = Settings(choices=Choices({}))
+    several = Settings(choices=Choices({}), workers=3)
+    environ: dict[str, str] = {}
+
+    with metrics_directory(one, environ) as unchanged:
+        assert unchanged is one and environ == {}
+    with metrics_directory(several, environ) as shared:
+        directory = Path(str(shared.prometheus_multiproc_dir))
+        assert environ == {"PROMETHEUS_MULTIPROC_DIR": str(directory)}
+        assert directory.is_dir() and not list(directory.iterdir())
+        assert directory.stat().st_mode & 0o077 == 0  # private
+        (directory / "123.json").write_text("{}")
+
+    assert environ == {} and not directory.exists()
+
+
+# --- distributed ------------------------------------------------------------------
+
+
+def _expected_stats(videos: list[str]) -> dict[str, object]:
+    ids = [VideoId(v) for v in videos]
+    stats = collection_stats(ids, VideoBatch({v: synthetic_stats(v) for v in ids}))
+    return {
+        "impressions": stats.impressions,
+        "engagements": stats.engagements,
+        "score": stats.score,
+        "videos": stats.videos,
+        "missing": [],
+    }
+
+
+def test_distributed_with_two_workers_reads_its_writes_stats_included(tmp_path: Path) -> None:
+    from tests.integration.shared_redis import shared_redis_url, unique_prefix
+
+    env = {
+        **QUICK_STOP,
+        "TMPDIR": str(tmp_path),
+        "REDIS_URL": f"{shared_redis_url()}/0",
+        "INFLUENCER_STATS_REDIS_PREFIX": unique_prefix(),
+        "INFLUENCER_STATS_VIDEO_CLIENT": "fake",
+    }
+    argv = ["--profile", "distributed", "--workers", "2"]
+    with (
+        running_service(argv, tmp_path / "service.log", env=env) as service,
+        httpx.Client(base_url=service.url, timeout=10, limits=ONE_SHOT) as http,
+    ):
+        _wait_until_every_worker_listens(service)
+        for n in range(100):
+            videos = _videos(n)
+            assert http.put("/collections/multi", json={"videos": videos}).status_code in (200, 201)
+            expected = _expected_stats(videos)
+            assert http.get("/collections/multi/stats").json() == expected, n
+            assert http.get("/collections/multi/stats").json() == expected, n  # a cache hit, maybe elsewhere
+        [metrics] = tmp_path.glob("influencer-stats-metrics-*")
+        both = _wait_for(lambda: _served_by_two(_requests_by_pid(metrics), 300), 5)
+        code = _stop_and_collect(service)
+
+    assert both
+    assert code == 0
+    [said] = [line for line in service.output().splitlines() if line.startswith(LISTENING)]
+    assert said.startswith(
+        f"{LISTENING} {service.url} with 2 worker processes (profile distributed: server asgi"
+    )
+
+
+# --- refused ----------------------------------------------------------------------
+
+
+def _main(*args: str, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "main.py", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "YOUTUBE_API_URL": "http://127.0.0.1:9/youtube/v3/videos", **(env or {})},
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "reason"),
+    [
+        (
+            ["--profile", "fast"],
+            "store 'dict' keeps collections in each process: with --workers 2 use --store sqlite or redis",
+        ),
+        (
+            ["--store", "dict"],
+            "store 'dict' keeps collections in each process: with --workers 2 use --store sqlite or redis",
+        ),
+        (
+            ["--store", "list"],
+            "store 'list' keeps collections in each process: with --workers 2 use --store sqlite or redis",
+        ),
+        (
+            ["--cache", "stats"],
+            "cache 'stats' keeps cached stats in each process: with --workers 2 use --cache redis, or none",
+        ),
+        (["--profile", "youtube"], "cache 'stats' keeps cached stats in each process"),
+    ],
+    ids=["fast", "dict", "list", "stats cache", "youtube"],
+)
+def test_state_kept_per_process_refuses_two_workers_in_one_line_saying_what_to_use(
+    args: list[str], reason: str
+) -> None:
+    result = _main(*args, "--workers", "2", "--port", str(free_port()))
+
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"main.py: error: {reason}"), result.stderr
+    assert result.stderr.count("\n") == 1 and result.stdout == ""
+
+
+@pytest.mark.parametrize("server", SERVERS)
+def test_a_busy_port_is_one_line_and_exit_1_with_two_workers(server: str) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = _main("--server", server, *SHARED, "--port", str(port))
+
+    assert result.returncode == 1
+    assert _said(result.stderr) == [
+        f"influencer-stats: error: cannot listen on 127.0.0.1:{port}: address already in use"
+    ]
+    assert "Traceback" not in result.stderr
+
+
+def test_a_second_aiohttp_instance_with_two_workers_cannot_share_the_port(tmp_path: Path) -> None:
+    # Its workers bind with SO_REUSEPORT, as the first instance's did: the kernel would allow it.
+    with running_service(["--server", "aiohttp", *SHARED], tmp_path / "first.log", env=QUICK_STOP) as first:
+        port = first.url.rsplit(":", 1)[1]
+        second = _main(
+            "--server",
+            "aiohttp",
+            *SHARED,
+            "--port",
+            port,
+            env={"INFLUENCER_STATS_DB": str(tmp_path / "b.db")},
+        )
+        answered = httpx.get(f"{first.url}/healthz").status_code
+
+    assert second.returncode == 1
+    assert _said(second.stderr) == [
+        f"influencer-stats: error: cannot listen on 127.0.0.1:{port}: address already in use"
+    ]
+    assert answered == 200
+
+
+@pytest.mark.parametrize("server", SERVERS)
+def test_a_worker_that_cannot_start_stops_the_service_non_zero_leaving_no_process(
+    server: str, tmp_path: Path
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    log = tmp_path / "service.log"
+    env = {
+        **os.environ,
+        **QUICK_STOP,
+        "TMPDIR": str(tmp_path),
+        "INFLUENCER_STATS_DB": str(blocker / "db.sqlite3"),  # its directory cannot be created
+    }
+    argv = [sys.executable, "main.py", "--server", server, *SHARED, "--port", str(free_port())]
+    seen: set[int] = set()
+    with log.open("wb") as out:
+        process = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        while process.poll() is None and time.monotonic() < deadline:
+            seen |= children_of(process.pid)
+            time.sleep(0.05)
+    finally:
+        code = stop(process)
+
+    assert code not in (0, None)
+    assert LISTENING not in log.read_text()
+    assert _wait_for(lambda: not running_pids(seen), 5), running_pids(seen)
+    assert not list(tmp_path.glob("influencer-stats-metrics-*"))
