@@ -25,7 +25,7 @@ die() { log "ERROR: $*"; exit 1; }
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 LOG=/var/log/dockerd.log
-IMAGES=(local/debian:bookworm local/redis:7 local/nginx:1.27 local/python-aiohttp:3.11)
+IMAGES=(local/debian:bookworm local/redis:7 local/nginx:1.27 local/python-aiohttp:3.11 local/python:3.11)
 PATH=$PATH:/usr/local/sbin:/usr/sbin:/sbin # dockerd, debootstrap live in sbin
 export DOCKER_BUILDKIT=0 # legacy builder: `docker build --network host` works with it
 
@@ -94,13 +94,28 @@ build_base() {
     trap - EXIT
 }
 
-build_image() { # build_image TAG DIR
+build_image() { # build_image TAG DIR (BUILD_CONTEXT, if set, replaces docker/DIR as the context)
     log "building $1 from docker/$2"
     local out
     out=$(mktemp)
-    docker build --network host -t "$1" "$ROOT/docker/$2" >"$out" 2>&1 \
+    docker build --network host -t "$1" "${BUILD_CONTEXT:-$ROOT/docker/$2}" >"$out" 2>&1 \
         || { tail -n 30 "$out" >&2; rm -f "$out"; die "building $1 failed"; }
     rm -f "$out"
+}
+
+# local/python:3.11 (the service Dockerfile's BASE here) also gets the host's CA bundle in its
+# build context: `pip install` from PyPI in image builds then trusts what the host trusts
+# (e.g. a TLS-intercepting egress proxy). See docker/python/Dockerfile.
+build_python_image() { # runs in a background subshell (below), so the EXIT trap is its own
+    local ctx
+    ctx=$(mktemp -d /tmp/docker-python.XXXXXX)
+    # shellcheck disable=SC2064 # expand $ctx now
+    trap "rm -rf '$ctx'" EXIT
+    cp -R "$ROOT/docker/python/." "$ctx/"
+    if [[ -r /etc/ssl/certs/ca-certificates.crt ]]; then
+        cp /etc/ssl/certs/ca-certificates.crt "$ctx/host-ca-certificates.crt"
+    fi
+    BUILD_CONTEXT=$ctx build_image local/python:3.11 python
 }
 
 owned=0
@@ -133,6 +148,7 @@ builds=()
 have_image local/redis:7 || { build_image local/redis:7 redis & builds+=($!); }
 have_image local/nginx:1.27 || { build_image local/nginx:1.27 nginx & builds+=($!); }
 have_image local/python-aiohttp:3.11 || { build_image local/python-aiohttp:3.11 python-aiohttp & builds+=($!); }
+have_image local/python:3.11 || { build_python_image & builds+=($!); }
 for pid in "${builds[@]}"; do wait "$pid" || die "an image build failed (see above)"; done
 log "images ready: ${IMAGES[*]}"
 echo IT_LOCAL_IMAGES=1 >&3

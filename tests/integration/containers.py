@@ -21,8 +21,8 @@ import os
 import pathlib
 import socket
 import warnings
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any, Self
 
@@ -186,34 +186,44 @@ class RedisPingWaitStrategy(WaitStrategy):
 
 
 @contextmanager
-def redis_server() -> Iterator[Endpoint]:
-    """A throwaway Redis without persistence."""
+def redis_server(extra_args: Sequence[str] = ()) -> Iterator[Endpoint]:
+    """A throwaway Redis without RDB snapshots; `extra_args` are added to its command line
+    (e.g. ``--appendonly yes``)."""
     require_docker()
     if LOCAL_IMAGES:
         port, image = _free_port(), LOCAL_REDIS
-        command = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", ""]
+        command = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", *extra_args]
     else:
         port, image = 6379, "redis:7-alpine"
-        command = ["redis-server", "--save", ""]
+        command = ["redis-server", "--save", "", *extra_args]
     container = _container(image, port, RedisPingWaitStrategy(port)).with_command(command)
     with _running(container, port, "redis") as endpoint:
         yield endpoint
 
 
 @contextmanager
-def nginx_server(site_dir: pathlib.Path, conf_template: str, health_path: str = "/") -> Iterator[Endpoint]:
+def nginx_server(
+    site_dir: pathlib.Path,
+    conf_template: str,
+    health_path: str = "/",
+    *,
+    env: Mapping[str, str] | None = None,
+) -> Iterator[Endpoint]:
     """nginx serving `site_dir` with `conf_template` as its only server block.
 
     The template is rendered by envsubst in the container; it gets NGINX_PORT (the
     port) and NGINX_LISTEN (``127.0.0.1:PORT`` in host mode, else the port): write
-    ``listen ${NGINX_LISTEN};`` to stay on loopback on CI.
+    ``listen ${NGINX_LISTEN};`` to stay on loopback on CI. `env` adds variables (e.g.
+    upstream addresses from :func:`peer_address`, which this nginx can then reach).
     """
     require_docker()
     port = _free_port() if LOCAL_IMAGES else 80
     image = "local/nginx:1.27" if LOCAL_IMAGES else "nginx:1.27-alpine"
     listen = f"127.0.0.1:{port}" if LOCAL_IMAGES else str(port)
+    wait = HttpWaitStrategy(port, health_path)
     container = (
-        _container(image, port, HttpWaitStrategy(port, health_path))
+        (_container(image, port, wait) if env is None else _peer_container(image, port, wait))
+        .with_envs(**(env or {}))
         .with_envs(NGINX_PORT=str(port), NGINX_LISTEN=listen)
         .with_copy_into_container(conf_template.encode(), "/etc/nginx/templates/default.conf.template")
     )
@@ -249,5 +259,94 @@ def python_aiohttp_server(
         .with_env("PYTHONPATH", "/app")
         .with_copy_into_container(package_dir, "/app")
     )
+    with _running(container, port, "http") as endpoint:
+        yield endpoint
+
+
+REPO_ROOT = DOCKER_DIR.parent
+SERVICE_IMAGE = "influencer-stats:test"
+LOCAL_PYTHON = "local/python:3.11"
+# With port mapping (official images), containers reach each other's published ports through
+# the host; Docker Desktop names it host.docker.internal, a Linux engine needs the entry added.
+_HOST_GATEWAY = {"host.docker.internal": "host-gateway"}
+
+
+def peer_address(endpoint: Endpoint) -> str:
+    """``host:port`` at which another container (started by a helper here) reaches `endpoint`."""
+    host = "127.0.0.1" if LOCAL_IMAGES else "host.docker.internal"
+    return f"{host}:{endpoint.port}"
+
+
+def _peer_container(image: str, port: int, wait: WaitStrategy, **kwargs: Any) -> HostNetworkMixin:
+    """Like `_container`, able to reach other containers at their :func:`peer_address`."""
+    wait = wait.with_startup_timeout(STARTUP_TIMEOUT_S).with_poll_interval(POLL_S)
+    if LOCAL_IMAGES:
+        return HostNetworkMixin(image, network_mode="host", _wait_strategy=wait, **kwargs)
+    return HostNetworkMixin(image, ports=[port], _wait_strategy=wait, extra_hosts=_HOST_GATEWAY, **kwargs)
+
+
+@functools.cache
+def service_image() -> str:
+    """The service's image, built from the repository's Dockerfile and tagged SERVICE_IMAGE.
+
+    BASE is local/python:3.11 (scripts/docker-up.sh) with local images, else the Dockerfile's
+    default (python:3.11-slim). Built once per test session; Docker's layer cache keeps a
+    rebuild to seconds unless requirements/run.txt changed (the dependencies are a layer of their own).
+    """
+    require_docker()
+    buildargs, network = ({"BASE": LOCAL_PYTHON}, "host") if LOCAL_IMAGES else ({}, None)
+    docker = importlib.import_module("docker")
+    # Generous read timeout: a step installing the dependencies may print nothing for a while.
+    client = docker.from_env(timeout=600)
+    try:
+        try:
+            previous = client.images.get(SERVICE_IMAGE).id
+        except docker.errors.ImageNotFound:
+            previous = None
+        # docker-py builds with the legacy builder, which honours network_mode ("host": no bridge here).
+        image, _ = client.images.build(
+            path=str(REPO_ROOT),
+            tag=SERVICE_IMAGE,
+            buildargs=buildargs,
+            network_mode=network,
+            rm=True,
+            forcerm=True,
+        )
+        # A rebuild leaves the former image untagged: remove it (and its layers no other image
+        # uses) rather than let every code change add one. Still used by a container: kept.
+        if previous is not None and previous != image.id:
+            with suppress(docker.errors.APIError):
+                client.images.remove(previous)
+    except docker.errors.BuildError as error:
+        log = "".join(str(chunk.get("stream") or chunk.get("error") or "") for chunk in error.build_log)
+        raise RuntimeError(f"building {SERVICE_IMAGE} failed: {error}\n{log[-3000:]}") from None
+    finally:
+        client.close()
+    return SERVICE_IMAGE
+
+
+@contextmanager
+def service_container(
+    env: Mapping[str, str],
+    command: Sequence[str] | None = None,
+    *,
+    health_path: str = "/healthz",
+    healthcheck: Mapping[str, Any] | None = None,
+) -> Iterator[Endpoint]:
+    """A container of :func:`service_image` (its default command unless `command`) on its own port.
+
+    Gets `env` plus INFLUENCER_STATS_HOST/PORT for its address (loopback and a free port with
+    host networking, else the image's 0.0.0.0:8080 mapped); a `command` gets ``--host H --port P``
+    instead. `healthcheck` overrides the image's HEALTHCHECK options (fields left out keep the
+    image's, ``{"test": ["NONE"]}`` turns it off).
+    """
+    require_docker()
+    port, host = (_free_port(), "127.0.0.1") if LOCAL_IMAGES else (8080, "0.0.0.0")
+    extra: dict[str, Any] = {} if healthcheck is None else {"healthcheck": dict(healthcheck)}
+    container = _peer_container(service_image(), port, HttpWaitStrategy(port, health_path), **extra)
+    if command is None:
+        container.with_envs(**{**env, "INFLUENCER_STATS_HOST": host, "INFLUENCER_STATS_PORT": str(port)})
+    else:
+        container.with_envs(**env).with_command([*command, "--host", host, "--port", str(port)])
     with _running(container, port, "http") as endpoint:
         yield endpoint

@@ -1,0 +1,60 @@
+# The influencer-stats service as a container image.
+#
+#   docker build -t influencer-stats .
+#   docker run -p 8080:8080 influencer-stats            # the demo profile: no other service needed
+#
+# BASE is any image with Python 3.11+ on PATH as `python` (with the venv module). Users keep
+# the default; where Docker Hub is unreachable the tests build on a local Debian base:
+#   DOCKER_BUILDKIT=0 docker build --network host --build-arg BASE=local/python:3.11 -t influencer-stats .
+# (local/python:3.11 is docker/python/Dockerfile, built by scripts/docker-up.sh.)
+ARG BASE=python:3.11-slim
+
+# ---- build: the package and its runtime dependencies in a venv -------------------------------
+FROM ${BASE} AS build
+ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONDONTWRITEBYTECODE=1
+RUN python -m venv /opt/venv
+WORKDIR /src
+# Runtime dependencies first, exactly as locked (requirements/run.txt: pinned, hashed, never the
+# dev set): this layer is rebuilt when the lock changes, not on every code change.
+COPY requirements/run.txt ./requirements/run.txt
+RUN /opt/venv/bin/pip install --require-hashes -r requirements/run.txt
+COPY pyproject.toml ./
+# Then the project as a wheel (its dependencies are installed already). pip and setuptools leave
+# the venv: nothing installs packages at run time.
+COPY README.md LICENSE ./
+COPY influencer_stats ./influencer_stats
+RUN /opt/venv/bin/pip wheel --no-deps --wheel-dir /tmp/wheels . \
+ && /opt/venv/bin/pip install --no-deps /tmp/wheels/*.whl \
+ && /opt/venv/bin/pip check \
+ && /opt/venv/bin/pip uninstall -y -q pip setuptools \
+ && /opt/venv/bin/influencer-stats --version
+
+# ---- runtime: the base plus the venv, nothing else -------------------------------------------
+FROM ${BASE}
+# A fixed numeric uid (10001), so `runAsNonRoot` checks and volume ownership are predictable.
+# Its home holds the demo profile's SQLite file (INFLUENCER_STATS_DB); mount a volume there to keep it.
+RUN useradd --no-log-init --user-group --uid 10001 --create-home --home-dir /var/lib/influencer-stats \
+        --shell /usr/sbin/nologin influencer-stats
+COPY --from=build /opt/venv /opt/venv
+# INFLUENCER_STATS_PROFILE, not `--profile` in CMD: flags win over the environment, so
+# `docker run -e INFLUENCER_STATS_PROFILE=distributed` (and compose.yaml) can switch it.
+# demo is the default because it needs no other service (fake videos, SQLite in the home);
+# compose.yaml runs the distributed profile (Redis, the YouTube double, nginx in front).
+# 0.0.0.0: a container's loopback is unreachable from outside it.
+ENV PATH=/opt/venv/bin:$PATH \
+    PYTHONUNBUFFERED=1 \
+    PYTHONDONTWRITEBYTECODE=1 \
+    INFLUENCER_STATS_PROFILE=demo \
+    INFLUENCER_STATS_HOST=0.0.0.0 \
+    INFLUENCER_STATS_DB=/var/lib/influencer-stats/data/influencer-stats.sqlite3
+USER 10001:10001
+WORKDIR /var/lib/influencer-stats
+EXPOSE 8080
+# The service drains on SIGTERM for INFLUENCER_STATS_GRACEFUL_SHUTDOWN seconds (default 10):
+# keep `docker stop -t` / compose's stop_grace_period above it.
+STOPSIGNAL SIGTERM
+# Liveness on loopback (0.0.0.0 and 127.0.0.1 binds both answer there), with the standard library:
+# no curl in the image. A non-2xx answer or no answer raises, exit code 1.
+HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
+    CMD ["python", "-c", "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:%s/healthz' % os.environ.get('INFLUENCER_STATS_PORT', '8080'), timeout=2)"]
+CMD ["influencer-stats"]
