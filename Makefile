@@ -1,24 +1,49 @@
 # Two commands: `make run` (the service, offline) and `make test` (everything CI runs).
+#
+# Installs come from the lock files, fully pinned with hashes (requirements/run.txt: what
+# running needs; requirements/dev.txt: that plus the test and lint tools), through uv, which
+# is installed into the venv from the package index first. `make lock` regenerates them
+# after pyproject.toml changes (tests/unit/test_lock.py fails until you do).
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
+UV := $(VENV)/bin/uv
+UV_VERSION ?= 0.13.9
+# uv trusts the system's certificate store (a proxy's CA included), as pip does.
+export UV_NATIVE_TLS := 1
 ARGS ?=
 
-.PHONY: run test install clean
+.PHONY: run test install lock clean
 
-$(VENV)/.installed: pyproject.toml
+$(UV):
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet --disable-pip-version-check "uv==$(UV_VERSION)"
+
+# Running: only the runtime set (no mypy, pytest, matplotlib, schemathesis).
+$(VENV)/.run-installed: requirements/run.txt pyproject.toml | $(UV)
+	$(UV) pip install --quiet --python $(PY) --require-hashes -r requirements/run.txt
+	$(UV) pip install --quiet --python $(PY) --no-deps -e .
 	touch $@
 
-install: $(VENV)/.installed
+# Testing: the dev set (a superset of the runtime set).
+$(VENV)/.dev-installed: requirements/dev.txt pyproject.toml | $(UV)
+	$(UV) pip install --quiet --python $(PY) --require-hashes -r requirements/dev.txt
+	$(UV) pip install --quiet --python $(PY) --no-deps -e .
+	touch $@ $(VENV)/.run-installed
 
-run: $(VENV)/.installed
+install: $(VENV)/.dev-installed
+
+run: $(VENV)/.run-installed
 	$(PY) main.py $(ARGS)
 
-test: $(VENV)/.installed
+test: $(VENV)/.dev-installed
 	VENV=$(VENV) scripts/test
+
+lock: | $(UV)
+	$(UV) pip compile --quiet --universal --python-version 3.11 --generate-hashes \
+		--custom-compile-command "make lock" pyproject.toml -o requirements/run.txt
+	$(UV) pip compile --quiet --universal --python-version 3.11 --generate-hashes \
+		--custom-compile-command "make lock" --extra dev pyproject.toml -o requirements/dev.txt
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
