@@ -16,13 +16,13 @@ from pathlib import Path
 from perf.procs import HOST, LabError, free_port, running
 from perf.specs import lab_choices
 
-REDIS_SLOTS = ("store", "cache")
+REDIS_SLOTS = ("store", "cache", "video_cache", "quota")
 """The slots whose ``redis`` choice needs a server."""
 
 
 def uses_redis(spec: str) -> bool:
     choices = lab_choices(spec)
-    return "redis" in (choices.get(slot) for slot in REDIS_SLOTS)
+    return any("redis" in str(choices.get(slot, "")).split(",") for slot in REDIS_SLOTS)
 
 
 @contextmanager

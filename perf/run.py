@@ -4,6 +4,7 @@
         [--threads 1 --connections 16] [--collection original|1000|10000] \\
         [--out perf/out] [--report perf/RESULTS.md] [--flames perf/flames] \\
         [--chart perf/chart.png] [--short]
+    python perf/run.py --workload overlap [--rate 200 --duration 60 --seed 1]   (see perf/overlap.py)
 
 Steps: check the tools (wrk, py-spy, matplotlib: exit 2 with how to install
 them); start the YouTube double (nginx with pre-rendered answers, else the
@@ -62,6 +63,10 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else list(argv)
+    if arguments[:2] == ["--workload", "overlap"]:  # quota economy: its own lab (perf/overlap.py)
+        from perf import overlap
+
+        return overlap.main(arguments[2:])
     options = parse_args(arguments)
     progress = Progress()
     progress("checking tools")

@@ -19,8 +19,10 @@ __all__ = [
     "SERVERS",
     "RecordingMetrics",
     "RunningService",
+    "children_of",
     "free_port",
     "running_double_process",
+    "running_pids",
     "running_service",
     "stop",
 ]
@@ -37,6 +39,11 @@ class RecordingMetrics:
         self.cache_events: list[str] = []
         self.upstream_calls: list[str] = []
         self.breaker_states: list[str] = []
+        self.video_cache: dict[str, int] = {}
+        self.saved: dict[str, int] = {}
+        self.quota_spent = 0
+        self.quota_left: int | None = None
+        self.quota_stale_answers = 0
 
     def request(self, route: str, method: str, status: int, seconds: float) -> None:
         pass
@@ -55,6 +62,19 @@ class RecordingMetrics:
 
     def breaker_state(self, state: str) -> None:
         self.breaker_states.append(state)
+
+    def video_cache_event(self, kind: str, count: int) -> None:
+        self.video_cache[kind] = self.video_cache.get(kind, 0) + count
+
+    def calls_saved(self, by: str, count: int) -> None:
+        self.saved[by] = self.saved.get(by, 0) + count
+
+    def quota(self, spent: int, left: int | None) -> None:
+        self.quota_spent += spent
+        self.quota_left = left
+
+    def quota_stale_answer(self) -> None:
+        self.quota_stale_answers += 1
 
     def render(self) -> tuple[bytes, str]:
         return b"", "text/plain"
@@ -120,3 +140,30 @@ def running_double_process(log_path: Path) -> Iterator[str]:
         yield f"http://127.0.0.1:{port}/youtube/v3/videos"
     finally:
         stop(process)
+
+
+def children_of(pid: int) -> set[int]:
+    """The processes whose parent is ``pid`` (Linux: read from /proc)."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            # "pid (comm) state ppid ...": comm may hold spaces and parentheses, so split after its last ")".
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:  # it ended meanwhile
+            continue
+        if fields and int(fields[1]) == pid:
+            found.add(int(stat.parent.name))
+    return found
+
+
+def running_pids(pids: set[int]) -> set[int]:
+    """Those of ``pids`` that still run (neither gone nor a zombie)."""
+    alive = set()
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state not in ("Z", "X"):
+            alive.add(pid)
+    return alive

@@ -26,4 +26,20 @@ class Metrics(Protocol):
 
     def breaker_state(self, state: str) -> None: ...
 
+    def video_cache_event(self, kind: str, count: int) -> None:
+        """``count`` videos served by the video cache as ``kind`` (hit, miss, stale …)."""
+        ...
+
+    def calls_saved(self, by: str, count: int) -> None:
+        """``count`` videos.list calls not made thanks to ``by`` (video_cache, batching)."""
+        ...
+
+    def quota(self, spent: int, left: int | None) -> None:
+        """``spent`` more units spent; ``left`` of today's budget (None: no budget)."""
+        ...
+
+    def quota_stale_answer(self) -> None:
+        """One answer served from what the caches hold because the day's budget is spent."""
+        ...
+
     def render(self) -> tuple[bytes, str]: ...

@@ -14,7 +14,7 @@ from influencer_stats.bootstrap.registry import Registry
 from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.bootstrap.stats import STATS_WRAPPERS
 from influencer_stats.bootstrap.stores import STORES
-from influencer_stats.bootstrap.videos import VIDEO_CLIENTS, VIDEO_WRAPPERS
+from influencer_stats.bootstrap.videos import VIDEO_CACHES, VIDEO_CLIENTS, VIDEO_WRAPPERS
 from influencer_stats.bootstrap.wiring import Observed, Resources, Wiring
 from influencer_stats.config.settings import Settings
 from influencer_stats.http.api import HttpApi
@@ -55,7 +55,8 @@ async def build_store(wiring: Wiring) -> CollectionStore:
 async def build_source(wiring: Wiring) -> VideoStatsSource:
     choices = wiring.settings.choices
     base = await VIDEO_CLIENTS[choices.one("video_client")].build(wiring)
-    return await fold(wiring, base, choices["video_wrappers"], VIDEO_WRAPPERS)
+    wrapped = await fold(wiring, base, choices["video_wrappers"], VIDEO_WRAPPERS)
+    return await fold(wiring, wrapped, choices["video_cache"], VIDEO_CACHES)
 
 
 async def build_stats(
@@ -65,7 +66,8 @@ async def build_stats(
     from influencer_stats.interpreters.stats.cache import InvalidatingStore
     from influencer_stats.interpreters.stats.computed import ComputedStats
 
-    computed: CollectionStatsQuery = ComputedStats(store, source, wiring.log)
+    ages = bool(wiring.settings.choices["video_cache"])  # answers say how old their videos are
+    computed: CollectionStatsQuery = ComputedStats(store, source, wiring.log, ages=ages)
     stats = await fold(wiring, computed, wiring.settings.choices["cache"], STATS_WRAPPERS)
     return stats, InvalidatingStore(store, stats)
 

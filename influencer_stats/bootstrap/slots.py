@@ -11,7 +11,7 @@ from influencer_stats.bootstrap.registry import Slot
 from influencer_stats.bootstrap.servers import SERVERS
 from influencer_stats.bootstrap.stats import STATS_WRAPPERS
 from influencer_stats.bootstrap.stores import STORES
-from influencer_stats.bootstrap.videos import VIDEO_CLIENTS, VIDEO_WRAPPERS
+from influencer_stats.bootstrap.videos import QUOTA_LEDGERS, VIDEO_CACHES, VIDEO_CLIENTS, VIDEO_WRAPPERS
 
 SLOTS: Final[Mapping[str, Slot]] = {
     slot.name: slot
@@ -21,6 +21,14 @@ SLOTS: Final[Mapping[str, Slot]] = {
         Slot("store", "where collections live", STORES),
         Slot("logger", "where log events go", LOGGERS),
         Slot("cache", "wrappers of the stats query", STATS_WRAPPERS, default="none", wrappers_of="stats"),
+        Slot(
+            "video_cache",
+            "per-video caches around the video client",
+            VIDEO_CACHES,
+            default="none",
+            wrappers_of="video_client",
+        ),
+        Slot("quota", "where the units spent today are counted", QUOTA_LEDGERS, default="memory"),
         Slot("metrics", "who records /metrics", METRICS, default="prometheus"),
         Slot(
             "video_wrappers",

@@ -13,12 +13,17 @@ from influencer_stats.bootstrap.wiring import Wiring
 
 if TYPE_CHECKING:
     from influencer_stats.config.settings import Settings
+    from influencer_stats.interpreters.stats.cache import CachePolicy
+    from influencer_stats.interpreters.videos.quota import QuotaLedger
     from influencer_stats.interpreters.videos.youtube_api import VideosListCall
 
 SourceBuilder = Callable[[Wiring], Awaitable[VideoStatsSource]]
 SourceWrapper = Callable[[Wiring, VideoStatsSource], Awaitable[VideoStatsSource]]
+LedgerBuilder = Callable[[Wiring], Awaitable["QuotaLedger"]]
 VIDEO_CLIENTS: Registry[SourceBuilder] = Registry("video client")
 VIDEO_WRAPPERS: Registry[SourceWrapper] = Registry("video wrapper")
+VIDEO_CACHES: Registry[SourceWrapper] = Registry("video cache")
+QUOTA_LEDGERS: Registry[LedgerBuilder] = Registry("quota")
 
 
 @VIDEO_CLIENTS.add("fake", "offline: stable stats derived from each id; ids starting with X are missing")
@@ -93,17 +98,40 @@ async def _youtube(
         deadline_s=settings.upstream_deadline_s,
         retries=settings.upstream_retries,
     )
-    return YouTubeVideoStatsSource(
-        await client(wiring), policy, wiring.log, wiring.metrics, clock=time.monotonic
+    call = await _governed(wiring, await client(wiring))
+    return YouTubeVideoStatsSource(call, policy, wiring.log, wiring.metrics, clock=time.monotonic)
+
+
+async def _governed(wiring: Wiring, call: VideosListCall) -> VideosListCall:
+    """``call`` under the quota governor (last before the network), unless the budget is 0."""
+    from influencer_stats.interpreters.videos.quota import QuotaDay, QuotaGovernor
+
+    settings = wiring.settings
+    if settings.quota_per_day == 0:
+        return call
+    ledger = await QUOTA_LEDGERS[settings.choices.one("quota")].build(wiring)
+    governor = QuotaGovernor(
+        call,
+        ledger,
+        QuotaDay(settings.quota_day_s),
+        settings.quota_per_day,
+        time.time,  # wall time: quota days are Pacific calendar days, shared by hosts
+        wiring.log,
+        wiring.metrics,
     )
+    wiring.govern_freshness(governor.stretch)
+    return governor
 
 
-for _name, _client, _batched, _doc in (
+_YOUTUBE_CLIENTS = (
     ("httpx", _httpx, False, "httpx, one videos.list call per video"),
     ("httpx-batched", _httpx, True, "httpx, up to 50 ids per videos.list call"),
     ("aiohttp", _aiohttp, False, "aiohttp, one videos.list call per video"),
     ("aiohttp-batched", _aiohttp, True, "aiohttp, up to 50 ids per videos.list call"),
-):
+)
+_BATCHED = frozenset(name for name, _, batched, _ in _YOUTUBE_CLIENTS if batched)
+
+for _name, _client, _batched, _doc in _YOUTUBE_CLIENTS:
     VIDEO_CLIENTS.register(
         _name, partial(_youtube, _client, _batched), _doc, wrappers=("breaker",), check=needs_key
     )
@@ -122,3 +150,110 @@ async def _breaker(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
         threshold=settings.breaker_threshold,
         cooldown_s=settings.breaker_cooldown_s,
     )
+
+
+@VIDEO_WRAPPERS.add(
+    "batch", "ids of concurrent requests share full videos.list calls (INFLUENCER_STATS_BATCH_WINDOW_MS)"
+)
+async def _batch(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
+    from influencer_stats.interpreters.videos.batching import BatchingSource
+
+    settings = wiring.settings
+    if settings.batch_window_ms == 0:
+        return inner  # off
+    return BatchingSource(
+        inner,
+        wiring.metrics,
+        window_s=settings.batch_window_ms / 1000,
+        deadline_s=settings.upstream_deadline_s,
+        concurrency=settings.upstream_connections,
+    )
+
+
+def _video_policy(settings: Settings) -> CachePolicy:
+    from influencer_stats.interpreters.stats.cache import CachePolicy
+
+    return CachePolicy(
+        ttl_s=settings.video_ttl_s,
+        stale_while_revalidate_s=settings.cache_stale_while_revalidate_s,
+        stale_if_error_s=settings.cache_stale_if_error_s,
+        max_entries=settings.video_cache_max_entries,
+    )
+
+
+@VIDEO_CACHES.add(
+    "memory", "in process: per-video TTL, single-flight, stale-while-revalidate, stale-if-error, LRU"
+)
+async def _memory_cache(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
+    from influencer_stats.interpreters.videos.video_cache import CachedVideoSource, MemoryVideoEntries
+
+    settings = wiring.settings
+    entries = MemoryVideoEntries(settings.video_cache_max_entries)
+    policy = _video_policy(settings)
+    return CachedVideoSource(
+        inner,
+        entries,
+        time.monotonic,
+        policy,
+        wiring.log,
+        wiring.metrics,
+        wiring.stretch(),
+        fill_to=_ids_per_call(settings),
+    )
+
+
+@VIDEO_CACHES.add("redis", "shared by every worker and host through Redis: one MGET per fetch")
+async def _redis_cache(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
+    from influencer_stats.interpreters.redis_keys import RedisKeys
+    from influencer_stats.interpreters.videos.video_cache import CachedVideoSource
+    from influencer_stats.interpreters.videos.video_cache_redis import RedisVideoEntries
+
+    settings = wiring.settings
+    policy = _video_policy(settings)
+    # Kept a quota day at least, so a spent budget still has every video seen today to serve.
+    keep_s = max(
+        policy.ttl_s + max(policy.stale_while_revalidate_s, policy.stale_if_error_s), settings.quota_day_s
+    )
+    keys = RedisKeys(settings.redis_prefix)
+    entries = RedisVideoEntries(await wiring.redis(), keys.video, round(1000 * keep_s), wiring.log)
+    # Wall time: entries are shared by hosts.
+    return CachedVideoSource(
+        inner,
+        entries,
+        time.time,
+        policy,
+        wiring.log,
+        wiring.metrics,
+        wiring.stretch(),
+        fill_to=_ids_per_call(settings),
+    )
+
+
+def _ids_per_call(settings: Settings) -> int:
+    """What one quota unit buys with the chosen client: 50 ids when it batches, else no refresh-ahead."""
+    from influencer_stats.interpreters.videos.youtube_api import MAX_IDS_PER_CALL
+
+    return MAX_IDS_PER_CALL if settings.choices.one("video_client") in _BATCHED else 0
+
+
+def _one_budget(settings: Settings) -> str | None:
+    """A count per process would let N workers spend N budgets."""
+    if settings.workers > 1 and settings.quota_per_day > 0 and settings.choices.one("video_client") != "fake":
+        return f"counts quota units in each process: with --workers {settings.workers} use --quota redis"
+    return None
+
+
+@QUOTA_LEDGERS.add("memory", "units spent today, counted in this process", check=_one_budget)
+async def _memory_ledger(_: Wiring) -> QuotaLedger:
+    from influencer_stats.interpreters.videos.quota import MemoryQuotaLedger
+
+    return MemoryQuotaLedger()
+
+
+@QUOTA_LEDGERS.add("redis", "units spent today, one count in Redis for every worker and host")
+async def _redis_ledger(wiring: Wiring) -> QuotaLedger:
+    from influencer_stats.interpreters.redis_keys import RedisKeys
+    from influencer_stats.interpreters.videos.quota_redis import RedisQuotaLedger
+
+    keys = RedisKeys(wiring.settings.redis_prefix)
+    return RedisQuotaLedger(await wiring.redis(), keys.quota, wiring.log)

@@ -26,6 +26,7 @@ Checks = dict[str, Callable[[], Awaitable[bool]]]
 @dataclass(slots=True)
 class _Shared:
     redis: Redis | None = None
+    stretch: Callable[[], float] | None = None
 
 
 @dataclass(slots=True)
@@ -53,6 +54,14 @@ class Resources:
             self._shared.redis = await _open_redis(self)
         return self._shared.redis
 
+    def stretch(self) -> Callable[[], float]:
+        """How much caches should stretch freshness: the quota governor's say, when one was built."""
+        return self._shared.stretch or _unstretched
+
+    def govern_freshness(self, stretch: Callable[[], float]) -> None:
+        """Called by the quota governor's builder, before the caches above it are built."""
+        self._shared.stretch = stretch
+
     def observed(self, metrics: Metrics) -> Observed:
         """The next stage: these resources plus the metrics."""
         return Observed(self.settings, self.exits, self.checks, self.stdout, self._shared, metrics=metrics)
@@ -76,6 +85,10 @@ class Wiring(Observed):
     """Resources, metrics and the log (what every other builder is built with)."""
 
     log: EventLog = field(kw_only=True)
+
+
+def _unstretched() -> float:
+    return 1.0
 
 
 async def _cancel(task: asyncio.Future[Any]) -> None:

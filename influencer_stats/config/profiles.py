@@ -90,21 +90,26 @@ PROFILES: Final[Mapping[str, Profile]] = {
         ),
         _profile(
             "distributed",
-            "shared state for many workers/hosts: Redis store and Redis stats cache",
+            "shared state for many workers/hosts: Redis store, stats and video caches, one quota count",
             server="asgi",
             video_client="aiohttp-batched",
             store="redis",
             logger="dropping",
             cache="redis",
+            video_cache="redis",
+            video_wrappers="batch,breaker",
+            quota="redis",
         ),
         _profile(
             "youtube",
-            "the real YouTube Data API (needs YOUTUBE_API_KEY): batched aiohttp, cache saves quota",
+            "the real YouTube Data API (needs YOUTUBE_API_KEY): stats and video caches, batching save quota",
             server="starlette",
             video_client="aiohttp-batched",
             store="sqlite",
             logger="dropping",
             cache="stats",
+            video_cache="memory",
+            video_wrappers="batch,breaker",
         ),
     )
 }

@@ -14,6 +14,7 @@ from influencer_stats.logic.models import (
     CollectionNotFound,
     InvalidUpstreamData,
     QuotaExceeded,
+    QuotaExhausted,
     StatsError,
     StoreUnavailable,
     UpstreamMisconfigured,
@@ -154,6 +155,14 @@ def for_error(error: StatsError) -> Reply:
                 503,
                 "upstream-quota-exceeded",
                 "YouTube quota exceeded",
+                detail,
+                headers=(("retry-after", str(retry_after)),),
+            )
+        case QuotaExhausted(detail=detail, retry_after_s=retry_after):
+            return problem(
+                503,
+                "quota-exhausted",
+                "Daily YouTube quota spent",
                 detail,
                 headers=(("retry-after", str(retry_after)),),
             )

@@ -22,6 +22,12 @@ class RedisKeys:
       beside this one (a rolling deploy, a rollback) lists every id, and read to
       fill the sorted set from data deployed before it existed.
 
+    - ``{prefix}:video:{{prefix}:videos}:<id>``: one video's cached counters
+      (``RedisVideoEntries``). All in one slot, so one ``MGET`` reads a whole
+      collection's videos on Cluster too (the price: they live on one shard).
+    - ``{prefix}:quota:{{prefix}:quota}:<day>``: units spent on one quota day
+      (``RedisQuotaLedger``).
+
     The braces are a Cluster hash tag: every key of one collection lives in one
     slot, so a ``MULTI`` or ``MGET`` over them works on Cluster too. Deployed data
     is read through these exact strings: changing one orphans it.
@@ -37,6 +43,12 @@ class RedisKeys:
 
     def stats(self, collection_id: str) -> str:
         return f"{self.prefix}:stats:{{{collection_id}}}"
+
+    def video(self, video_id: str) -> str:
+        return f"{self.prefix}:video:{{{self.prefix}:videos}}:{video_id}"
+
+    def quota(self, day: str) -> str:
+        return f"{self.prefix}:quota:{{{self.prefix}:quota}}:{day}"
 
     @property
     def index(self) -> str:

@@ -38,10 +38,12 @@ class VideoBatch:
     """What a video stats source found for the ids it was asked about.
 
     Every requested id is either a key of ``stats`` or listed in ``missing``.
+    ``cache`` says how a cache served the oldest of them (``None``: all fetched now).
     """
 
     stats: Mapping[VideoId, VideoStats]
     missing: tuple[VideoId, ...] = ()
+    cache: CacheInfo | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +99,14 @@ class QuotaExceeded:
 
 
 @dataclass(frozen=True, slots=True)
+class QuotaExhausted:
+    """This deployment's own daily budget of YouTube units is spent; it resets in ``retry_after_s``."""
+
+    detail: str
+    retry_after_s: int
+
+
+@dataclass(frozen=True, slots=True)
 class UpstreamMisconfigured:
     """The upstream rejected our request itself (bad key, bad request)."""
 
@@ -125,7 +135,12 @@ class InvalidUpstreamData:
 
 
 UpstreamError = (
-    QuotaExceeded | UpstreamMisconfigured | UpstreamUnavailable | UpstreamTimeout | InvalidUpstreamData
+    QuotaExceeded
+    | QuotaExhausted
+    | UpstreamMisconfigured
+    | UpstreamUnavailable
+    | UpstreamTimeout
+    | InvalidUpstreamData
 )
 StoreError = StoreUnavailable
 StatsError = CollectionNotFound | StoreUnavailable | UpstreamError
@@ -140,8 +155,9 @@ class CacheInfo(NamedTuple):
     """How a cached answer was served (rendered as RFC 9211 ``Cache-Status``).
 
     ``ttl_s`` is the freshness left; negative once stale. ``stale_reason`` is
-    ``"revalidating"`` (served while one refresh runs) or ``"stale-if-error"``
-    (the upstream failed; the last good value is served instead).
+    ``"revalidating"`` (served while one refresh runs), ``"stale-if-error"``
+    (the upstream failed; the last good value is served instead) or
+    ``"quota-exhausted"`` (the day's budget is spent; whatever is held is served).
     """
 
     hit: bool

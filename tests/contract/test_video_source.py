@@ -15,26 +15,36 @@ from returns.result import Success
 
 from influencer_stats.algebras import VideoStatsSource
 from influencer_stats.bootstrap.root import build_source
-from influencer_stats.bootstrap.videos import VIDEO_CLIENTS, VIDEO_WRAPPERS
+from influencer_stats.bootstrap.videos import VIDEO_CACHES, VIDEO_CLIENTS, VIDEO_WRAPPERS
 from influencer_stats.interpreters.videos.synthetic import synthetic_stats, synthetic_video_id
 from influencer_stats.logic.models import VideoBatch, VideoId
 from influencer_stats.testing.youtube_double import running_double
 from tests.contract.wired import KEY, wired
 
-#: Every registered client on its own, and every registered wrapper around the fake.
-STACKS = [(client, "none") for client in VIDEO_CLIENTS.names()] + [
-    ("fake", wrapper) for wrapper in VIDEO_WRAPPERS.names()
-]
+#: Every registered client on its own, and every registered wrapper and video cache around the
+#: fake and around a real batched client (so the wrappers meet real calls too).
+STACKS = (
+    [(client, "none", "none") for client in VIDEO_CLIENTS.names()]
+    + [
+        (client, wrapper, "none")
+        for wrapper in VIDEO_WRAPPERS.names()
+        for client in ("fake", "aiohttp-batched")
+    ]
+    + [(client, "none", cache) for cache in VIDEO_CACHES.names() for client in ("fake", "aiohttp-batched")]
+)
 
 
-@pytest.fixture(params=STACKS, ids=[f"{c}+{w}" if w != "none" else c for c, w in STACKS])
+def _stack_id(client: str, wrappers: str, cache: str) -> str:
+    return "+".join(name for name in (client, wrappers, cache) if name != "none")
+
+
+@pytest.fixture(params=STACKS, ids=[_stack_id(*stack) for stack in STACKS])
 async def source(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[VideoStatsSource]:
-    client, wrappers = request.param
+    client, wrappers, cache = request.param
+    flags = {"video_client": client, "video_wrappers": wrappers, "video_cache": cache}
     async with (
         running_double(require_key=KEY) as double,
-        wired(
-            tmp_path, {"video_client": client, "video_wrappers": wrappers}, youtube_url=double.url
-        ) as wiring,
+        wired(tmp_path, flags, youtube_url=double.url) as wiring,
     ):
         yield await build_source(wiring)
 

@@ -235,7 +235,7 @@ class Worker:
         store = RedisCollectionStore(client, RedisKeys(prefix))
         log = CapturingEventLog()
         self.stats = RedisCachedStats(
-            ComputedStats(store, FakeVideoStatsSource(), log),
+            ComputedStats(store, FakeVideoStatsSource(), log, ages=False),
             client,
             clock,
             log,

@@ -123,7 +123,7 @@ class Service:
 
 
 def _computed(store: CollectionStore, log: EventLog) -> CollectionStatsQuery:
-    return ComputedStats(store, FakeVideoStatsSource(), log)
+    return ComputedStats(store, FakeVideoStatsSource(), log, ages=False)
 
 
 def service(

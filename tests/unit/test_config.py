@@ -175,25 +175,29 @@ def test_the_command_line_takes_one_flag_per_slot_and_per_flagged_setting() -> N
 def test_the_profile_table_shows_every_profile_with_its_stacks() -> None:
     lines = describe_profiles().splitlines()
 
-    assert lines[0].split()[:9] == [
+    assert lines[0].split()[:11] == [
         "profile",
         "server",
         "video-client",
         "store",
         "logger",
         "cache",
+        "video-cache",
+        "quota",
         "metrics",
         "video-wrappers",
         "log-wrappers",
     ]
     rows = {line.split()[0]: line.split() for line in lines[1:]}
     assert set(rows) == set(PROFILES)
-    assert rows["fast"][1:9] == [
+    assert rows["fast"][1:11] == [
         "granian",
         "aiohttp-batched",
         "dict",
         "dropping",
         "stats",
+        "none",
+        "memory",
         "prometheus",
         "breaker",
         "rate-limit",
@@ -207,3 +211,55 @@ def test_every_declared_default_is_a_valid_value_of_its_own_setting() -> None:
             continue
         raw = getattr(default, "value", default)
         assert spec.parse(str(raw)) == default, name
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (
+            {"profile": "fast"},
+            "store 'dict' keeps collections in each process: with --workers 2 use --store sqlite or redis",
+        ),
+        ({"store": "list"}, "store 'list' keeps collections in each process: with --workers 2 use"),
+        (
+            {"cache": "stats"},
+            "cache 'stats' keeps cached stats in each process: with --workers 2 use --cache redis, or none",
+        ),
+        ({"profile": "youtube"}, "cache 'stats' keeps cached stats in each process"),
+        ({"store": "redis", "cache": "redis,stats"}, "cache 'stats' keeps cached stats in each process"),
+    ],
+)
+def test_several_workers_are_refused_where_state_is_kept_per_process(
+    flags: dict[str, str], message: str
+) -> None:
+    with pytest.raises(ConfigError) as raised:
+        resolve(DOUBLE, {**flags, "workers": "2"})
+
+    assert message in str(raised.value)
+    assert resolve(DOUBLE, flags).workers == 1  # one process: the same choices are fine
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        {"profile": "demo"},
+        {"profile": "distributed"},
+        {"store": "sqlite", "cache": "none"},
+        {"store": "sqlite", "cache": "redis"},
+        {"profile": "fast", "video_client": "fake", "store": "redis", "cache": "redis"},
+    ],
+)
+def test_several_workers_are_allowed_where_every_worker_shares_the_state(flags: dict[str, str]) -> None:
+    assert resolve({**DOUBLE, "INFLUENCER_STATS_WORKERS": "4"}, flags).workers == 4
+
+
+def test_settings_exported_for_worker_processes_resolve_to_the_same_settings() -> None:
+    from influencer_stats.serving.environment import export
+
+    environ = {**DOUBLE, "INFLUENCER_STATS_CACHE_TTL": "3", "YOUTUBE_API_KEY": "k"}
+    settings = resolve(environ, {"profile": "distributed", "port": "9001", "workers": "3", "logger": "all"})
+
+    export(settings, environ)
+
+    assert resolve(environ) == settings
+    assert environ["INFLUENCER_STATS_WORKERS"] == "3" and environ["INFLUENCER_STATS_LOGGER"] == "all"

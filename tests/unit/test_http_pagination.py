@@ -158,7 +158,7 @@ def api(store: DictCollectionStore) -> HttpApi:
     log = CapturingEventLog()
     return HttpApi(
         store,
-        ComputedStats(store, FakeVideoStatsSource(), log),
+        ComputedStats(store, FakeVideoStatsSource(), log, ages=False),
         log,
         NoMetrics(),
         {},

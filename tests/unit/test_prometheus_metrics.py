@@ -180,3 +180,36 @@ def test_a_torn_or_foreign_file_in_the_directory_is_skipped(tmp_path: Path) -> N
     me.cache_event("miss")
 
     assert value(me, "influencer_stats_cache_events_total", kind="miss") == 1
+
+
+def test_quota_economy_is_exposed_calls_saved_by_wrapper_and_units_left_only_with_a_budget() -> None:
+    metrics = PrometheusMetrics()
+    assert not [s for s in samples(metrics) if s.name == "influencer_stats_quota_units_left"]
+
+    metrics.video_cache_event("hit", 40)
+    metrics.video_cache_event("miss", 3)
+    metrics.calls_saved("video_cache", 2)
+    metrics.calls_saved("batching", 5)
+    metrics.quota(1, 9)
+    metrics.quota(1, 8)
+    metrics.quota(0, 0)
+    metrics.quota_stale_answer()
+
+    assert value(metrics, "influencer_stats_video_cache_videos_total", kind="hit") == 40
+    assert value(metrics, "influencer_stats_video_cache_videos_total", kind="miss") == 3
+    assert value(metrics, "influencer_stats_upstream_calls_saved_total", by="video_cache") == 2
+    assert value(metrics, "influencer_stats_upstream_calls_saved_total", by="batching") == 5
+    assert value(metrics, "influencer_stats_quota_units_spent_total") == 2
+    assert value(metrics, "influencer_stats_quota_units_left") == 0
+    assert value(metrics, "influencer_stats_quota_stale_answers_total") == 1
+
+
+def test_workers_show_the_least_budget_any_of_them_saw_left(tmp_path: Path) -> None:
+    one = PrometheusMetrics(str(tmp_path), pid=os.getpid())
+    two = PrometheusMetrics(str(tmp_path), pid=os.getppid())  # alive, so its gauge counts
+    one.quota(1, 70)
+    two.quota(1, 40)
+    two.publish()
+
+    assert value(one, "influencer_stats_quota_units_left") == 40
+    assert value(one, "influencer_stats_quota_units_spent_total") == 2

@@ -24,5 +24,17 @@ class NoMetrics:
     def breaker_state(self, state: str) -> None:
         pass
 
+    def video_cache_event(self, kind: str, count: int) -> None:
+        pass
+
+    def calls_saved(self, by: str, count: int) -> None:
+        pass
+
+    def quota(self, spent: int, left: int | None) -> None:
+        pass
+
+    def quota_stale_answer(self) -> None:
+        pass
+
     def render(self) -> tuple[bytes, str]:
         return b"# metrics are disabled in this profile\n", "text/plain; version=0.0.4; charset=utf-8"

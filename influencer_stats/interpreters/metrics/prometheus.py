@@ -61,6 +61,11 @@ CACHE: Final = "influencer_stats_cache_events"
 LAG: Final = "influencer_stats_event_loop_lag_seconds"
 DROPPED: Final = "influencer_stats_log_events_dropped"
 BREAKER: Final = "influencer_stats_circuit_breaker_open"
+VIDEO_CACHE: Final = "influencer_stats_video_cache_videos"
+SAVED: Final = "influencer_stats_upstream_calls_saved"
+QUOTA_SPENT: Final = "influencer_stats_quota_units_spent"
+QUOTA_STALE: Final = "influencer_stats_quota_stale_answers"
+QUOTA_LEFT: Final = "influencer_stats_quota_units_left"
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +80,10 @@ _COUNTERS: Final[Mapping[str, _Spec]] = {
     UPSTREAM: _Spec("YouTube videos.list calls by outcome", ("outcome",)),
     CACHE: _Spec("stats cache hits, misses and stale serves", ("kind",)),
     DROPPED: _Spec("log events dropped by the rate limit"),
+    VIDEO_CACHE: _Spec("videos the video cache served, by kind (hit, miss, stale …)", ("kind",)),
+    SAVED: _Spec("videos.list calls not made, by the wrapper that saved them", ("by",)),
+    QUOTA_SPENT: _Spec("YouTube quota units spent by this service (one per videos.list call)"),
+    QUOTA_STALE: _Spec("answers served from the caches because the day's quota budget is spent"),
 }
 _HISTOGRAMS: Final[Mapping[str, _Spec]] = {
     LATENCY: _Spec("HTTP request latency", ("route",), _LATENCY_BUCKETS),
@@ -82,6 +91,7 @@ _HISTOGRAMS: Final[Mapping[str, _Spec]] = {
     LAG: _Spec("how late the event loop runs a scheduled callback", (), _LAG_BUCKETS),
 }
 _BREAKER_HELP: Final = "1 while the YouTube circuit breaker is open or half-open"
+_QUOTA_LEFT_HELP: Final = "units left of today's quota budget (absent without a budget)"
 
 #: The ``method`` label's values, besides ``other``.
 METHOD_LABELS: Final = frozenset(
@@ -122,6 +132,7 @@ class Snapshot:
     counters: dict[str, dict[Labels, float]]
     histograms: dict[str, dict[Labels, tuple[list[int], float]]]
     breaker_open: float
+    quota_left: float | None = None
 
     def to_json(self) -> bytes:
         return json.dumps(
@@ -131,6 +142,7 @@ class Snapshot:
                     n: [[list(k), c, t] for k, (c, t) in s.items()] for n, s in self.histograms.items()
                 },
                 "breaker_open": self.breaker_open,
+                "quota_left": self.quota_left,
             }
         ).encode()
 
@@ -144,6 +156,7 @@ class Snapshot:
                 for n, rows in document["histograms"].items()
             },
             float(document["breaker_open"]),
+            None if document.get("quota_left") is None else float(document["quota_left"]),
         )
 
 
@@ -181,6 +194,7 @@ class PrometheusMetrics:
             name: {} if spec.labels else {(): _Histogram(spec.buckets)} for name, spec in _HISTOGRAMS.items()
         }
         self._breaker_open = 0.0
+        self._quota_left: float | None = None
         # The hot path's direct handles: one dict lookup each, no label tuple built twice.
         self._requests = self._counters[REQUESTS]
         self._latency = self._histograms[LATENCY]
@@ -227,6 +241,24 @@ class PrometheusMetrics:
     def breaker_state(self, state: str) -> None:
         self._breaker_open = 0.0 if state == "closed" else 1.0
 
+    def video_cache_event(self, kind: str, count: int) -> None:
+        self._add(VIDEO_CACHE, (kind,), count)
+
+    def calls_saved(self, by: str, count: int) -> None:
+        self._add(SAVED, (by,), count)
+
+    def quota(self, spent: int, left: int | None) -> None:
+        if spent:
+            self._add(QUOTA_SPENT, (), spent)
+        self._quota_left = None if left is None else float(left)
+
+    def quota_stale_answer(self) -> None:
+        self._add(QUOTA_STALE, (), 1)
+
+    def _add(self, name: str, key: Labels, count: float) -> None:
+        series = self._counters[name]
+        series[key] = series.get(key, 0) + count
+
     def snapshot(self) -> Snapshot:
         """A copy of this process's values."""
         return Snapshot(
@@ -236,6 +268,7 @@ class PrometheusMetrics:
                 for name, series in self._histograms.items()
             },
             self._breaker_open,
+            self._quota_left,
         )
 
     def publish(self) -> None:
@@ -266,10 +299,12 @@ class PrometheusMetrics:
 
 
 def merge(snapshots: list[tuple[Snapshot, bool]]) -> Snapshot:
-    """Counters and histograms summed over all snapshots; the gauge's max over live ones."""
+    """Counters and histograms summed over all snapshots; the breaker gauge's max and the
+    quota gauge's min (the most spent anyone has seen) over live ones."""
     counters: dict[str, dict[Labels, float]] = {name: {} for name in _COUNTERS}
     histograms: dict[str, dict[Labels, tuple[list[int], float]]] = {name: {} for name in _HISTOGRAMS}
     breaker = 0.0
+    quota_left: float | None = None
     for snapshot, alive in snapshots:
         for name, series in snapshot.counters.items():
             merged = counters.setdefault(name, {})
@@ -288,7 +323,11 @@ def merge(snapshots: list[tuple[Snapshot, bool]]) -> Snapshot:
                     )
         if alive:
             breaker = max(breaker, snapshot.breaker_open)
-    return Snapshot(counters, histograms, breaker)
+            if snapshot.quota_left is not None:
+                quota_left = (
+                    snapshot.quota_left if quota_left is None else min(quota_left, snapshot.quota_left)
+                )
+    return Snapshot(counters, histograms, breaker, quota_left)
 
 
 class _Collector:
@@ -318,6 +357,10 @@ class _Collector:
         gauge = GaugeMetricFamily(BREAKER, _BREAKER_HELP)
         gauge.add_metric((), values.breaker_open)
         yield gauge
+        if values.quota_left is not None:
+            left = GaugeMetricFamily(QUOTA_LEFT, _QUOTA_LEFT_HELP)
+            left.add_metric((), values.quota_left)
+            yield left
 
 
 def _le(bound: float) -> str:

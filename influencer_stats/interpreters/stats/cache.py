@@ -33,15 +33,16 @@ class CachePolicy:
     stale_if_error_s: float
     max_entries: int
 
-    def serve(self, stored_at: float, now: float) -> CacheInfo | None:
+    def serve(self, stored_at: float, now: float, stretch: float = 1.0) -> CacheInfo | None:
         """How an entry stored at ``stored_at`` is served at ``now`` without waiting.
 
-        Fresh within ``ttl_s``, then stale (``"revalidating"``) within
+        Fresh within ``ttl_s`` (times ``stretch``, which the quota governor raises
+        when spending runs ahead of the day), then stale (``"revalidating"``) within
         ``stale_while_revalidate_s``; ``None`` past both: the caller computes.
         An entry is never younger than 0 s (another host's clock may run ahead).
         """
         age = max(0.0, now - stored_at)
-        ttl_left = self.ttl_s - age
+        ttl_left = self.ttl_s * stretch - age
         if ttl_left > 0:
             return CacheInfo(True, age, ttl_left)
         if -ttl_left <= self.stale_while_revalidate_s:
@@ -161,15 +162,18 @@ class CachedStats:
         outcome = await self._inner.stats(collection_id)
         match outcome:
             case Success(answer):
+                age = 0.0 if answer.cache is None else answer.cache.age_s  # videos cached below
                 if not self._flights.voided():
-                    self._store(collection_id, answer.stats)
-                return Success(StatsAnswer(answer.stats, CacheInfo(False, 0.0, self._policy.ttl_s)))
+                    self._store(collection_id, answer.stats, age)
+                return Success(
+                    StatsAnswer(answer.stats, answer.cache or CacheInfo(False, 0.0, self._policy.ttl_s))
+                )
             case Failure(CollectionNotFound()):
                 self._entries.pop(collection_id, None)
         return outcome
 
-    def _store(self, collection_id: CollectionId, stats: CollectionStats) -> None:
-        self._entries[collection_id] = Stored(stats, self._clock())
+    def _store(self, collection_id: CollectionId, stats: CollectionStats, age_s: float) -> None:
+        self._entries[collection_id] = Stored(stats, self._clock() - age_s)
         self._entries.move_to_end(collection_id)
         while len(self._entries) > self._policy.max_entries:
             self._entries.popitem(last=False)

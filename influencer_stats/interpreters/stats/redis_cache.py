@@ -120,15 +120,17 @@ class RedisCachedStats:
         # In flight until stored: a caller arriving meanwhile joins, not recomputes.
         outcome = await self._inner.stats(collection_id)
         if isinstance(outcome, Success) and not self._flights.voided():
-            stats = outcome.unwrap().stats
-            if await self._store(collection_id, version, stats):
-                return Success(StatsAnswer(stats, CacheInfo(False, 0.0, self._policy.ttl_s)))
+            stats, below = outcome.unwrap()  # below: how a video cache served its videos
+            if await self._store(collection_id, version, stats, 0.0 if below is None else below.age_s):
+                return Success(StatsAnswer(stats, below or CacheInfo(False, 0.0, self._policy.ttl_s)))
         return outcome
 
-    async def _store(self, collection_id: CollectionId, version: int, stats: CollectionStats) -> bool:
+    async def _store(
+        self, collection_id: CollectionId, version: int, stats: CollectionStats, age_s: float
+    ) -> bool:
         document = {
             "version": version,
-            "stored_at": self._clock(),
+            "stored_at": self._clock() - age_s,
             "impressions": stats.impressions,
             "engagements": stats.engagements,
             "score": stats.score,

@@ -9,7 +9,7 @@ from typing import Literal
 from returns.result import Failure, Result
 
 from influencer_stats.algebras import EventLog, Metrics, VideoStatsSource
-from influencer_stats.logic.models import UpstreamError, VideoBatch, VideoId
+from influencer_stats.logic.models import QuotaExhausted, UpstreamError, VideoBatch, VideoId
 
 State = Literal["closed", "open", "half_open"]
 
@@ -22,7 +22,9 @@ class CircuitBreakerSource:
     (so a quota error still answers 503 with its ``Retry-After``), without
     calling the upstream. Then one fetch is let through (half-open): success
     closes the circuit, failure opens it for another cooldown; fetches that
-    arrive while the probe runs fail fast. The clock is injected.
+    arrive while the probe runs fail fast. ``QuotaExhausted`` (this service's
+    own daily budget, no call made) is passed on and counts neither way.
+    The clock is injected.
     """
 
     def __init__(
@@ -61,7 +63,8 @@ class CircuitBreakerSource:
             if probe:
                 self._probing = False
         if isinstance(result, Failure):
-            self._on_failure(result.failure())
+            if not isinstance(result.failure(), QuotaExhausted):  # our own budget: YouTube is fine
+                self._on_failure(result.failure())
         elif self.state != "closed" or self._failures:
             if self.state != "closed":
                 self._log.info("youtube.circuit_closed")

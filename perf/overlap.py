@@ -1,0 +1,341 @@
+"""Quota economy in the lab: the overlapping-campaigns workload, in quota units per 1,000 requests.
+
+    python perf/run.py --workload overlap [--rate 200] [--duration 60] [--seed 1] [--publish]
+    python perf/overlap.py ...   (the same)
+
+The world (deterministic from ``--seed``): a pool of 20,000 videos; 2,000
+collections of 20-500 videos each, drawn with Zipf(1.1) popularity from the
+pool (the same popular creators appear in many campaigns); requests pick a
+collection with Zipf(1.0). Each variant of the ``youtube`` stack runs as its
+own service against the Python YouTube double, from cold, at the same open-loop
+rate; the double's call counter is the quota spent (one unit per
+``videos.list`` call). Freshness is the same everywhere: collections and
+videos fresh for 10 s. Reported per variant: units per 1,000 stats requests,
+req/s answered, latency p50/p99, the age of the answers (``Age``) p50/p99 and
+the statuses. The budget run gives the governor 200 units for the day at
+the same load (a quota day is a Pacific calendar day; its reset is unit-tested). Writes ``perf/out/overlap.md`` (and, with
+``--publish``, the table into ``perf/RESULTS.md`` between its overlap markers).
+Everything listens on 127.0.0.1; every phase is bounded in time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import bisect
+import random
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from itertools import accumulate
+from pathlib import Path
+from typing import Final
+
+if __package__ in (None, ""):  # `python perf/overlap.py`: make `perf` importable as a package
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import aiohttp
+
+from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
+from perf.procs import HOST, PYTHON, LabError, free_port, http_get, running, wait_until_ok
+from perf.redis_server import answers
+from perf.service import main_argv, service_env
+
+POOL: Final = 20_000
+COLLECTIONS: Final = 2_000
+SIZES: Final = (20, 500)
+VIDEO_ZIPF: Final = 1.1
+REQUEST_ZIPF: Final = 1.0
+FRESH_S: Final = "10"
+BEGIN, END = "<!-- overlap:begin -->", "<!-- overlap:end -->"
+
+
+@dataclass(frozen=True, slots=True)
+class Variant:
+    name: str
+    sentence: str
+    flags: tuple[tuple[str, str], ...]
+    env: tuple[tuple[str, str], ...] = ()
+    replicas: int = 1
+    redis: bool = False
+
+
+VARIANTS: Final = (
+    Variant(
+        "youtube, today's stack",
+        "per-collection stats cache only: two collections sharing 400 videos fetch them twice",
+        (("video_cache", "none"), ("video_wrappers", "breaker")),
+    ),
+    Variant(
+        "+ per-video cache",
+        "each video is fetched once per TTL whichever collections list it; a fetch asks only for the lacking ids",
+        (("video_cache", "memory"), ("video_wrappers", "breaker")),
+    ),
+    Variant(
+        "+ batching",
+        "due ids of concurrent requests share calls (2 ms window), without a per-video cache",
+        (("video_cache", "none"), ("video_wrappers", "batch,breaker")),
+    ),
+    Variant(
+        "+ both (the youtube profile)",
+        "a per-video cache whose misses are batched across requests",
+        (("video_cache", "memory"), ("video_wrappers", "batch,breaker")),
+    ),
+    Variant(
+        "distributed, 1 process",
+        "Redis store, stats and video caches, the quota counted in Redis",
+        (("server", "starlette"),),
+        redis=True,
+    ),
+    Variant(
+        "distributed, 2 processes, one Redis",
+        "two replicas share the caches: they spend no more than one",
+        (("server", "starlette"),),
+        replicas=2,
+        redis=True,
+    ),
+    Variant(
+        "+ both, budget of 200 units",
+        "the governor never lets the day's spending pass 200 units whatever the load: freshness "
+        "stretches as spending runs ahead of the day, then the caches serve what they hold "
+        "(`Cache-Status: …; detail=quota-exhausted`) and only never-fetched collections get 503",
+        (("video_cache", "memory"), ("video_wrappers", "batch,breaker")),
+        env=(("INFLUENCER_STATS_QUOTA_PER_DAY", "200"),),
+    ),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class World:
+    collections: dict[str, tuple[str, ...]]
+    requests: tuple[str, ...]
+
+
+def _zipf_weights(n: int, s: float) -> list[float]:
+    return list(accumulate(1 / (rank**s) for rank in range(1, n + 1)))
+
+
+def _draw(rng: random.Random, cumulative: Sequence[float]) -> int:
+    return bisect.bisect_left(cumulative, rng.random() * cumulative[-1])
+
+
+def world(seed: int, requests: int) -> World:
+    """The collections and the request sequence, the same for every variant of a run."""
+    rng = random.Random(seed)
+    videos = _zipf_weights(POOL, VIDEO_ZIPF)
+    collections: dict[str, tuple[str, ...]] = {}
+    for n in range(COLLECTIONS):
+        size = rng.randint(*SIZES)
+        chosen: dict[str, None] = {}
+        while len(chosen) < size:
+            chosen[str(synthetic_video_id(_draw(rng, videos)))] = None
+        collections[f"campaign-{n:04d}"] = tuple(chosen)
+    names = list(collections)
+    ranks = _zipf_weights(len(names), REQUEST_ZIPF)
+    return World(collections, tuple(names[_draw(rng, ranks)] for _ in range(requests)))
+
+
+@dataclass(slots=True)
+class Tally:
+    latencies: list[float] = field(default_factory=list)
+    ages: list[int] = field(default_factory=list)
+    statuses: dict[int, int] = field(default_factory=dict)
+    errors: int = 0
+
+
+async def _seed(urls: Sequence[str], collections: dict[str, tuple[str, ...]]) -> None:
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as session:
+        gate = asyncio.Semaphore(16)
+
+        async def put(name: str, ids: tuple[str, ...]) -> None:
+            async with gate, session.put(f"{urls[0]}/collections/{name}", json={"videos": ids}) as r:
+                if r.status not in (200, 201):
+                    raise LabError(f"seeding {name}: {r.status} {await r.text()}")
+
+        await asyncio.gather(*(put(n, ids) for n, ids in collections.items()))
+
+
+async def _load(urls: Sequence[str], requests: Sequence[str], rate: float) -> tuple[Tally, float]:
+    """Open loop: request i leaves at i/rate seconds (round-robin over the replicas)."""
+    tally = Tally()
+    connector = aiohttp.TCPConnector(limit=256)
+    async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=10)) as session:
+
+        async def one(i: int, name: str) -> None:
+            started = time.perf_counter()
+            try:
+                async with session.get(f"{urls[i % len(urls)]}/collections/{name}/stats") as r:
+                    await r.read()
+                    tally.statuses[r.status] = tally.statuses.get(r.status, 0) + 1
+                    tally.ages.append(int(r.headers.get("age", "0")))
+            except (aiohttp.ClientError, TimeoutError):
+                tally.errors += 1
+                return
+            tally.latencies.append(time.perf_counter() - started)
+
+        began = time.perf_counter()
+        tasks = []
+        for i, name in enumerate(requests):
+            delay = began + i / rate - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            tasks.append(asyncio.create_task(one(i, name)))
+        await asyncio.gather(*tasks)
+        return tally, time.perf_counter() - began
+
+
+def _calls(port: int) -> int:
+    import json
+
+    status, body = http_get(port, "/_control/stats")
+    if status != 200:
+        raise LabError(f"the double's counter answered {status}")
+    return int(json.loads(body)["calls"])
+
+
+@contextmanager
+def _redis(out: Path) -> Iterator[str]:
+    port = free_port()
+    argv = ["redis-server", "--port", str(port), "--bind", HOST, "--save", "", "--appendonly", "no"]
+    with running(argv, out / "overlap-redis.log") as process:
+        deadline = time.monotonic() + 10
+        while not answers(port):
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise LabError("redis-server did not answer")
+            time.sleep(0.05)
+        yield f"redis://{HOST}:{port}/0"
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    variant: Variant
+    requests: int
+    units: int
+    seconds: float
+    tally: Tally
+
+    def cells(self, baseline: int | None) -> list[str]:
+        t = self.tally
+        per_1000 = 1000 * self.units / max(1, self.requests)
+        fewer = f"{baseline / self.units:.1f}×" if baseline and self.units else "—"
+        lat = sorted(t.latencies) or [0.0]
+        ages = sorted(t.ages) or [0]
+        statuses = ", ".join(f"{s}: {n:,}" for s, n in sorted(t.statuses.items()))
+        if t.errors:
+            statuses += f", errors: {t.errors}"
+        return [
+            f"**{self.variant.name}**",
+            f"{self.units:,}",
+            f"{per_1000:,.0f}",
+            fewer,
+            f"{sum(t.statuses.values()) / self.seconds:,.0f}",
+            f"{_pct(lat, 50) * 1000:.1f} / {_pct(lat, 99) * 1000:.1f} ms",
+            f"{_pct(ages, 50):g} / {_pct(ages, 99):g} s",
+            statuses,
+        ]
+
+
+def _pct(values: Sequence[float], p: int) -> float:
+    return values[min(len(values) - 1, round(p / 100 * (len(values) - 1)))]
+
+
+def measure(variant: Variant, load: World, rate: float, double_url: str, double_port: int, out: Path) -> Row:
+    settings = {
+        "INFLUENCER_STATS_CACHE_TTL": FRESH_S,
+        "INFLUENCER_STATS_VIDEO_TTL": FRESH_S,
+        "INFLUENCER_STATS_LOGGER": "silent",
+        **dict(variant.env),
+    }
+    profile = "distributed" if variant.redis else "youtube"
+    with ExitStack() as stack:
+        if variant.redis:
+            settings["REDIS_URL"] = stack.enter_context(_redis(out))
+        urls: list[str] = []
+        for replica in range(variant.replicas):
+            port = free_port()
+            db = out / f"overlap-{len(urls)}-{time.monotonic_ns()}.sqlite3"
+            env = service_env(double_url, "lab-key", {**settings, "INFLUENCER_STATS_DB": str(db)})
+            log = out / f"overlap-service-{replica}.log"
+            process = stack.enter_context(running(main_argv(profile, port, variant.flags), log, env=env))
+            wait_until_ok(port, "/healthz", process, log)
+            urls.append(f"http://{HOST}:{port}")
+        asyncio.run(_seed(urls, load.collections))
+        before = _calls(double_port)
+        tally, seconds = asyncio.run(_load(urls, load.requests, rate))
+        units = _calls(double_port) - before
+    return Row(variant, len(load.requests), units, seconds, tally)
+
+
+def table(rows: Sequence[Row], command: str) -> str:
+    baseline = rows[0].units if rows else None
+    head = [
+        "variant",
+        "quota units",
+        "units / 1,000 req",
+        "fewer than today",
+        "req/s",
+        "latency p50 / p99",
+        "answer age p50 / p99",
+        "statuses",
+    ]
+    lines = [
+        f"`{command}`",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "|".join("---" if i == 0 else "---:" for i in range(len(head))) + "|",
+    ]
+    lines += ["| " + " | ".join(r.cells(baseline)) + " |" for r in rows]
+    lines.append("")
+    lines += [f"- **{r.variant.name}**: {r.variant.sentence}." for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="perf/run.py --workload overlap", description=__doc__)
+    parser.add_argument("--rate", type=float, default=200.0, help="stats requests per second (200)")
+    parser.add_argument("--duration", type=int, default=60, help="seconds of load per variant (60)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--variants", help="comma-separated numbers (1-based) of the variants to run")
+    parser.add_argument("--out", type=Path, default=Path("perf/out"))
+    parser.add_argument("--publish", action="store_true", help="also write the table into perf/RESULTS.md")
+    args = parser.parse_args(sys.argv[1:] if argv is None else list(argv))
+    if args.rate <= 0 or not 1 <= args.duration <= 600:
+        parser.error("--rate must be positive and --duration 1-600 s")
+    chosen: tuple[Variant, ...] = VARIANTS
+    if args.variants:
+        chosen = tuple(VARIANTS[int(n) - 1] for n in args.variants.split(","))
+    args.out.mkdir(parents=True, exist_ok=True)
+    load = world(args.seed, round(args.rate * args.duration))
+    port = free_port()
+    double_argv = [PYTHON, "-m", "influencer_stats.testing.youtube_double", "--port", str(port)]
+    rows = []
+    with running(double_argv, args.out / "overlap-double.log") as double:
+        wait_until_ok(port, "/healthz", double, args.out / "overlap-double.log")
+        url = f"http://{HOST}:{port}/youtube/v3/videos"
+        for variant in chosen:
+            print(f"overlap: {variant.name} …", file=sys.stderr, flush=True)
+            rows.append(measure(variant, load, args.rate, url, port, args.out))
+            print(f"overlap: {variant.name}: {rows[-1].units:,} units", file=sys.stderr, flush=True)
+    command = "python perf/run.py --workload overlap " + " ".join(
+        f"--{k} {v}"
+        for k, v in (("rate", f"{args.rate:g}"), ("duration", args.duration), ("seed", args.seed))
+    )
+    text = table(rows, command)
+    (args.out / "overlap.md").write_text(text)
+    print(text)
+    if args.publish:
+        record = Path("perf/RESULTS.md")
+        current = record.read_text()
+        if BEGIN in current and END in current:
+            head, _, rest = current.partition(BEGIN)
+            _, _, tail = rest.partition(END)
+            record.write_text(f"{head}{BEGIN}\n{text}{END}{tail}")
+        else:
+            record.write_text(f"{current.rstrip()}\n\n## Quota economy\n\n{BEGIN}\n{text}{END}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,180 @@
+"""Cross-request batching with a window the test ends by hand: no sleeps."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from returns.result import Failure, Result, Success
+
+from influencer_stats.interpreters.videos.batching import BatchingSource
+from influencer_stats.interpreters.videos.synthetic import synthetic_stats, synthetic_video_id
+from influencer_stats.logic.models import (
+    UpstreamError,
+    UpstreamTimeout,
+    UpstreamUnavailable,
+    VideoBatch,
+    VideoId,
+)
+from tests.support import RecordingMetrics
+
+A, B, C, GONE = VideoId("aaaaaaaaaaa"), VideoId("bbbbbbbbbbb"), VideoId("ccccccccccc"), VideoId("XXXXXXXXXXX")
+
+
+class Inner:
+    """Records each fetch; fails those holding a ``poisoned`` id; holds answers while ``gate`` is closed."""
+
+    def __init__(self) -> None:
+        self.fetches: list[tuple[VideoId, ...]] = []
+        self.poisoned: set[VideoId] = set()
+        self.gate = asyncio.Event()
+        self.gate.set()
+
+    async def fetch(self, ids: Sequence[VideoId]) -> Result[VideoBatch, UpstreamError]:
+        self.fetches.append(tuple(ids))
+        await self.gate.wait()
+        if self.poisoned & set(ids):
+            return Failure(UpstreamUnavailable("503"))
+        found = {i: synthetic_stats(i) for i in ids if not i.startswith("X")}
+        return Success(VideoBatch(found, tuple(i for i in ids if i.startswith("X"))))
+
+
+class Window:
+    """The batcher's ``sleep``: returns only when the test ends the window."""
+
+    def __init__(self) -> None:
+        self.started: list[float] = []
+        self._end = asyncio.Event()
+
+    async def __call__(self, seconds: float) -> None:
+        self.started.append(seconds)
+        await self._end.wait()
+        self._end.clear()
+
+    async def end(self) -> None:
+        self._end.set()
+        await settle()
+
+
+async def settle() -> None:
+    for _ in range(10):
+        await asyncio.sleep(0)
+
+
+def make(
+    inner: Inner, window: Window, metrics: RecordingMetrics | None = None, deadline_s: float = 5.0
+) -> BatchingSource:
+    return BatchingSource(
+        inner,
+        metrics or RecordingMetrics(),
+        window_s=0.002,
+        deadline_s=deadline_s,
+        concurrency=4,
+        sleep=window,
+    )
+
+
+async def test_fetches_within_one_window_share_one_call_and_each_gets_exactly_its_ids() -> None:
+    inner, window, metrics = Inner(), Window(), RecordingMetrics()
+    batcher = make(inner, window, metrics)
+
+    first = asyncio.create_task(batcher.fetch([A, B]))
+    second = asyncio.create_task(batcher.fetch([B, C, GONE]))
+    await settle()
+    assert inner.fetches == []  # waiting for the window
+    await window.end()
+
+    assert inner.fetches == [(A, B, C, GONE)]  # B once
+    assert await first == Success(VideoBatch({A: synthetic_stats(A), B: synthetic_stats(B)}, ()))
+    assert await second == Success(VideoBatch({B: synthetic_stats(B), C: synthetic_stats(C)}, (GONE,)))
+    assert window.started == [0.002]
+    assert metrics.saved == {"batching": 1}
+
+
+async def test_fifty_waiting_ids_leave_at_once_without_waiting_for_the_window() -> None:
+    inner, window = Inner(), Window()
+    batcher = make(inner, window)
+    ids = [synthetic_video_id(n) for n in range(50)]
+
+    first = asyncio.create_task(batcher.fetch(ids[:30]))
+    await settle()
+    second = asyncio.create_task(batcher.fetch(ids[30:]))
+    await settle()
+
+    assert inner.fetches == [tuple(ids)]
+    assert set((await first).unwrap().stats) == set(ids[:30])
+    assert set((await second).unwrap().stats) == set(ids[30:])
+
+
+async def test_a_large_fetch_sends_its_full_calls_at_once_and_the_rest_after_the_window() -> None:
+    inner, window = Inner(), Window()
+    batcher = make(inner, window)
+    ids = [synthetic_video_id(n) for n in range(120)]
+
+    fetch = asyncio.create_task(batcher.fetch(ids))
+    await settle()
+    assert [len(f) for f in inner.fetches] == [50, 50]
+    late = asyncio.create_task(batcher.fetch([A]))  # joins the 20 left over
+    await settle()
+    await window.end()
+
+    assert [len(f) for f in inner.fetches] == [50, 50, 21]
+    assert set((await fetch).unwrap().stats) == set(ids)
+    assert set((await late).unwrap().stats) == {A}
+
+
+async def test_a_failed_call_fails_only_the_fetches_that_needed_its_ids() -> None:
+    inner, window = Inner(), Window()
+    batcher = make(inner, window)
+    full = [synthetic_video_id(n) for n in range(50)]
+    inner.poisoned = {full[7]}
+
+    unlucky = asyncio.create_task(batcher.fetch(full))  # a full call of its own, which fails
+    await settle()
+    lucky = asyncio.create_task(batcher.fetch([A]))
+    await settle()
+    await window.end()
+
+    assert await unlucky == Failure(UpstreamUnavailable("503"))
+    assert (await lucky).unwrap().stats == {A: synthetic_stats(A)}
+
+
+async def test_a_fetch_waits_no_longer_than_its_deadline_and_the_call_goes_on_for_the_others() -> None:
+    inner, window = Inner(), Window()
+    inner.gate.clear()  # YouTube never answers (until the end)
+    batcher = make(inner, window, deadline_s=0.001)
+
+    impatient = asyncio.create_task(batcher.fetch([A]))
+    await settle()
+    await window.end()
+    result = await impatient
+
+    assert isinstance(result.failure(), UpstreamTimeout)
+    assert inner.fetches == [(A,)]
+    inner.gate.set()
+    await settle()
+
+
+async def test_an_empty_fetch_asks_nothing_and_opens_no_window() -> None:
+    inner, window = Inner(), Window()
+
+    assert await make(inner, window).fetch([]) == Success(VideoBatch({}, ()))
+    assert inner.fetches == [] and window.started == []
+
+
+async def test_an_id_already_in_flight_is_shared_not_asked_again() -> None:
+    inner, window = Inner(), Window()
+    batcher = make(inner, window)
+    inner.gate.clear()
+    first = asyncio.create_task(batcher.fetch([A, B]))
+    await settle()
+    await window.end()  # A and B are in flight now
+
+    second = asyncio.create_task(batcher.fetch([B, C]))
+    await settle()
+    await window.end()
+    inner.gate.set()
+
+    assert (await first).unwrap().stats == {A: synthetic_stats(A), B: synthetic_stats(B)}
+    assert (await second).unwrap().stats == {B: synthetic_stats(B), C: synthetic_stats(C)}
+    assert inner.fetches == [(A, B), (C,)]

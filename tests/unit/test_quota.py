@@ -1,0 +1,152 @@
+"""The quota governor and its day on an injected wall clock: no sleeps."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from datetime import datetime
+
+import pytest
+from returns.result import Failure, Result, Success
+
+from influencer_stats.interpreters.videos.quota import (
+    PACIFIC,
+    MemoryQuotaLedger,
+    QuotaDay,
+    QuotaGovernor,
+    Refusal,
+)
+from influencer_stats.interpreters.videos.synthetic import synthetic_stats
+from influencer_stats.interpreters.videos.youtube_api import StatsByVideo
+from influencer_stats.logic.models import QuotaExhausted, UpstreamError, UpstreamUnavailable, VideoId
+from influencer_stats.testing.clock import ManualClock as Clock
+from influencer_stats.testing.event_log import CapturingEventLog
+from tests.support import RecordingMetrics
+
+A = VideoId("aaaaaaaaaaa")
+#: 2026-12-03 10:00 Pacific (18:00 UTC): 14 hours before the reset.
+TEN_AM = datetime(2026, 12, 3, 10, tzinfo=PACIFIC).timestamp()
+
+
+class Call:
+    """A videos.list call that counts itself."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def __call__(self, ids: Sequence[VideoId]) -> Result[StatsByVideo, UpstreamError]:
+        self.calls += 1
+        await asyncio.sleep(0)  # a real call suspends: let concurrent callers interleave
+        return Success({i: synthetic_stats(i) for i in ids})
+
+
+class DownLedger:
+    async def take(self, day: str, budget: int, keep_s: int) -> Result[int, Refusal]:
+        return Failure("unreachable")
+
+
+def governor(
+    call: Call, clock: Clock, budget: int, metrics: RecordingMetrics | None = None, day_s: int = 86_400
+) -> QuotaGovernor:
+    return QuotaGovernor(
+        call,
+        MemoryQuotaLedger(),
+        QuotaDay(day_s),
+        budget,
+        clock,
+        CapturingEventLog(),
+        metrics or RecordingMetrics(),
+    )
+
+
+async def test_the_budget_is_never_exceeded_and_the_refusal_says_when_it_resets() -> None:
+    call, clock, metrics = Call(), Clock(TEN_AM), RecordingMetrics()
+    governed = governor(call, clock, budget=3, metrics=metrics)
+
+    answers = [await governed([A]) for _ in range(5)]
+
+    assert call.calls == 3
+    assert all(isinstance(a, Success) for a in answers[:3])
+    refused = answers[3].failure()
+    assert isinstance(refused, QuotaExhausted)
+    assert refused.retry_after_s == 14 * 3600
+    assert answers[4] == answers[3]
+    assert (metrics.quota_spent, metrics.quota_left) == (3, 0)
+
+
+async def test_concurrent_callers_never_spend_more_than_the_budget_together() -> None:
+    call, clock = Call(), Clock(TEN_AM)
+    governed = governor(call, clock, budget=10)
+
+    answers = await asyncio.gather(*(governed([A]) for _ in range(100)))
+
+    assert call.calls == 10
+    assert sum(isinstance(a, Success) for a in answers) == 10
+
+
+async def test_the_budget_comes_back_at_midnight_pacific() -> None:
+    call, clock = Call(), Clock(TEN_AM)
+    governed = governor(call, clock, budget=1)
+    await governed([A])
+    clock.now += 14 * 3600 - 1
+    refused = await governed([A])
+
+    clock.now += 1  # midnight, Pacific
+    allowed = await governed([A])
+
+    assert isinstance(refused.failure(), QuotaExhausted)
+    assert isinstance(allowed, Success)
+    assert call.calls == 2
+
+
+@pytest.mark.parametrize(
+    ("local", "key", "hours_left"),
+    [
+        (datetime(2026, 12, 3, 0, 0, tzinfo=PACIFIC), "2026-12-03", 24),
+        (datetime(2026, 12, 3, 23, 0, tzinfo=PACIFIC), "2026-12-03", 1),
+        (datetime(2026, 3, 8, 0, 0, tzinfo=PACIFIC), "2026-03-08", 23),  # spring forward
+        (datetime(2026, 11, 1, 0, 0, tzinfo=PACIFIC), "2026-11-01", 25),  # fall back
+    ],
+)
+def test_a_youtube_quota_day_runs_from_midnight_to_midnight_pacific(
+    local: datetime, key: str, hours_left: int
+) -> None:
+    assert QuotaDay().at(local.timestamp()) == (key, hours_left * 3600)
+
+
+def test_a_short_trial_day_is_a_fixed_window() -> None:
+    assert QuotaDay(60).at(125.0) == ("w60-2", 55.0)
+
+
+async def test_freshness_stretches_when_spending_runs_ahead_of_the_day() -> None:
+    call = Call()
+    clock = Clock(datetime(2026, 12, 3, 6, tzinfo=PACIFIC).timestamp())  # a quarter of the day gone
+    governed = governor(call, clock, budget=100)
+    assert governed.stretch() == 1.0
+    for _ in range(25):
+        await governed([A])
+    assert governed.stretch() == 1.0  # 75 % of the budget for 75 % of the day: on pace
+
+    for _ in range(25):
+        await governed([A])
+
+    assert governed.stretch() == pytest.approx(0.75 / 0.5)  # half the budget for three quarters of the day
+    clock.now += 18 * 3600  # the next day: nothing spent
+    assert governed.stretch() == 1.0
+
+
+async def test_an_unreachable_ledger_makes_no_call() -> None:
+    call = Call()
+    governed = QuotaGovernor(
+        call, DownLedger(), QuotaDay(), 10, Clock(TEN_AM), CapturingEventLog(), RecordingMetrics()
+    )
+
+    answer = await governed([A])
+
+    assert isinstance(answer.failure(), UpstreamUnavailable)
+    assert call.calls == 0
+
+
+def test_a_governor_needs_a_budget() -> None:
+    with pytest.raises(ValueError, match="at least one unit"):
+        governor(Call(), Clock(), budget=0)
