@@ -12,6 +12,7 @@ from typing import Final
 from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.config.profiles import PROFILES
 from influencer_stats.config.resolve import resolve_choices
+from influencer_stats.config.settings import declared
 
 #: Where the profile names come from, for messages that send the user there.
 PROFILES_SOURCE: Final = "influencer_stats.config.profiles.PROFILES"
@@ -42,3 +43,8 @@ def valid_choice(slot: str, name: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def lab_settings() -> frozenset[str]:
+    """Settings a spec may override besides slots (``fast+workers=2``): those with a flag, bar the lab's own."""
+    return frozenset(name for name, spec in declared().items() if spec.flag) - {"profile", "host", "port"}

@@ -1,7 +1,8 @@
 """Lab profile specs: a profile, or a variant of one (``fast+cache=none+video_client=httpx``).
 
 Each ``+slot=choice`` overrides one choice of the base profile (``main.py`` gets
-it as ``--slot choice``), so a row can isolate a single swap. What the profiles
+it as ``--slot choice``), so a row can isolate a single swap; ``+workers=2``
+sets a flagged setting the same way. What the profiles
 and choices are comes from :mod:`perf.profiles`.
 """
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from perf.profiles import choices_of, slot_names, valid_choice
+from perf.profiles import choices_of, lab_settings, slot_names, valid_choice
 
 
 def split_spec(spec: str) -> tuple[str, list[tuple[str, str]]]:
@@ -33,6 +34,8 @@ def lab_choices(spec: str) -> dict[str, str]:
     base, overrides = split_spec(spec)
     choices = choices_of(base)
     for slot, choice in overrides:
+        if slot in lab_settings():
+            continue  # a setting, not a choice: main.py checks its value
         if slot not in choices:
             raise ValueError(f"no slot {slot!r}")
         choices[slot] = choice

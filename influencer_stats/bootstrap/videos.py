@@ -199,6 +199,7 @@ async def _memory_cache(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSo
         wiring.metrics,
         wiring.stretch(),
         fill_to=_ids_per_call(settings),
+        shared=False,
     )
 
 
@@ -226,6 +227,7 @@ async def _redis_cache(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSou
         wiring.metrics,
         wiring.stretch(),
         fill_to=_ids_per_call(settings),
+        shared=True,
     )
 
 

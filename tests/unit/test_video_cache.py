@@ -61,6 +61,7 @@ def make(
         metrics or RecordingMetrics(),
         lambda: stretch,
         fill_to=fill_to,
+        shared=False,
     )
 
 

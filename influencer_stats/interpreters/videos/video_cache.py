@@ -99,8 +99,9 @@ class CachedVideoSource:
     - Entries live in ``entries`` (this process, or Redis for every worker).
     - Refresh-ahead: a call of fewer than ``fill_to`` ids (the inner source's
       ids per call; 0 = off) is topped up with videos that will soon be due:
-      asked for since this process fetched them, past a quarter of their
-      freshness, those asked longest ago first. A call costs one quota unit whatever its ids, so the
+      asked for since they were fetched (by this process, or, with ``shared``
+      entries, by any), past a quarter of their freshness, those asked longest
+      ago first. A call costs one quota unit whatever its ids, so the
       popular videos are refreshed for free instead of each costing a call later.
     - Every video served is a video-cache event (hit, stale, miss,
       stale_if_error, quota_exhausted; refreshed_ahead); a fetch answered
@@ -120,6 +121,7 @@ class CachedVideoSource:
         stretch: Callable[[], float],
         *,
         fill_to: int,
+        shared: bool,
     ) -> None:
         self._inner = inner
         self._entries = entries
@@ -129,6 +131,7 @@ class CachedVideoSource:
         self._metrics = metrics
         self._stretch = stretch
         self._fill_to = fill_to
+        self._learn = bool(fill_to) and shared  # entries others stored count for refresh-ahead too
         self._flights: dict[VideoId, asyncio.Task[Result[dict[VideoId, Held], UpstreamError]]] = {}
         # Refresh-ahead: when this process fetched each video, and the ones asked for since,
         # in the order they were first asked (so roughly oldest first).
@@ -141,6 +144,8 @@ class CachedVideoSource:
         held = dict(await self._entries.get_many(ids))
         if self._fill_to:
             self._asked.update(dict.fromkeys(ids))  # an id asked before keeps its place
+            if self._learn:
+                self._learned(held)
         policy = self._policy
         now, fresh_s = self._clock(), policy.ttl_s * self._stretch()
         stale_s = fresh_s + policy.stale_while_revalidate_s
@@ -242,6 +247,18 @@ class CachedVideoSource:
         if extra:
             self._metrics.video_cache_event("refreshed_ahead", len(extra))
         return extra
+
+    def _learned(self, held: Mapping[VideoId, Held]) -> None:
+        """Entries another worker or host stored: refreshed ahead here as if fetched here."""
+        fetched = self._fetched_at
+        for video_id, entry in held.items():
+            known = fetched.get(video_id)
+            if known is None or known < entry.stored_at:
+                fetched[video_id] = entry.stored_at
+                fetched.move_to_end(video_id)
+        while len(fetched) > self._policy.max_entries:
+            gone, _ = fetched.popitem(last=False)
+            self._asked.pop(gone, None)
 
     def _remember(self, ids: Sequence[VideoId], stored_at: float) -> None:
         fetched_at, asked = self._fetched_at, self._asked

@@ -1,0 +1,1 @@
+"""influencer-stats: YouTube statistics for influencer-marketing collections."""

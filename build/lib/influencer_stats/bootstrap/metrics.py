@@ -1,0 +1,52 @@
+"""The ``metrics`` slot: who records counters and histograms for ``/metrics``."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+from influencer_stats.algebras import Metrics
+from influencer_stats.bootstrap.registry import Registry
+from influencer_stats.bootstrap.wiring import Resources
+
+if TYPE_CHECKING:
+    from influencer_stats.interpreters.metrics.prometheus import PrometheusMetrics
+
+MetricsBuilder = Callable[[Resources], Awaitable[Metrics]]
+METRICS: Registry[MetricsBuilder] = Registry("metrics")
+
+
+@METRICS.add("prometheus", "Prometheus text format, summed over workers (PROMETHEUS_MULTIPROC_DIR)")
+async def _prometheus(resources: Resources) -> Metrics:
+    from influencer_stats.interpreters.metrics.loop_lag import monitor_loop_lag
+    from influencer_stats.interpreters.metrics.prometheus import PrometheusMetrics
+
+    metrics = PrometheusMetrics(resources.settings.prometheus_multiproc_dir)
+    resources.background(monitor_loop_lag(metrics.loop_lag), "loop-lag")
+    if metrics.multiprocess:
+        resources.exits.callback(metrics.publish)  # runs last: the final values of this worker
+        resources.background(_publish_forever(metrics), "metrics-publisher")
+    return metrics
+
+
+@METRICS.add("none", "records nothing; /metrics says so")
+async def _none(_: Resources) -> Metrics:
+    from influencer_stats.interpreters.metrics.noop import NoMetrics
+
+    return NoMetrics()
+
+
+async def _publish_forever(metrics: PrometheusMetrics) -> None:
+    """Share this worker's metric values with the others, every ``publish_interval``."""
+    failing = False
+    while True:
+        try:
+            metrics.publish()
+            failing = False
+        except OSError as exc:  # a full disk must not stop the worker; the next round retries
+            if not failing:  # once per streak (the logger is built after the metrics)
+                print(f"influencer-stats: metrics snapshot not written: {exc}", file=sys.stderr)
+            failing = True
+        await asyncio.sleep(metrics.publish_interval)

@@ -1,0 +1,153 @@
+"""Registries of named interpreters: one per slot, name → builder.
+
+A *slot* is a choice point of the service (which store, which logger …). Its
+registry maps each choice name to a builder, a short function of the root that
+imports its interpreter lazily and constructs it from the settings. Everything
+that lists choices (config validation and its exit-2 message, ``--help``,
+``--list-choices``, the ``service.started`` log line, the README check and the
+contract suites) reads the registries, so a new interpreter is its module plus
+one entry::
+
+    @STORES.add("jsonl", "append-only JSON lines in a file")
+    async def _jsonl(wiring: Wiring) -> CollectionStore:
+        from influencer_stats.interpreters.collections.jsonl import JsonlStore
+
+        return await JsonlStore.open(wiring.settings.db_path)
+
+A slot is either one choice (a *base*: the interpreter of an algebra) or an
+ordered list of *wrappers* of that algebra, outermost first, folded around the
+base the way Starlette folds middleware. A base entry may name the wrappers it
+normally runs with (``dropping`` is the JSON logger under ``rate-limit``); a
+profile or the user can override that list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+if TYPE_CHECKING:
+    from influencer_stats.config.settings import Settings
+
+B = TypeVar("B")
+#: Why an entry cannot run with these settings (exit 2 at start-up), or None.
+Check = Callable[["Settings"], "str | None"]
+NONE = "none"
+
+
+def single_process(what: str, instead: str) -> Check:
+    """The check of an entry whose state lives in one process: refuse ``--workers`` > 1.
+
+    ``what`` says what is kept per process, ``instead`` what to choose with several workers.
+    """
+
+    def check(settings: Settings) -> str | None:
+        if settings.workers > 1:
+            return f"keeps {what} in each process: with --workers {settings.workers} use {instead}"
+        return None
+
+    return check
+
+
+@dataclass(frozen=True, slots=True)
+class Entry(Generic[B]):
+    """One registered choice: its builder, a line of doc, default wrappers, a check."""
+
+    name: str
+    build: B
+    doc: str
+    wrappers: tuple[str, ...] = ()
+    check: Check | None = None
+
+
+class Registry(Generic[B]):
+    """Choice names of one slot, in registration order, each with its builder."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        self._entries: dict[str, Entry[B]] = {}
+
+    def add(
+        self, name: str, doc: str, *, wrappers: tuple[str, ...] = (), check: Check | None = None
+    ) -> Callable[[B], B]:
+        """Register the decorated builder under ``name``."""
+
+        def register(build: B) -> B:
+            self.register(name, build, doc, wrappers=wrappers, check=check)
+            return build
+
+        return register
+
+    def register(
+        self, name: str, build: B, doc: str, *, wrappers: tuple[str, ...] = (), check: Check | None = None
+    ) -> None:
+        """Register ``build`` under ``name`` (for builders shared by several names)."""
+        if name in self._entries:
+            raise ValueError(f"{self.what} {name!r} is registered twice")
+        self._entries[name] = Entry(name, build, doc, wrappers, check)
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(self._entries)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def __getitem__(self, name: str) -> Entry[B]:
+        return self._entries[name]
+
+    def __iter__(self) -> Iterator[Entry[B]]:
+        return iter(self._entries.values())
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    """A choice point: ``--<name>`` flag, ``INFLUENCER_STATS_<NAME>`` variable.
+
+    ``wrappers_of`` makes it a list of wrappers (comma-separated, outermost
+    first, ``none`` for no wrapper); its default is what the chosen entry of
+    slot ``follows`` names, else ``default``.
+    """
+
+    name: str
+    doc: str
+    registry: Registry[Any]
+    default: str | None = None
+    wrappers_of: str | None = None
+    follows: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.many and NONE in self.registry:
+            raise ValueError(f"{self.name}: a wrapper may not be called {NONE!r} (it means no wrapper)")
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    @property
+    def env(self) -> str:
+        return "INFLUENCER_STATS_" + self.name.upper()
+
+    @property
+    def many(self) -> bool:
+        return self.wrappers_of is not None
+
+    def names(self) -> tuple[str, ...]:
+        """Every accepted name (wrapper slots accept ``none`` too)."""
+        return (NONE, *self.registry.names()) if self.many else self.registry.names()
+
+    def parse(self, raw: str) -> tuple[str, ...]:
+        """The names a value stands for; raises ``ValueError`` naming the unknown one."""
+        names = (
+            tuple(n.strip() for n in raw.split(",") if n.strip() and n.strip() != NONE)
+            if self.many
+            else (raw,)
+        )
+        if self.many and len(set(names)) != len(names):
+            raise ValueError(f"{self.name.replace('_', ' ')} lists a wrapper twice: {raw[:80]!r}")
+        for name in names:
+            if name not in self.registry:
+                raise ValueError(
+                    f"unknown {self.name.replace('_', ' ')} {name[:40]!r}; valid: {', '.join(self.names())}"
+                )
+        return names

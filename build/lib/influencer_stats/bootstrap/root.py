@@ -1,0 +1,104 @@
+"""``open_api(settings)``: build every interpreter the settings name, fold each stack, close all."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import BinaryIO, TypeVar
+
+from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, EventLog, VideoStatsSource
+from influencer_stats.bootstrap.logs import LOG_WRAPPERS, LOGGERS
+from influencer_stats.bootstrap.metrics import METRICS
+from influencer_stats.bootstrap.registry import Registry
+from influencer_stats.bootstrap.slots import SLOTS
+from influencer_stats.bootstrap.stats import STATS_WRAPPERS
+from influencer_stats.bootstrap.stores import STORES
+from influencer_stats.bootstrap.videos import VIDEO_CACHES, VIDEO_CLIENTS, VIDEO_WRAPPERS
+from influencer_stats.bootstrap.wiring import Observed, Resources, Wiring
+from influencer_stats.config.settings import Settings
+from influencer_stats.http.api import HttpApi
+from influencer_stats.http.openapi import openapi_document
+
+A = TypeVar("A")
+W = TypeVar("W", bound=Resources)
+
+
+async def fold(
+    context: W,
+    inner: A,
+    wrappers: Sequence[str],
+    registry: Registry[Callable[[W, A], Awaitable[A]]],
+) -> A:
+    """Wrap ``inner`` in ``wrappers`` (outermost first), the way Starlette builds middleware."""
+    for name in reversed(wrappers):
+        inner = await registry[name].build(context, inner)
+    return inner
+
+
+@asynccontextmanager
+async def open_wiring(settings: Settings, stdout: BinaryIO | None = None) -> AsyncIterator[Wiring]:
+    """Metrics and the log stack of ``settings``, with the exit stack that closes everything."""
+    choices = settings.choices
+    async with AsyncExitStack() as exits:
+        resources = Resources(settings, exits, {}, stdout or sys.stdout.buffer)
+        metrics = await METRICS[choices.one("metrics")].build(resources)
+        observed: Observed = resources.observed(metrics)
+        log: EventLog = await LOGGERS[choices.one("logger")].build(observed)
+        yield observed.wired(await fold(observed, log, choices["log_wrappers"], LOG_WRAPPERS))
+
+
+async def build_store(wiring: Wiring) -> CollectionStore:
+    return await STORES[wiring.settings.choices.one("store")].build(wiring)
+
+
+async def build_source(wiring: Wiring) -> VideoStatsSource:
+    choices = wiring.settings.choices
+    base = await VIDEO_CLIENTS[choices.one("video_client")].build(wiring)
+    wrapped = await fold(wiring, base, choices["video_wrappers"], VIDEO_WRAPPERS)
+    return await fold(wiring, wrapped, choices["video_cache"], VIDEO_CACHES)
+
+
+async def build_stats(
+    wiring: Wiring, store: CollectionStore, source: VideoStatsSource
+) -> tuple[CollectionStatsQuery, CollectionStore]:
+    """The stats query, and the store every write must go through (it invalidates the query)."""
+    from influencer_stats.interpreters.stats.cache import InvalidatingStore
+    from influencer_stats.interpreters.stats.computed import ComputedStats
+
+    ages = bool(wiring.settings.choices["video_cache"])  # answers say how old their videos are
+    computed: CollectionStatsQuery = ComputedStats(store, source, wiring.log, ages=ages)
+    stats = await fold(wiring, computed, wiring.settings.choices["cache"], STATS_WRAPPERS)
+    return stats, InvalidatingStore(store, stats)
+
+
+@asynccontextmanager
+async def open_api(settings: Settings, stdout: BinaryIO | None = None) -> AsyncIterator[HttpApi]:
+    """Build every interpreter the settings name; close them all on exit."""
+    async with open_wiring(settings, stdout) as wiring:
+        source = await build_source(wiring)
+        stats, store = await build_stats(wiring, await build_store(wiring), source)
+        log = wiring.log
+        log.info(
+            "service.started",
+            profile=settings.profile,
+            **{name: settings.choices.text(name) for name in SLOTS},
+        )
+        if settings.choices.one("store") == "redis" and "stats" in settings.choices["cache"]:
+            log.warning(
+                "config.single_process_cache",
+                detail="the stats cache is per process but the store is shared: with several workers "
+                "a write through one leaves the others' cached stats stale for up to the TTL; "
+                "use --cache redis",
+            )
+        yield HttpApi(
+            store,
+            stats,
+            log,
+            wiring.metrics,
+            wiring.checks,
+            write_token=settings.write_token.value if settings.write_token else None,
+            max_videos=settings.max_videos,
+            openapi=openapi_document(settings.max_videos),
+        )
+        log.info("service.stopping", profile=settings.profile)

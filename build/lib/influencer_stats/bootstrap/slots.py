@@ -1,0 +1,48 @@
+"""Every slot of the service, in order: the one list config, CLI, logs and tests read."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+from influencer_stats.bootstrap.logs import LOG_WRAPPERS, LOGGERS
+from influencer_stats.bootstrap.metrics import METRICS
+from influencer_stats.bootstrap.registry import Slot
+from influencer_stats.bootstrap.servers import SERVERS
+from influencer_stats.bootstrap.stats import STATS_WRAPPERS
+from influencer_stats.bootstrap.stores import STORES
+from influencer_stats.bootstrap.videos import QUOTA_LEDGERS, VIDEO_CACHES, VIDEO_CLIENTS, VIDEO_WRAPPERS
+
+SLOTS: Final[Mapping[str, Slot]] = {
+    slot.name: slot
+    for slot in (
+        Slot("server", "the HTTP server", SERVERS),
+        Slot("video_client", "where video statistics come from", VIDEO_CLIENTS),
+        Slot("store", "where collections live", STORES),
+        Slot("logger", "where log events go", LOGGERS),
+        Slot("cache", "wrappers of the stats query", STATS_WRAPPERS, default="none", wrappers_of="stats"),
+        Slot(
+            "video_cache",
+            "per-video caches around the video client",
+            VIDEO_CACHES,
+            default="none",
+            wrappers_of="video_client",
+        ),
+        Slot("quota", "where the units spent today are counted", QUOTA_LEDGERS, default="memory"),
+        Slot("metrics", "who records /metrics", METRICS, default="prometheus"),
+        Slot(
+            "video_wrappers",
+            "wrappers of the video client",
+            VIDEO_WRAPPERS,
+            wrappers_of="video_client",
+            follows="video_client",
+        ),
+        Slot(
+            "log_wrappers",
+            "wrappers of the logger",
+            LOG_WRAPPERS,
+            wrappers_of="logger",
+            follows="logger",
+        ),
+    )
+}

@@ -1,0 +1,52 @@
+"""The ``store`` slot: where collections live."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from influencer_stats.algebras import CollectionStore
+from influencer_stats.bootstrap.registry import Registry, single_process
+from influencer_stats.bootstrap.wiring import Wiring
+
+StoreBuilder = Callable[[Wiring], Awaitable[CollectionStore]]
+STORES: Registry[StoreBuilder] = Registry("store")
+#: A worker would never see what another stored.
+_IN_MEMORY = single_process("collections", "--store sqlite or redis")
+
+
+@STORES.add(
+    "list", "in memory, one process, a linear scan logging each probe (the talk's v1)", check=_IN_MEMORY
+)
+async def _list(wiring: Wiring) -> CollectionStore:
+    from influencer_stats.interpreters.collections.memory_list import ListCollectionStore
+
+    return ListCollectionStore(wiring.log)
+
+
+@STORES.add("dict", "in memory, one process, O(1)", check=_IN_MEMORY)
+async def _dict(_: Wiring) -> CollectionStore:
+    from influencer_stats.interpreters.collections.memory_dict import DictCollectionStore
+
+    return DictCollectionStore()
+
+
+@STORES.add("sqlite", "a durable file (INFLUENCER_STATS_DB), fsynced before each write is acknowledged")
+async def _sqlite(wiring: Wiring) -> CollectionStore:
+    from pathlib import Path
+
+    from influencer_stats.interpreters.collections.sqlite import SqliteCollectionStore
+
+    path = Path(wiring.settings.db_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sqlite = await SqliteCollectionStore.open(path)
+    wiring.exits.push_async_callback(sqlite.close)
+    wiring.checks["sqlite"] = sqlite.ping
+    return sqlite
+
+
+@STORES.add("redis", "shared by every worker and host (REDIS_URL)")
+async def _redis(wiring: Wiring) -> CollectionStore:
+    from influencer_stats.interpreters.collections.redis_store import RedisCollectionStore
+    from influencer_stats.interpreters.redis_keys import RedisKeys
+
+    return RedisCollectionStore(await wiring.redis(), RedisKeys(wiring.settings.redis_prefix))

@@ -1,0 +1,259 @@
+"""The ``video_client`` slot and its wrappers: where video statistics come from."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from functools import partial
+from typing import TYPE_CHECKING
+
+from influencer_stats.algebras import VideoStatsSource
+from influencer_stats.bootstrap.registry import Registry
+from influencer_stats.bootstrap.wiring import Wiring
+
+if TYPE_CHECKING:
+    from influencer_stats.config.settings import Settings
+    from influencer_stats.interpreters.stats.cache import CachePolicy
+    from influencer_stats.interpreters.videos.quota import QuotaLedger
+    from influencer_stats.interpreters.videos.youtube_api import VideosListCall
+
+SourceBuilder = Callable[[Wiring], Awaitable[VideoStatsSource]]
+SourceWrapper = Callable[[Wiring, VideoStatsSource], Awaitable[VideoStatsSource]]
+LedgerBuilder = Callable[[Wiring], Awaitable["QuotaLedger"]]
+VIDEO_CLIENTS: Registry[SourceBuilder] = Registry("video client")
+VIDEO_WRAPPERS: Registry[SourceWrapper] = Registry("video wrapper")
+VIDEO_CACHES: Registry[SourceWrapper] = Registry("video cache")
+QUOTA_LEDGERS: Registry[LedgerBuilder] = Registry("quota")
+
+
+@VIDEO_CLIENTS.add("fake", "offline: stable stats derived from each id; ids starting with X are missing")
+async def _fake(_: Wiring) -> VideoStatsSource:
+    from influencer_stats.interpreters.videos.fake import FakeVideoStatsSource
+
+    return FakeVideoStatsSource()
+
+
+def needs_key(settings: Settings) -> str | None:
+    """A real client pointed at Google needs a key; a double does not."""
+    from influencer_stats.config.settings import default_of
+
+    if settings.youtube_api_key is None and settings.youtube_api_url == default_of("youtube_api_url"):
+        return "calls the real YouTube API: set YOUTUBE_API_KEY (or point YOUTUBE_API_URL at a videos.list double)"
+    return None
+
+
+async def _httpx(wiring: Wiring) -> VideosListCall:
+    import logging
+
+    import httpx
+
+    from influencer_stats.interpreters.videos.httpx_client import HttpxVideosList
+
+    settings = wiring.settings
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # it logs every request URL at INFO
+    pool = settings.upstream_connections
+    client = httpx.AsyncClient(
+        limits=httpx.Limits(max_connections=pool, max_keepalive_connections=pool),
+        timeout=httpx.Timeout(settings.upstream_call_timeout_s),
+    )
+    wiring.exits.push_async_callback(client.aclose)
+    return HttpxVideosList(client, settings.youtube_api_url, _key(settings))
+
+
+async def _aiohttp(wiring: Wiring) -> VideosListCall:
+    import aiohttp
+
+    from influencer_stats.interpreters.videos.aiohttp_client import AiohttpVideosList
+
+    settings = wiring.settings
+    pool = settings.upstream_connections
+    session = aiohttp.ClientSession(
+        connector=aiohttp.TCPConnector(limit=pool, limit_per_host=pool, ttl_dns_cache=300),
+        timeout=aiohttp.ClientTimeout(
+            total=None,
+            sock_connect=settings.upstream_call_timeout_s,
+            sock_read=settings.upstream_call_timeout_s,
+        ),
+    )
+    wiring.exits.push_async_callback(session.close)
+    return AiohttpVideosList(session, settings.youtube_api_url, _key(settings))
+
+
+def _key(settings: Settings) -> str | None:
+    return settings.youtube_api_key.value if settings.youtube_api_key else None
+
+
+async def _youtube(
+    client: Callable[[Wiring], Awaitable[VideosListCall]], batched: bool, wiring: Wiring
+) -> VideoStatsSource:
+    """``videos.list`` through ``client``: one id per call, or up to 50 when ``batched``."""
+    from influencer_stats.interpreters.videos.youtube_api import MAX_IDS_PER_CALL
+    from influencer_stats.interpreters.videos.youtube_source import UpstreamPolicy, YouTubeVideoStatsSource
+
+    settings = wiring.settings
+    policy = UpstreamPolicy(
+        ids_per_call=MAX_IDS_PER_CALL if batched else 1,
+        concurrency=settings.upstream_concurrency,
+        call_timeout_s=settings.upstream_call_timeout_s,
+        deadline_s=settings.upstream_deadline_s,
+        retries=settings.upstream_retries,
+    )
+    call = await _governed(wiring, await client(wiring))
+    return YouTubeVideoStatsSource(call, policy, wiring.log, wiring.metrics, clock=time.monotonic)
+
+
+async def _governed(wiring: Wiring, call: VideosListCall) -> VideosListCall:
+    """``call`` under the quota governor (last before the network), unless the budget is 0."""
+    from influencer_stats.interpreters.videos.quota import QuotaDay, QuotaGovernor
+
+    settings = wiring.settings
+    if settings.quota_per_day == 0:
+        return call
+    ledger = await QUOTA_LEDGERS[settings.choices.one("quota")].build(wiring)
+    governor = QuotaGovernor(
+        call,
+        ledger,
+        QuotaDay(settings.quota_day_s),
+        settings.quota_per_day,
+        time.time,  # wall time: quota days are Pacific calendar days, shared by hosts
+        wiring.log,
+        wiring.metrics,
+    )
+    wiring.govern_freshness(governor.stretch)
+    return governor
+
+
+_YOUTUBE_CLIENTS = (
+    ("httpx", _httpx, False, "httpx, one videos.list call per video"),
+    ("httpx-batched", _httpx, True, "httpx, up to 50 ids per videos.list call"),
+    ("aiohttp", _aiohttp, False, "aiohttp, one videos.list call per video"),
+    ("aiohttp-batched", _aiohttp, True, "aiohttp, up to 50 ids per videos.list call"),
+)
+_BATCHED = frozenset(name for name, _, batched, _ in _YOUTUBE_CLIENTS if batched)
+
+for _name, _client, _batched, _doc in _YOUTUBE_CLIENTS:
+    VIDEO_CLIENTS.register(
+        _name, partial(_youtube, _client, _batched), _doc, wrappers=("breaker",), check=needs_key
+    )
+
+
+@VIDEO_WRAPPERS.add("breaker", "circuit breaker: fails fast for a cool-down after repeated failures")
+async def _breaker(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
+    from influencer_stats.interpreters.videos.circuit_breaker import CircuitBreakerSource
+
+    settings = wiring.settings
+    return CircuitBreakerSource(
+        inner,
+        time.monotonic,
+        wiring.log,
+        wiring.metrics,
+        threshold=settings.breaker_threshold,
+        cooldown_s=settings.breaker_cooldown_s,
+    )
+
+
+@VIDEO_WRAPPERS.add(
+    "batch", "ids of concurrent requests share full videos.list calls (INFLUENCER_STATS_BATCH_WINDOW_MS)"
+)
+async def _batch(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
+    from influencer_stats.interpreters.videos.batching import BatchingSource
+
+    settings = wiring.settings
+    if settings.batch_window_ms == 0:
+        return inner  # off
+    return BatchingSource(
+        inner,
+        wiring.metrics,
+        window_s=settings.batch_window_ms / 1000,
+        deadline_s=settings.upstream_deadline_s,
+        concurrency=settings.upstream_connections,
+    )
+
+
+def _video_policy(settings: Settings) -> CachePolicy:
+    from influencer_stats.interpreters.stats.cache import CachePolicy
+
+    return CachePolicy(
+        ttl_s=settings.video_ttl_s,
+        stale_while_revalidate_s=settings.cache_stale_while_revalidate_s,
+        stale_if_error_s=settings.cache_stale_if_error_s,
+        max_entries=settings.video_cache_max_entries,
+    )
+
+
+@VIDEO_CACHES.add(
+    "memory", "in process: per-video TTL, single-flight, stale-while-revalidate, stale-if-error, LRU"
+)
+async def _memory_cache(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
+    from influencer_stats.interpreters.videos.video_cache import CachedVideoSource, MemoryVideoEntries
+
+    settings = wiring.settings
+    entries = MemoryVideoEntries(settings.video_cache_max_entries)
+    policy = _video_policy(settings)
+    return CachedVideoSource(
+        inner,
+        entries,
+        time.monotonic,
+        policy,
+        wiring.log,
+        wiring.metrics,
+        wiring.stretch(),
+        fill_to=_ids_per_call(settings),
+    )
+
+
+@VIDEO_CACHES.add("redis", "shared by every worker and host through Redis: one MGET per fetch")
+async def _redis_cache(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
+    from influencer_stats.interpreters.redis_keys import RedisKeys
+    from influencer_stats.interpreters.videos.video_cache import CachedVideoSource
+    from influencer_stats.interpreters.videos.video_cache_redis import RedisVideoEntries
+
+    settings = wiring.settings
+    policy = _video_policy(settings)
+    # Kept a quota day at least, so a spent budget still has every video seen today to serve.
+    keep_s = max(
+        policy.ttl_s + max(policy.stale_while_revalidate_s, policy.stale_if_error_s), settings.quota_day_s
+    )
+    keys = RedisKeys(settings.redis_prefix)
+    entries = RedisVideoEntries(await wiring.redis(), keys.video, round(1000 * keep_s), wiring.log)
+    # Wall time: entries are shared by hosts.
+    return CachedVideoSource(
+        inner,
+        entries,
+        time.time,
+        policy,
+        wiring.log,
+        wiring.metrics,
+        wiring.stretch(),
+        fill_to=_ids_per_call(settings),
+    )
+
+
+def _ids_per_call(settings: Settings) -> int:
+    """What one quota unit buys with the chosen client: 50 ids when it batches, else no refresh-ahead."""
+    from influencer_stats.interpreters.videos.youtube_api import MAX_IDS_PER_CALL
+
+    return MAX_IDS_PER_CALL if settings.choices.one("video_client") in _BATCHED else 0
+
+
+def _one_budget(settings: Settings) -> str | None:
+    """A count per process would let N workers spend N budgets."""
+    if settings.workers > 1 and settings.quota_per_day > 0 and settings.choices.one("video_client") != "fake":
+        return f"counts quota units in each process: with --workers {settings.workers} use --quota redis"
+    return None
+
+
+@QUOTA_LEDGERS.add("memory", "units spent today, counted in this process", check=_one_budget)
+async def _memory_ledger(_: Wiring) -> QuotaLedger:
+    from influencer_stats.interpreters.videos.quota import MemoryQuotaLedger
+
+    return MemoryQuotaLedger()
+
+
+@QUOTA_LEDGERS.add("redis", "units spent today, one count in Redis for every worker and host")
+async def _redis_ledger(wiring: Wiring) -> QuotaLedger:
+    from influencer_stats.interpreters.redis_keys import RedisKeys
+    from influencer_stats.interpreters.videos.quota_redis import RedisQuotaLedger
+
+    keys = RedisKeys(wiring.settings.redis_prefix)
+    return RedisQuotaLedger(await wiring.redis(), keys.quota, wiring.log)

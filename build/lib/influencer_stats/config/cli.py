@@ -1,0 +1,125 @@
+"""``main.py``'s command line, derived from the declarations and the registries."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Literal
+from urllib.parse import urlsplit
+
+from influencer_stats.bootstrap.slots import SLOTS
+from influencer_stats.config.profiles import PROFILES
+from influencer_stats.config.resolve import Resolved, resolve_choices
+from influencer_stats.config.settings import Secret, declared, default_of
+
+Action = Literal["serve", "list_profiles", "list_choices", "print_settings"]
+
+
+@dataclass(frozen=True, slots=True)
+class CommandLine:
+    """What ``main.py`` was asked to do, and the flags it was given (setting/slot → value)."""
+
+    action: Action
+    flags: Mapping[str, str | None]
+
+
+def _environment_help() -> str:
+    lines = ["settings (environment variables; flags win over them):"]
+    for name, spec in declared().items():
+        default = default_of(name)
+        lines.append(f"  {spec.env:<40} {spec.kind}, default {shown(default)}: {spec.doc}")
+    return "\n".join(lines) + "\n"
+
+
+def shown(value: object) -> str:
+    """A value as it may be printed: secrets masked, a URL's password too."""
+    if value is None:
+        return "unset"
+    if isinstance(value, Secret):
+        parts = urlsplit(value.value)
+        if parts.scheme and parts.hostname and not parts.password:
+            return value.value  # a URL without a password (REDIS_URL's default)
+        return "***"
+    return str(value)
+
+
+def _version() -> str:
+    try:
+        return metadata.version("influencer-stats")
+    except metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown (not installed)"
+
+
+def parser(prog: str = "main.py") -> argparse.ArgumentParser:
+    """The argument parser: one flag per slot and per setting that has one."""
+    result = argparse.ArgumentParser(
+        prog=prog,
+        description="influencer-stats: YouTube statistics for collections of videos.",
+        epilog=_environment_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    for name, spec in declared().items():
+        if spec.flag is not None:
+            result.add_argument(
+                spec.flag, dest=name, help=f"{spec.doc} (env {spec.env}, default {default_of(name)})"
+            )
+    result.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    result.add_argument("--list-profiles", action="store_true", help="print the profiles and exit")
+    result.add_argument(
+        "--list-choices", action="store_true", help="print every slot's choices as JSON and exit"
+    )
+    result.add_argument(
+        "--print-settings",
+        action="store_true",
+        help="print the resolved settings and their sources, then exit",
+    )
+    for slot in SLOTS.values():
+        many = " (a comma-separated list, outermost first)" if slot.many else ""
+        result.add_argument(
+            slot.flag, dest=slot.name, help=f"{slot.doc}{many}: {', '.join(slot.names())} (env {slot.env})"
+        )
+    return result
+
+
+def parse_command_line(argv: Sequence[str], prog: str = "main.py") -> CommandLine:
+    """Parse arguments; argparse itself exits 2 on malformed flags."""
+    args = vars(parser(prog).parse_args(list(argv)))
+    actions: tuple[Action, ...] = ("list_profiles", "list_choices", "print_settings")
+    action: Action = next((a for a in actions if args.pop(a)), "serve")
+    return CommandLine(action, args)
+
+
+def list_choices() -> str:
+    """``{"<slot>": ["<name>", ...], ...}``: every name each slot accepts."""
+    return json.dumps({name: list(slot.names()) for name, slot in SLOTS.items()})
+
+
+def describe_profiles() -> str:
+    """A table of every profile and its choices (wrapper slots as lists)."""
+    header = ("profile", *(name.replace("_", "-") for name in SLOTS), "description")
+    rows = []
+    for profile in PROFILES.values():
+        choices, _ = resolve_choices(profile, {}, {})
+        rows.append((profile.name, *(choices.text(name) for name in SLOTS), profile.description))
+    widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
+    return "\n".join(
+        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in (header, *rows)
+    )
+
+
+def describe_settings(resolved: Resolved) -> str:
+    """Every setting and slot: its value (secrets as ***), where it came from, its variable."""
+    settings = resolved.settings
+    rows = [("setting", "value", "source", "variable")]
+    for name, slot in SLOTS.items():
+        rows.append((name, settings.choices.text(name), resolved.sources[name], slot.env))
+    for name, spec in declared().items():
+        value = getattr(settings, name)
+        rows.append((name, shown(value), resolved.sources[name], spec.env))
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    return "\n".join(
+        "  ".join(c.ljust(w) for c, w in zip(row[:3], widths, strict=True)) + "  " + row[3] for row in rows
+    )

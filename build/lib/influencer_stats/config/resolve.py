@@ -1,0 +1,123 @@
+"""From flags and environment to validated ``Settings``; each value knows where it came from.
+
+Precedence, per setting and per slot: a command-line flag, then the
+environment, then the profile (slots only), then the declared default. The
+environment is a parameter, so tests pass a dict. A bad value raises
+``ConfigError`` naming the variable; ``main.py`` exits 2 with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from influencer_stats.bootstrap.slots import SLOTS
+from influencer_stats.config.profiles import PROFILES, Profile
+from influencer_stats.config.settings import Choices, Settings, declared, default_of
+
+Source = Literal["default", "profile", "environment", "flag"]
+
+
+class ConfigError(Exception):
+    """The user asked for something that does not exist or is not valid; exit code 2."""
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """The settings, and where each setting and slot got its value."""
+
+    settings: Settings
+    sources: Mapping[str, Source]
+
+
+def _given(
+    name: str, env: str, flags: Mapping[str, str | None], environ: Mapping[str, str]
+) -> tuple[str, Source] | None:
+    if flags.get(name):
+        return str(flags[name]), "flag"
+    if environ.get(env):
+        return environ[env], "environment"
+    return None
+
+
+def profile_of(flags: Mapping[str, str | None], environ: Mapping[str, str]) -> tuple[Profile, Source]:
+    """The profile asked for, or the default one."""
+    given = _given("profile", declared()["profile"].env, flags, environ)
+    name, source = given if given is not None else (str(default_of("profile")), "default")
+    profile = PROFILES.get(name)
+    if profile is None:
+        raise ConfigError(f"unknown profile {name[:40]!r}; valid: {', '.join(PROFILES)}")
+    return profile, source
+
+
+def resolve_choices(
+    profile: Profile, flags: Mapping[str, str | None], environ: Mapping[str, str]
+) -> tuple[Choices, dict[str, Source]]:
+    """One entry per slot: a flag, the environment, the profile, what the chosen base
+    normally runs with (wrapper slots), or the slot's default."""
+    chosen: dict[str, tuple[str, ...]] = {}
+    sources: dict[str, Source] = {}
+    for slot in SLOTS.values():
+        given = _given(slot.name, slot.env, flags, environ)
+        if given is None and slot.name in profile.choices:
+            given = profile.choices[slot.name], "profile"
+        if given is None and slot.follows is not None:
+            base = slot_registry_entry(slot.follows, chosen)
+            given = ",".join(base) or "none", "default"
+        if given is None and slot.default is not None:
+            given = slot.default, "default"
+        if given is None:
+            raise ConfigError(f"profile {profile.name!r} names no {slot.name.replace('_', ' ')}")
+        raw, sources[slot.name] = given
+        try:
+            chosen[slot.name] = slot.parse(raw)
+        except ValueError as error:
+            raise ConfigError(str(error)) from None
+    return Choices(chosen), sources
+
+
+def slot_registry_entry(slot: str, chosen: Mapping[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """The wrappers the entry chosen for base ``slot`` normally runs with."""
+    (name,) = chosen[slot]
+    return SLOTS[slot].registry[name].wrappers
+
+
+def resolve_sources(environ: Mapping[str, str], flags: Mapping[str, str | None] | None = None) -> Resolved:
+    """Settings from ``flags`` (setting or slot name → value), ``environ`` and the profile."""
+    flags = flags or {}
+    profile, profile_source = profile_of(flags, environ)
+    choices, sources = resolve_choices(profile, flags, environ)
+    values: dict[str, object] = {}
+    all_sources: dict[str, Source] = {"profile": profile_source, **sources}
+    for name, spec in declared().items():
+        if name == "profile":
+            continue
+        given = _given(name, spec.env, flags if spec.flag else {}, environ)
+        if given is None:
+            all_sources[name] = "default"
+            continue
+        raw, all_sources[name] = given
+        try:
+            values[name] = spec.parse(raw)
+        except ValueError as error:
+            message = (
+                str(error)
+                if given[1] != "flag" or spec.flag is None
+                else str(error).replace(spec.env, spec.flag)
+            )
+            shown = "" if spec.secret else f", got {raw[:40]!r}"
+            raise ConfigError(f"{message}{shown}") from None
+    settings = Settings(choices=choices, profile=profile.name, **values)  # type: ignore[arg-type]
+    for slot in SLOTS.values():
+        for name in choices[slot.name]:
+            reason = slot.registry[name].check
+            problem = None if reason is None else reason(settings)
+            if problem is not None:
+                raise ConfigError(f"{slot.name.replace('_', ' ')} {name!r} {problem}")
+    return Resolved(settings, all_sources)
+
+
+def resolve(environ: Mapping[str, str], flags: Mapping[str, str | None] | None = None) -> Settings:
+    """``resolve_sources`` without the sources."""
+    return resolve_sources(environ, flags).settings

@@ -1,0 +1,327 @@
+"""Every setting, declared once: name, variable, type, default, bounds, one line of doc.
+
+A ``Settings`` field is declared with one of the helpers below; parsing,
+validation (exit 2 naming the variable), ``--help``, ``--print-settings`` and
+the README's settings table all read these declarations. Interpreters take
+their values from a ``Settings`` through the composition root, as required
+parameters: no default is written twice.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any, Final, TypeVar
+
+from influencer_stats.logic.validation import DEFAULT_MAX_VIDEOS, MAX_VIDEOS_BOUND
+
+T = TypeVar("T")
+PREFIX: Final = "INFLUENCER_STATS_"
+
+
+@dataclass(frozen=True, slots=True)
+class Secret:
+    """A value that never appears in a repr, a log line or an error."""
+
+    value: str = field(repr=False)
+
+    def __repr__(self) -> str:
+        return "Secret('***')"
+
+
+@dataclass(frozen=True, slots=True)
+class Spec:
+    """How one setting is read: its variable, flag, parser and doc."""
+
+    env: str
+    doc: str
+    parse: Callable[[str], object]
+    kind: str  # for --help and the README: "integer 1-65535", "seconds > 0", "text" …
+    flag: str | None = None
+    secret: bool = False
+
+
+def _declare(default: Any, spec: Spec) -> Any:
+    return field(default=default, metadata={"spec": spec})
+
+
+def _bounded(name: str, value: float, low: int | None, high: int | None) -> None:
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number")
+    if low is not None and value < low:
+        raise ValueError(f"{name} must be {'positive' if low == 1 else f'at least {low:,}'}")
+    if high is not None and value > high:
+        raise ValueError(f"{name} must be at most {high:,}")
+
+
+def integer(
+    env: str, default: int, doc: str, *, low: int = 1, high: int | None = None, flag: str | None = None
+) -> int:
+    """A whole number within [low, high]."""
+
+    def parse(raw: str) -> int:
+        try:
+            value = int(raw)
+        except ValueError:
+            raise ValueError(f"{env} must be a whole number") from None
+        _bounded(env, value, low, high)
+        return value
+
+    kind = f"integer {low:,}–{high:,}" if high is not None else f"integer ≥ {low:,}"
+    result: int = _declare(default, Spec(env, doc, parse, kind, flag))
+    return result
+
+
+def seconds(env: str, default: float, doc: str) -> float:
+    """A finite, positive number of seconds."""
+
+    def parse(raw: str) -> float:
+        try:
+            value = float(raw)
+        except ValueError:
+            raise ValueError(f"{env} must be a number of seconds") from None
+        _bounded(env, value, None, None)
+        if value <= 0:
+            raise ValueError(f"{env} must be positive")
+        return value
+
+    result: float = _declare(default, Spec(env, doc, parse, "seconds > 0"))
+    return result
+
+
+def text(env: str, default: str, doc: str, *, flag: str | None = None) -> str:
+    """Any non-empty text."""
+    result: str = _declare(default, Spec(env, doc, str, "text", flag))
+    return result
+
+
+def optional_text(env: str, doc: str) -> str | None:
+    """Text, unset by default."""
+    result: str | None = _declare(None, Spec(env, doc, str, "text"))
+    return result
+
+
+def one_of(env: str, default: str, doc: str, options: tuple[str, ...]) -> str:
+    """One of a closed set of words."""
+
+    def parse(raw: str) -> str:
+        if raw not in options:
+            raise ValueError(f"{env} must be {' or '.join(options)}")
+        return raw
+
+    result: str = _declare(default, Spec(env, doc, parse, "/".join(options)))
+    return result
+
+
+def url(env: str, default: str, doc: str, *, schemes: tuple[str, ...], secret: bool = False) -> Any:
+    """A URL with one of ``schemes``; a secret one (it may carry a password) is a ``Secret``."""
+
+    def parse(raw: str) -> object:
+        if not raw.startswith(tuple(f"{s}://" for s in schemes)):
+            raise ValueError(f"{env} must be a {'/'.join(schemes)} URL")
+        return Secret(raw) if secret else raw
+
+    return _declare(Secret(default) if secret else default, Spec(env, doc, parse, "URL", secret=secret))
+
+
+def secret(env: str, doc: str) -> Secret | None:
+    """A credential, unset by default; never printed."""
+    result: Secret | None = _declare(None, Spec(env, doc, Secret, "secret", secret=True))
+    return result
+
+
+@dataclass(frozen=True, slots=True)
+class Choices(Mapping[str, tuple[str, ...]]):
+    """The chosen names per slot: one name for a base slot, the wrappers for a wrapper slot."""
+
+    names: Mapping[str, tuple[str, ...]]
+
+    def __getitem__(self, slot: str) -> tuple[str, ...]:
+        return self.names[slot]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def one(self, slot: str) -> str:
+        """The name chosen for a base slot."""
+        (name,) = self.names[slot]
+        return name
+
+    def text(self, slot: str) -> str:
+        """As a user writes it: ``aiohttp``, ``breaker,rate-limit`` or ``none``."""
+        return ",".join(self.names[slot]) or "none"
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Everything the composition root needs, resolved and validated."""
+
+    choices: Choices
+    profile: str = text(
+        "INFLUENCER_STATS_PROFILE", "demo", "profile: a named bundle of choices", flag="--profile"
+    )
+    host: str = text("INFLUENCER_STATS_HOST", "127.0.0.1", "bind address", flag="--host")
+    port: int = integer("INFLUENCER_STATS_PORT", 8080, "bind port", high=65535, flag="--port")
+    workers: int = integer(
+        "INFLUENCER_STATS_WORKERS",
+        1,
+        "worker processes sharing the port (state kept per process refuses more than 1)",
+        high=256,
+        flag="--workers",
+    )
+    youtube_api_url: str = url(
+        "YOUTUBE_API_URL",
+        "https://www.googleapis.com/youtube/v3/videos",
+        "any videos.list-compatible server (config only, never user-derived)",
+        schemes=("http", "https"),
+    )
+    youtube_api_key: Secret | None = secret(
+        "YOUTUBE_API_KEY", "sent as X-Goog-Api-Key, never in a URL, never logged"
+    )
+    db_path: str = text(
+        "INFLUENCER_STATS_DB", "data/influencer-stats.sqlite3", "the SQLite file; its directory is created"
+    )
+    redis_url: Secret = url(
+        "REDIS_URL",
+        "redis://127.0.0.1:6379/0",
+        "for the redis store and cache (may carry a password: never printed)",
+        schemes=("redis", "rediss", "unix"),
+        secret=True,
+    )
+    redis_prefix: str = text(
+        "INFLUENCER_STATS_REDIS_PREFIX",
+        "is",
+        "prefix of every Redis key (deployments sharing a Redis differ here)",
+    )
+    write_token: Secret | None = secret(
+        "INFLUENCER_STATS_WRITE_TOKEN", "when set, PUT/DELETE need Authorization: Bearer <token>"
+    )
+    max_videos: int = integer(
+        "INFLUENCER_STATS_MAX_VIDEOS",
+        DEFAULT_MAX_VIDEOS,
+        "ids per collection (a 1 MiB body holds no more than the maximum)",
+        high=MAX_VIDEOS_BOUND,
+    )
+    log_rate_limit: int = integer(
+        "INFLUENCER_STATS_LOG_RATE_LIMIT", 1_000, "events per second the rate-limit log wrapper lets through"
+    )
+    upstream_call_timeout_s: float = seconds("INFLUENCER_STATS_UPSTREAM_TIMEOUT", 1.0, "per YouTube call")
+    upstream_deadline_s: float = seconds(
+        "INFLUENCER_STATS_UPSTREAM_DEADLINE", 2.0, "per stats request, retries included"
+    )
+    upstream_concurrency: int = integer(
+        "INFLUENCER_STATS_UPSTREAM_CONCURRENCY", 16, "YouTube calls in flight per stats request"
+    )
+    upstream_connections: int = integer(
+        "INFLUENCER_STATS_UPSTREAM_CONNECTIONS", 64, "YouTube connection pool per process"
+    )
+    upstream_retries: int = integer(
+        "INFLUENCER_STATS_UPSTREAM_RETRIES", 2, "retries of a transient YouTube failure (5xx, 429)", low=0
+    )
+    breaker_threshold: int = integer(
+        "INFLUENCER_STATS_BREAKER_THRESHOLD", 5, "consecutive failed fetches that open the circuit"
+    )
+    breaker_cooldown_s: float = seconds(
+        "INFLUENCER_STATS_BREAKER_COOLDOWN", 5.0, "how long the circuit stays open"
+    )
+    cache_ttl_s: float = seconds("INFLUENCER_STATS_CACHE_TTL", 10.0, "stats cache: fresh for this long")
+    cache_stale_while_revalidate_s: float = seconds(
+        "INFLUENCER_STATS_CACHE_SWR", 30.0, "stats cache: then served stale while one refresh runs"
+    )
+    cache_stale_if_error_s: float = seconds(
+        "INFLUENCER_STATS_CACHE_SIE", 300.0, "stats cache: served past fresh when YouTube fails"
+    )
+    cache_max_entries: int = integer(
+        "INFLUENCER_STATS_CACHE_MAX_ENTRIES", 10_000, "stats cache: collections kept (LRU)"
+    )
+    video_ttl_s: float = seconds(
+        "INFLUENCER_STATS_VIDEO_TTL",
+        300.0,
+        "video cache: a video's counters are fresh for this long (quota: see README)",
+    )
+    video_cache_max_entries: int = integer(
+        "INFLUENCER_STATS_VIDEO_CACHE_MAX_ENTRIES", 100_000, "video cache: videos kept in process (LRU)"
+    )
+    batch_window_ms: int = integer(
+        "INFLUENCER_STATS_BATCH_WINDOW_MS",
+        2,
+        "batching: ids due within this many ms share videos.list calls (0 = off)",
+        low=0,
+        high=1_000,
+    )
+    quota_per_day: int = integer(
+        "INFLUENCER_STATS_QUOTA_PER_DAY",
+        10_000,
+        "YouTube units (videos.list calls) this deployment may spend per quota day (0 = no limit)",
+        low=0,
+    )
+    quota_day_s: int = integer(
+        "INFLUENCER_STATS_QUOTA_DAY",
+        86_400,
+        "length of a quota day in s; 86,400 resets at midnight Pacific, shorter only for trials",
+        low=1,
+        high=86_400,
+    )
+    redis_timeout_s: float = seconds("INFLUENCER_STATS_REDIS_TIMEOUT", 0.5, "every Redis call (no retries)")
+    redis_connections: int = integer("INFLUENCER_STATS_REDIS_CONNECTIONS", 64, "Redis pool size per process")
+    keepalive_s: float = seconds(
+        "INFLUENCER_STATS_KEEPALIVE", 5.0, "idle keep-alive connections close after this"
+    )
+    graceful_shutdown_s: float = seconds(
+        "INFLUENCER_STATS_GRACEFUL_SHUTDOWN", 10.0, "on SIGTERM, in-flight requests get this long"
+    )
+    header_timeout_s: float = seconds(
+        "INFLUENCER_STATS_HEADER_TIMEOUT", 10.0, "a request's headers must arrive within this (slowloris)"
+    )
+    body_timeout_s: float = seconds(
+        "INFLUENCER_STATS_BODY_TIMEOUT", 30.0, "a request's body must arrive within this after its headers"
+    )
+    max_header_bytes: int = integer(
+        "INFLUENCER_STATS_MAX_HEADER_BYTES", 16_384, "request line and headers together, at most (431 beyond)"
+    )
+    max_headers: int = integer(
+        "INFLUENCER_STATS_MAX_HEADERS", 100, "header fields per request, at most (431 beyond)"
+    )
+    max_pipelined: int = integer(
+        "INFLUENCER_STATS_MAX_PIPELINED",
+        16,
+        "uvicorn: requests queued per connection behind the one answered (reading pauses beyond)",
+    )
+    send_timeout_s: float = seconds(
+        "INFLUENCER_STATS_SEND_TIMEOUT", 30.0, "uvicorn: a client that reads nothing for this long is cut off"
+    )
+    limit_concurrency: int = integer(
+        "INFLUENCER_STATS_LIMIT_CONCURRENCY", 1024, "uvicorn: connections/tasks before an immediate 503"
+    )
+    backlog: int = integer("INFLUENCER_STATS_BACKLOG", 2048, "the OS accept queue")
+    granian_tasks: str = one_of(
+        "INFLUENCER_STATS_GRANIAN_TASKS",
+        "asyncio",
+        "Granian's task implementation (rust: faster, keeps memory per request body read)",
+        ("rust", "asyncio"),
+    )
+    prometheus_multiproc_dir: str | None = optional_text(
+        "PROMETHEUS_MULTIPROC_DIR", "with several workers: an empty directory they share for metrics"
+    )
+
+    def secrets(self) -> list[str]:
+        """Values no log line may contain."""
+        from urllib.parse import urlsplit
+
+        found = [s.value for s in (self.youtube_api_key, self.write_token) if s is not None]
+        password = urlsplit(self.redis_url.value).password
+        return [*found, password] if password else found
+
+
+def declared() -> Mapping[str, Spec]:
+    """Every declared setting by field name, in declaration order."""
+    return {f.name: f.metadata["spec"] for f in fields(Settings) if "spec" in f.metadata}
+
+
+def default_of(name: str) -> object:
+    """The declared default of one setting."""
+    return next(f.default for f in fields(Settings) if f.name == name)

@@ -1,0 +1,386 @@
+"""The API's request handling, independent of any server framework.
+
+A server finds the request's ``Route`` in the route table (``routes.ROUTES``),
+wraps what it received in an ``Incoming`` and writes the ``Reply`` that
+``HttpApi.serve`` returns. ``serve`` dispatches to the route's handler for the
+method, one of ``HttpApi``'s methods. Everything else (request ids, write
+auth, JSON, validation, status codes, problem bodies, request metrics) lives
+here or in ``problems``, so every server behaves identically.
+"""
+
+from __future__ import annotations
+
+import hmac
+import re
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from random import getrandbits as _random_bits
+from typing import TYPE_CHECKING
+
+import msgspec
+import orjson
+from returns.result import Failure, Success
+
+from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, EventLog, Metrics
+from influencer_stats.algebras.event_log import LOG_CONTEXT
+from influencer_stats.http import docs, problems
+from influencer_stats.http.body import BodyIncomplete, json_nests_deeper
+from influencer_stats.http.pagination import page_body, parse_page_request
+from influencer_stats.http.problems import JSON, Reply
+from influencer_stats.logic.models import CacheInfo, CollectionStats, Created
+from influencer_stats.logic.validation import (
+    parse_collection_body,
+    parse_collection_id,
+)
+
+if TYPE_CHECKING:
+    from influencer_stats.http.routes import Route
+
+MAX_BODY_BYTES = 1024 * 1024
+#: Arrays and objects nested deeper than this are refused before decoding (the body needs 2).
+MAX_JSON_DEPTH = 32
+_decode = msgspec.json.Decoder().decode
+#: Readiness checks by dependency name, built by the composition root.
+Checks = dict[str, Callable[[], Awaitable[bool]]]
+_HEALTHY = Reply(200, b'{"status":"ok"}')
+_NO_CONTENT = Reply(204, b"")
+_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+#: Methods that need the write token (when one is set), on whichever route answers them.
+_WRITES = frozenset({"DELETE", "PATCH", "POST", "PUT"})
+#: The methods HTTP defines (RFC 9110, PATCH, WebDAV and the rest of the list llhttp parses).
+#: uvicorn's and aiohttp's parsers refuse any other method with a 400 before an app runs; the
+#: edge refuses it with a 400 too where a server lets it through (Granian takes any token), so
+#: all four agree. A method in this set that a route does not answer is a 405 with Allow.
+HTTP_METHODS = frozenset(
+    {
+        "ACL", "BIND", "CHECKOUT", "CONNECT", "COPY", "DELETE", "GET", "HEAD", "LINK", "LOCK",
+        "M-SEARCH", "MERGE", "MKACTIVITY", "MKCALENDAR", "MKCOL", "MOVE", "NOTIFY", "OPTIONS",
+        "PATCH", "POST", "PROPFIND", "PROPPATCH", "PURGE", "PUT", "QUERY", "REBIND", "REPORT",
+        "SEARCH", "SOURCE", "SUBSCRIBE", "TRACE", "UNBIND", "UNLINK", "UNLOCK", "UNSUBSCRIBE",
+    }
+)  # fmt: skip
+
+BodyReader = Callable[[int], Awaitable[bytes | None]]
+
+
+async def _no_body(_: int) -> bytes | None:
+    return b""
+
+
+@dataclass(slots=True)
+class Incoming:
+    """What a server hands over: the matched route and the request's parts.
+
+    ``read_body(limit)`` returns the body, or None as soon as it exceeds
+    ``limit`` bytes (servers build it on ``body.read_request_body``, so none
+    ever buffers more than that), and raises ``BodyIncomplete`` when the
+    client went away before the whole body arrived; ``collection_id`` is
+    percent-decoded, as is the path a server matched. ``query`` is the raw query string, without the
+    ``?`` and not yet percent-decoded.
+    """
+
+    route: Route
+    method: str
+    collection_id: str = ""
+    request_id: str | None = None
+    #: Every Authorization field line received, joined with ", " (RFC 9110 5.3): two lines
+    #: never authorize a write, whichever of them a framework would have picked.
+    authorization: str | None = None
+    read_body: BodyReader = _no_body
+    query: str = ""
+
+
+def _request_id(header: str | None) -> str:
+    """The client's id when it is a sane one, else a new one."""
+    return header if header is not None and _REQUEST_ID.fullmatch(header) else new_request_id()
+
+
+def _with_request_id(reply: Reply, request_id: str) -> Reply:
+    # Reply(...) directly: NamedTuple._replace costs twice as much, on every request.
+    status, body, content_type, headers = reply
+    return Reply(status, body, content_type, (*headers, ("x-request-id", request_id)))
+
+
+#: Printable ASCII but space and comma, four or more: the pieces of a credential worth masking.
+_PRINTABLE_RUN = re.compile(r"[!-+\--~]{4,}")
+
+
+def _method_label(method: str) -> str:
+    """The method as a metrics label: one of a closed set."""
+    return method if method in HTTP_METHODS else "other"
+
+
+def _error_text(exc: Exception, presented: str | None) -> str:
+    """A bug as the log shows it: type and message, clipped, without what the client presented.
+
+    ``str``, not ``repr``: a ``UnicodeError``'s repr holds the whole input it failed
+    on (a header value), its ``str`` one character. A message may still quote
+    client input: every run of four or more printable characters of the presented
+    Authorization value is masked before clipping, whatever surrounds or escapes
+    it (the log's redaction masks known secrets and ``Bearer`` values besides).
+    """
+    text = f"{type(exc).__name__}: {exc}"
+    if presented:
+        for part in sorted(set(_PRINTABLE_RUN.findall(presented)), key=len, reverse=True):
+            text = text.replace(part, "***")
+    return text if len(text) <= 300 else text[:300] + "…"
+
+
+def new_request_id() -> str:
+    """16 hex digits; unique enough to correlate logs, cheap (no syscall), not a secret."""
+    return f"{_random_bits(64):016x}"
+
+
+def _stats_body(stats: CollectionStats) -> bytes:
+    return orjson.dumps(
+        {
+            "impressions": stats.impressions,
+            "engagements": stats.engagements,
+            "score": stats.score,
+            "videos": stats.videos,
+            "missing": stats.missing,
+        }
+    )
+
+
+def _cache_headers(cache: CacheInfo) -> tuple[tuple[str, str], ...]:
+    """RFC 9211 ``Cache-Status`` (ttl < 0 means stale) and RFC 9111 ``Age``."""
+    if not cache.hit:
+        return (("cache-status", "influencer-stats; fwd=miss; stored"),)
+    status = f"influencer-stats; hit; ttl={int(cache.ttl_s)}"
+    if cache.stale_reason is not None:
+        status += f"; detail={cache.stale_reason}"
+    return (("cache-status", status), ("age", str(int(cache.age_s))))
+
+
+class HttpApi:
+    """The service's HTTP behaviour, built from the algebras it needs.
+
+    ``serve`` answers every request; the handlers below answer one method of
+    one route each (``routes.ROUTES`` pairs them). With ``write_token`` set,
+    PUT and DELETE need ``Authorization: Bearer <token>`` (compared in
+    constant time), checked before the handler runs; reads stay open.
+    """
+
+    max_body_bytes = MAX_BODY_BYTES
+
+    def __init__(
+        self,
+        store: CollectionStore,
+        stats: CollectionStatsQuery,
+        log: EventLog,
+        metrics: Metrics,
+        checks: Mapping[str, Callable[[], Awaitable[bool]]],
+        *,
+        write_token: str | None,
+        max_videos: int,
+        openapi: bytes,
+    ) -> None:
+        self.store = store
+        self.stats = stats
+        self.log = log
+        self.checks = dict(checks)
+        self.metrics = metrics
+        self._write_token = write_token.encode() if write_token else None
+        self._max_videos = max_videos
+        self._openapi = Reply(200, openapi)
+
+    async def serve(self, incoming: Incoming) -> Reply:
+        """Answer one request: bind its id to the logs, dispatch, count it."""
+        started = time.perf_counter()
+        request_id = _request_id(incoming.request_id)
+        bound = LOG_CONTEXT.set({"request_id": request_id})
+        route, method = incoming.route, incoming.method
+        try:
+            handler = route.handlers.get(method)
+            if handler is None and method not in HTTP_METHODS:
+                reply = problems.unknown_method(method)
+            elif not incoming.collection_id.isascii():
+                reply = problems.path_not_ascii()
+            elif handler is None:
+                reply = problems.method_not_allowed(method, route.methods)
+            elif method in _WRITES and (refusal := self._unauthorized(incoming.authorization)) is not None:
+                reply = refusal
+            else:
+                reply = await handler(self, incoming)
+        except BodyIncomplete as exc:
+            # The client went away mid-upload: its request, not a server error; nothing was stored.
+            self.log.debug("http.body_incomplete", route=route.template, detail=str(exc))
+            reply = problems.body_incomplete()
+        except Exception as exc:  # noqa: BLE001 - the edge is where bugs stop
+            error = _error_text(exc, incoming.authorization)
+            self.log.error("http.unhandled_error", route=route.template, error=error)
+            reply = problems.internal_error()
+        finally:
+            LOG_CONTEXT.reset(bound)
+        self.metrics.request(
+            route.template, _method_label(method), reply.status, time.perf_counter() - started
+        )
+        return _with_request_id(reply, request_id)
+
+    def unmatched(self, path: str, method: str, request_id: str | None) -> Reply:
+        """The answer when no route matches ``path`` (percent-decoded), in the order parsers refuse:
+
+        a method HTTP does not define, then a path outside ASCII (both 400), else a 404.
+        """
+        if method not in HTTP_METHODS:
+            reply = problems.unknown_method(method)
+        elif not path.isascii():
+            reply = problems.path_not_ascii()
+        else:
+            reply = problems.route_not_found(path)
+        return self.refuse(reply, "unmatched", method, request_id)
+
+    def refuse(self, reply: Reply, route: str, method: str, request_id: str | None) -> Reply:
+        """A server's own refusal (no route, wrong method) with the usual id and metrics.
+
+        ``route`` is the metrics label: the template, or ``"unmatched"``.
+        """
+        self.metrics.request(route, _method_label(method), reply.status, 0.0)
+        return _with_request_id(reply, _request_id(request_id))
+
+    def _unauthorized(self, authorization: str | None) -> Reply | None:
+        if self._write_token is None:
+            return None
+        scheme, _, credentials = (authorization or "").partition(" ")
+        credentials = credentials.strip()
+        # ASCII only (a bearer token is): servers decode header bytes differently (latin-1,
+        # UTF-8 with surrogate escapes), so anything else would compare differently per server.
+        if (
+            scheme.lower() == "bearer"
+            and credentials.isascii()
+            and hmac.compare_digest(credentials.encode(), self._write_token)
+        ):
+            return None
+        return problems.problem(
+            401,
+            "unauthorized",
+            "Unauthorized",
+            "writes need the header Authorization: Bearer <token>",
+            headers=(("www-authenticate", 'Bearer realm="influencer-stats"'),),
+        )
+
+    # The handlers, one per route and method (``routes.ROUTES`` says which).
+
+    async def liveness(self, _: Incoming) -> Reply:
+        """The process answers."""
+        return _HEALTHY
+
+    async def readiness(self, _: Incoming) -> Reply:
+        """Every dependency of this profile answers."""
+        results = {name: await check() for name, check in self.checks.items()}
+        failing = sorted(name for name, ok in results.items() if not ok)
+        if failing:
+            return problems.problem(
+                503,
+                "not-ready",
+                "Not ready",
+                f"dependencies not answering: {', '.join(failing)}",
+                headers=(("retry-after", "1"),),
+                checks={name: "ok" if ok else "failing" for name, ok in results.items()},
+            )
+        return Reply(200, orjson.dumps({"status": "ready", "checks": dict.fromkeys(results, "ok")}))
+
+    async def scrape_metrics(self, _: Incoming) -> Reply:
+        body, content_type = self.metrics.render()
+        return Reply(200, body, content_type)
+
+    async def describe(self, _: Incoming) -> Reply:
+        """The OpenAPI document."""
+        return self._openapi
+
+    async def docs_page(self, _: Incoming) -> Reply:
+        """Swagger UI's page over the OpenAPI document."""
+        return docs.page_reply()
+
+    async def docs_asset(self, incoming: Incoming) -> Reply:
+        """One allow-listed file of the page: each is a route of its own, named by its template."""
+        return docs.asset_reply(incoming.route.template.removeprefix(docs.ASSET_PREFIX))
+
+    async def list_collections(self, incoming: Incoming) -> Reply:
+        """One page of the sorted ids (``pagination``: ``limit``, ``cursor``, ``next``)."""
+        match parse_page_request(incoming.query):
+            case Failure(invalid):
+                return problems.invalid_input(invalid)
+            case Success(page):
+                pass
+        match await self.store.ids(page.after, page.limit + 1):  # one more: is there a next page?
+            case Success(ids):
+                return Reply(200, orjson.dumps(page_body(ids, page.limit)))
+            case Failure(error):
+                return problems.for_error(error)
+        raise AssertionError("unreachable")
+
+    async def get_collection(self, incoming: Incoming) -> Reply:
+        match parse_collection_id(incoming.collection_id):
+            case Failure(invalid):
+                return problems.invalid_input(invalid)
+            case Success(collection_id):
+                pass
+        match await self.store.get(collection_id):
+            case Success(collection):
+                return Reply(200, orjson.dumps({"videos": collection.videos}))
+            case Failure(error):
+                return problems.for_error(error)
+        raise AssertionError("unreachable")
+
+    async def put_collection(self, incoming: Incoming) -> Reply:
+        body = await incoming.read_body(self.max_body_bytes)
+        if body is None:
+            return problems.body_too_large(self.max_body_bytes)
+        match parse_collection_id(incoming.collection_id):
+            case Failure(invalid):
+                return problems.invalid_input(invalid)
+            case Success(collection_id):
+                pass
+        if json_nests_deeper(body, MAX_JSON_DEPTH):
+            return problems.malformed_json(
+                f"the body nests arrays or objects deeper than {MAX_JSON_DEPTH} levels (or unbalanced)"
+            )
+        try:
+            document = _decode(body)
+        except msgspec.DecodeError as exc:
+            return problems.malformed_json(f"the body is not valid JSON: {exc}")
+        match parse_collection_body(document, self._max_videos):
+            case Failure(invalid):
+                return problems.invalid_input(invalid)
+            case Success(videos):
+                pass
+        match await self.store.save(collection_id, videos):
+            case Failure(error):
+                return problems.for_error(error)
+            case Success(outcome):
+                created = isinstance(outcome, Created)
+        self.log.info("collection.saved", collection=collection_id, videos=len(videos), created=created)
+        body_out = orjson.dumps({"videos": videos})
+        if created:
+            return Reply(201, body_out, JSON, (("location", f"/collections/{collection_id}"),))
+        return Reply(200, body_out)
+
+    async def delete_collection(self, incoming: Incoming) -> Reply:
+        match parse_collection_id(incoming.collection_id):
+            case Failure(invalid):
+                return problems.invalid_input(invalid)
+            case Success(collection_id):
+                pass
+        match await self.store.delete(collection_id):
+            case Failure(error):
+                return problems.for_error(error)
+            case Success(_):
+                self.log.info("collection.deleted", collection=collection_id)
+                return _NO_CONTENT
+        raise AssertionError("unreachable")
+
+    async def collection_stats(self, incoming: Incoming) -> Reply:
+        # The hottest path: isinstance instead of match (several times cheaper here).
+        parsed = parse_collection_id(incoming.collection_id)
+        if not isinstance(parsed, Success):
+            return problems.invalid_input(parsed.failure())
+        result = await self.stats.stats(parsed.unwrap())
+        if not isinstance(result, Success):
+            return problems.for_error(result.failure())
+        answer = result.unwrap()
+        if answer.cache is None:
+            return Reply(200, _stats_body(answer.stats))
+        return Reply(200, _stats_body(answer.stats), JSON, _cache_headers(answer.cache))

@@ -1,0 +1,108 @@
+"""Reading a body without ever holding more of it than a limit.
+
+One reader for every body the service receives: the request bodies of each
+server adapter and the ``videos.list`` answers of each YouTube client. Each
+caller adapts its library's chunk iterator (and declared length) to it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterable
+
+
+class BodyTimeout(BaseException):
+    """The body did not arrive within the body timeout.
+
+    A ``BaseException``, so that ``HttpApi.serve`` (which turns every
+    ``Exception`` into a logged 500) lets it through to the server adapter that
+    applied the timeout; the adapter answers ``problems.timeout("body", …)``.
+    """
+
+
+class BodyIncomplete(Exception):  # noqa: N818 - a condition the edge answers, not a bug
+    """The request body ended before it was whole: the client went away mid-upload.
+
+    Servers raise it from their request's ``read_body`` (``read_request_body``
+    does when fewer bytes than declared arrived; each adapter translates its
+    framework's disconnect); ``HttpApi`` answers it without storing anything.
+    """
+
+
+async def read_bounded(chunks: AsyncIterable[bytes], limit: int, declared: int | None = None) -> bytes | None:
+    """The whole body, or None as soon as it passes ``limit`` bytes.
+
+    A ``declared`` length (Content-Length) over ``limit`` refuses before a
+    single chunk is read; a body that streams past ``limit`` (a chunked one, or
+    one longer than declared) is refused at the chunk that passes it, and
+    nothing more is read. An iterator that ends early (the peer went away)
+    yields what arrived.
+    """
+    if declared is not None and declared > limit:
+        return None
+    parts: list[bytes] = []
+    size = 0
+    async for chunk in chunks:
+        size += len(chunk)
+        if size > limit:
+            return None
+        if chunk:
+            parts.append(chunk)
+    # One chunk (a small body usually is) is returned as it came, without a copy.
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+async def read_request_body(
+    chunks: AsyncIterable[bytes], limit: int, declared: int | None = None
+) -> bytes | None:
+    """``read_bounded`` for a request: a body shorter than its Content-Length raises.
+
+    A server's chunk iterator that ends early when its client disconnects (the
+    RSGI protocol object does, silently) would otherwise hand over a prefix of
+    the body, and a prefix can be valid JSON: ``BodyIncomplete`` instead.
+    """
+    body = await read_bounded(chunks, limit, declared)
+    if body is not None and declared is not None and len(body) < declared:
+        raise BodyIncomplete(f"{len(body)} of {declared} bytes arrived")
+    return body
+
+
+#: A JSON string (escapes included); possessive, so a long one is one linear scan.
+_JSON_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"')
+_BRACKETS_ONLY = bytes.maketrans(b"{}", b"[]")
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+
+
+def json_nests_deeper(data: bytes, limit: int) -> bool:
+    """True when the JSON text ``data`` nests arrays and objects more than ``limit`` deep,
+    or its brackets do not balance (an unclosed ``[[[[…`` is as deep for a decoder).
+
+    Checked before decoding (decoders recurse once per level; 1,000 levels end in
+    ``RecursionError``). A text with at most ``limit`` brackets cannot be deeper and
+    costs two ``count`` calls (a valid collection body has two). Otherwise strings
+    are removed, every bracket pair mapped to ``[]`` and innermost pairs deleted
+    ``limit`` times, each pass one C-speed ``replace``: what remains was deeper (or
+    unbalanced, which is not JSON either).
+    """
+    if data.count(b"[") + data.count(b"{") <= limit:
+        return False
+    brackets = _JSON_STRING.sub(b"", data).translate(_BRACKETS_ONLY, _NOT_BRACKETS)
+    for _ in range(limit):
+        shorter = brackets.replace(b"[]", b"")
+        if not shorter:
+            return False
+        if len(shorter) == len(brackets):
+            return True  # nothing closes any more: unbalanced
+        brackets = shorter
+    return True
+
+
+def content_length(value: str | bytes | None) -> int | None:
+    """A Content-Length header's value, or None when absent or not ASCII digits.
+
+    (``str.isdigit`` alone accepts ``"²"``, which ``int`` refuses.) An invalid
+    value is the server's to reject; here it only means "not declared".
+    """
+    if value is None or not value.isdigit() or not value.isascii():
+        return None
+    return int(value)

@@ -1,0 +1,176 @@
+"""RFC 9457 problem responses: every error maps to exactly one, in one place.
+
+Both servers answer through this module, so a given failure produces the same
+status, headers and body whichever server runs.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import orjson
+
+from influencer_stats.logic.models import (
+    CollectionNotFound,
+    InvalidUpstreamData,
+    QuotaExceeded,
+    QuotaExhausted,
+    StatsError,
+    StoreUnavailable,
+    UpstreamMisconfigured,
+    UpstreamTimeout,
+    UpstreamUnavailable,
+)
+from influencer_stats.logic.validation import InvalidInput
+
+PROBLEM_JSON = "application/problem+json"
+JSON = "application/json"
+_TYPE = "urn:influencer-stats:problem:"
+
+
+class Reply(NamedTuple):
+    """A complete HTTP response, independent of any server framework (cheap to create)."""
+
+    status: int
+    body: bytes = b""
+    content_type: str = JSON
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+def problem(
+    status: int,
+    slug: str,
+    title: str,
+    detail: str,
+    *,
+    headers: tuple[tuple[str, str], ...] = (),
+    **extensions: object,
+) -> Reply:
+    """A problem+json reply; ``extensions`` become extra members."""
+    document: dict[str, object] = {
+        "type": _TYPE + slug,
+        "title": title,
+        "status": status,
+        "detail": detail,
+        **extensions,
+    }
+    return Reply(status, orjson.dumps(document), PROBLEM_JSON, headers)
+
+
+def malformed_json(detail: str) -> Reply:
+    return problem(400, "malformed-json", "Malformed JSON", detail)
+
+
+def _json_safe(value: object) -> object:
+    """Echo a value only as JSON can carry it (orjson refuses ints beyond 64 bits)."""
+    if value is None or isinstance(value, (str, bool, float)):
+        return value
+    if isinstance(value, int) and -(2**63) <= value < 2**64:
+        return value
+    text = str(value)
+    return text if len(text) <= 100 else text[:100] + "…"
+
+
+def invalid_input(error: InvalidInput) -> Reply:
+    value = _json_safe(error.value)
+    return problem(
+        422,
+        "validation-error",
+        "Invalid request",
+        f"{error.field} {error.reason} (got {value!r})",
+        field=error.field,
+        value=value,
+    )
+
+
+def body_too_large(limit: int) -> Reply:
+    return problem(413, "body-too-large", "Request body too large", f"the body must be at most {limit} bytes")
+
+
+def route_not_found(path: str) -> Reply:
+    return problem(404, "route-not-found", "Not found", f"no route matches {path[:200]!r}")
+
+
+def method_not_allowed(method: str, allowed: tuple[str, ...]) -> Reply:
+    return problem(
+        405,
+        "method-not-allowed",
+        "Method not allowed",
+        f"{method[:20]} is not allowed here; use {', '.join(allowed)}",
+        headers=(("allow", ", ".join(allowed)),),
+    )
+
+
+def unknown_method(method: str) -> Reply:
+    """A method outside HTTP's registry, refused as the C parsers of uvicorn and aiohttp refuse it."""
+    return problem(400, "unknown-method", "Unknown method", f"{method[:20]!r} is not an HTTP method")
+
+
+def path_not_ascii() -> Reply:
+    """A path holding a character outside ASCII once percent-decoded (no route or id has one)."""
+    return problem(400, "invalid-path", "Invalid path", "the path must be ASCII once percent-decoded")
+
+
+def body_incomplete() -> Reply:
+    """The client sent less than it declared and went away; nothing was stored."""
+    return problem(
+        400, "incomplete-body", "Incomplete request body", "the body ended before its declared length"
+    )
+
+
+def timeout(part: str, seconds: float) -> Reply:
+    """408: the request's ``part`` (``header`` or ``body``) did not arrive in time; the connection closes."""
+    return problem(
+        408,
+        f"{part}-timeout",
+        f"Request {part} timeout",
+        f"the {part}{'s' if part == 'header' else ''} did not arrive within {seconds:g} s",
+        headers=(("connection", "close"),),
+    )
+
+
+def internal_error() -> Reply:
+    return problem(
+        500, "internal-error", "Internal server error", "an unexpected error occurred; it has been logged"
+    )
+
+
+def for_error(error: StatsError) -> Reply:
+    """The one mapping from a domain or upstream failure to a response."""
+    match error:
+        case CollectionNotFound(id=collection_id):
+            return problem(
+                404, "collection-not-found", "Collection not found", f"no collection has id {collection_id!r}"
+            )
+        case StoreUnavailable(detail=detail):
+            return problem(
+                503,
+                "store-unavailable",
+                "Collection storage unavailable",
+                detail,
+                headers=(("retry-after", "1"),),
+            )
+        case QuotaExceeded(detail=detail, retry_after_s=retry_after):
+            return problem(
+                503,
+                "upstream-quota-exceeded",
+                "YouTube quota exceeded",
+                detail,
+                headers=(("retry-after", str(retry_after)),),
+            )
+        case QuotaExhausted(detail=detail, retry_after_s=retry_after):
+            return problem(
+                503,
+                "quota-exhausted",
+                "Daily YouTube quota spent",
+                detail,
+                headers=(("retry-after", str(retry_after)),),
+            )
+        case UpstreamMisconfigured(detail=detail):
+            return problem(502, "upstream-misconfigured", "YouTube rejected the service's request", detail)
+        case UpstreamUnavailable(detail=detail):
+            return problem(502, "upstream-unavailable", "YouTube unavailable", detail)
+        case UpstreamTimeout(detail=detail):
+            return problem(504, "upstream-timeout", "YouTube timed out", detail)
+        case InvalidUpstreamData(detail=detail):
+            return problem(502, "upstream-invalid-response", "YouTube sent an invalid response", detail)

@@ -1,0 +1,225 @@
+"""Collections in Redis, shared by every worker process and host."""
+
+from __future__ import annotations
+
+import asyncio
+
+import orjson
+import redis.asyncio as redis
+from returns.result import Failure, Result, Success
+
+from influencer_stats.interpreters.redis_keys import RedisKeys
+from influencer_stats.logic.models import (
+    Collection,
+    CollectionId,
+    CollectionNotFound,
+    Created,
+    Replaced,
+    SaveOutcome,
+    StoreUnavailable,
+    VideoId,
+)
+
+#: What a Redis call raises when the server cannot answer: redis-py's errors
+#: (connection, timeout, LOADING, READONLY, OOM ...) and the OS's socket errors.
+_REDIS_ERRORS = (redis.RedisError, OSError)
+#: Ids copied from the set index into the sorted one per round trip.
+_CATCH_UP_CHUNK = 1_000
+
+#: A page of the sorted index as one string, the ids joined by newlines (no id holds one).
+#: One reply, not one per id: redis-py's parser is pure Python, about 4 µs an element, so
+#: ``ZRANGEBYLEX`` itself kept the event loop 4 ms a page of 1,000 (this: under 0.5 ms).
+#: One key, so Cluster runs it too.
+_PAGE = """
+return table.concat(redis.call('ZRANGEBYLEX', KEYS[1], ARGV[1], '+', 'LIMIT', 0, ARGV[2]), '\\n')
+"""
+#: One round of copying the set index (KEYS[1]) into the sorted one (KEYS[2]), in Redis:
+#: ``SSCAN`` from cursor ARGV[1] (COUNT ARGV[2]), ``ZADD NX`` of what it found, the next
+#: cursor returned ("0": done). No id crosses the wire, so none is parsed on the event loop.
+#: Both keys share a slot. Needs Redis 5 or later (a write after ``SSCAN`` in a script).
+_CATCH_UP = """
+local scanned = redis.call('SSCAN', KEYS[1], ARGV[1], 'COUNT', ARGV[2])
+local members = scanned[2]
+for first = 1, #members, 1000 do
+  local zadd = {}
+  for i = first, math.min(first + 999, #members) do
+    zadd[#zadd + 1] = 0
+    zadd[#zadd + 1] = members[i]
+  end
+  redis.call('ZADD', KEYS[2], 'NX', unpack(zadd))
+end
+return scanned[1]
+"""
+
+
+def _unavailable(exc: BaseException) -> StoreUnavailable:
+    """The error as a value: its type only, never its text (which may name the server)."""
+    return StoreUnavailable(f"redis: {type(exc).__name__}")
+
+
+class RedisCollectionStore:
+    """``CollectionStore`` in Redis (standalone, Sentinel or Cluster).
+
+    Keys (``RedisKeys``):
+
+    - ``collection``: the videos as a JSON array, in the user's order. Every
+      key of one collection, the stats cache's included, lives in one slot.
+    - ``sorted_index``: a sorted set of the ids (every score 0), which ``ids``
+      pages with ``ZRANGEBYLEX``: O(log n + limit) a page, never the whole set,
+      through a Lua script that answers the page as one string (``_PAGE``), so
+      the event loop parses one reply, not one per id.
+    - ``index``: the set of the ids the versions before paging listed. It is
+      still written beside the sorted set (one ``MULTI``: both keys share a
+      slot), so an older version running at the same time lists every id.
+    - ``version``: the collection's version, bumped in the same ``MULTI`` as
+      every write, so a shared stats cache keyed by version
+      (``RedisCachedStats``) can never miss a write, even if the process dies
+      right after it.
+
+    ``save`` is one atomic ``SET key value GET``: created when the previous
+    value was nil. The index lives in another slot, so it is updated by a
+    second ``MULTI`` (``SADD`` and ``ZADD``) after the ``SET``; ``delete``
+    removes the id from the index (``SREM`` and ``ZREM``) before ``DEL``. In
+    that order a concurrent save and delete of one id can leave an indexed id
+    without a collection (never a collection without its index entry), so
+    ``ids`` keeps only the ids whose key exists: one ``EXISTS`` over the page's
+    keys, and one per key only when that count says some are missing; a page
+    short of ``limit`` that way is topped up from further on. It never removes
+    such an id from the index itself: that could race a save. A call that fails
+    between its two steps returns ``StoreUnavailable`` (not acknowledged) and
+    may leave the collection stored but unlisted; repeating the call repairs it.
+
+    Data written before the sorted set existed (or by an older version since)
+    is in the set only. A first page (``after`` None) compares the two
+    cardinalities (``SCARD``, ``ZCARD``: O(1)); while the set holds more, it
+    first copies the set into the sorted set, inside Redis (``_CATCH_UP``:
+    ``SSCAN`` and ``ZADD NX``, 1,000 ids a round trip, none sent to us; once
+    per process at a time), so no deployed id goes unlisted. (An id an older
+    version deletes stays in the sorted set, skipped as above; until it is
+    saved again it counts there and can mask as many ids such a version adds
+    meanwhile: a rollout of this version should not last long.)
+
+    Durability is Redis's: configure AOF (``appendfsync always`` or
+    ``everysec``) and ``maxmemory-policy noeviction``. Any Redis or socket
+    error is ``Failure(StoreUnavailable)`` naming only the error's type.
+    Timeouts and pool limits are the client's (the composition root sets
+    them). Safe for concurrent tasks: each command is atomic in Redis.
+    """
+
+    def __init__(self, client: redis.Redis, keys: RedisKeys) -> None:
+        self._redis = client
+        self._keys = keys
+        self._index = keys.index
+        self._sorted_index = keys.sorted_index
+        self._catching_up = asyncio.Lock()
+        self._page = client.register_script(_PAGE)
+        self._copy = client.register_script(_CATCH_UP)
+
+    async def ping(self) -> bool:
+        """Whether Redis answers (for ``/readyz``)."""
+        try:
+            return bool(await self._redis.ping())
+        except _REDIS_ERRORS:
+            return False
+
+    async def get(
+        self, collection_id: CollectionId
+    ) -> Result[Collection, CollectionNotFound | StoreUnavailable]:
+        try:
+            raw = await self._redis.get(self._keys.collection(collection_id))
+        except _REDIS_ERRORS as exc:
+            return Failure(_unavailable(exc))
+        if raw is None:
+            return Failure(CollectionNotFound(collection_id))
+        return Success(Collection(collection_id, tuple(VideoId(v) for v in orjson.loads(raw))))
+
+    async def save(
+        self, collection_id: CollectionId, videos: tuple[VideoId, ...]
+    ) -> Result[SaveOutcome, StoreUnavailable]:
+        try:
+            async with self._redis.pipeline(transaction=True) as pipe:  # one slot: MULTI works on Cluster
+                pipe.set(self._keys.collection(collection_id), orjson.dumps(videos), get=True)
+                pipe.incr(self._keys.version(collection_id))
+                previous, _ = await pipe.execute()
+            async with self._redis.pipeline(transaction=True) as pipe:  # the index's slot
+                pipe.sadd(self._index, collection_id)
+                pipe.zadd(self._sorted_index, {collection_id: 0})
+                await pipe.execute()
+        except _REDIS_ERRORS as exc:
+            return Failure(_unavailable(exc))
+        return Success(Created() if previous is None else Replaced())
+
+    async def delete(
+        self, collection_id: CollectionId
+    ) -> Result[None, CollectionNotFound | StoreUnavailable]:
+        try:
+            async with self._redis.pipeline(transaction=True) as pipe:
+                pipe.srem(self._index, collection_id)
+                pipe.zrem(self._sorted_index, collection_id)
+                await pipe.execute()
+            async with self._redis.pipeline(transaction=True) as pipe:
+                pipe.delete(self._keys.collection(collection_id))
+                pipe.incr(self._keys.version(collection_id))
+                deleted, _ = await pipe.execute()
+        except _REDIS_ERRORS as exc:
+            return Failure(_unavailable(exc))
+        return Success(None) if deleted else Failure(CollectionNotFound(collection_id))
+
+    async def ids(
+        self, after: CollectionId | None, limit: int
+    ) -> Result[tuple[CollectionId, ...], StoreUnavailable]:
+        found: list[CollectionId] = []
+        low = "-" if after is None else "(" + after
+        try:
+            if after is None:
+                await self._catch_up()
+            while len(found) < limit:  # more than once only past ids without a collection
+                wanted = limit - len(found)
+                joined = _text(await self._page(keys=[self._sorted_index], args=[low, wanted]))
+                members = joined.split("\n") if joined else []
+                found.extend(await self._existing(members))
+                if len(members) < wanted:
+                    break
+                low = "(" + members[-1]
+        except _REDIS_ERRORS as exc:
+            return Failure(_unavailable(exc))
+        return Success(tuple(found))
+
+    async def _existing(self, ids: list[str]) -> list[CollectionId]:
+        """The ids whose collection exists: one ``EXISTS`` in the usual case of all."""
+        if not ids:
+            return []
+        keys = [self._keys.collection(i) for i in ids]
+        if await self._redis.exists(*keys) == len(keys):
+            return [CollectionId(i) for i in ids]
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for key in keys:
+                pipe.exists(key)
+            exists = await pipe.execute()
+        return [CollectionId(i) for i, e in zip(ids, exists, strict=True) if e]
+
+    async def _catch_up(self) -> None:
+        """Copy the set index into the sorted one while the set holds more ids."""
+        if not await self._behind():
+            return
+        async with self._catching_up:  # one copy per process; others wait for it
+            if not await self._behind():
+                return
+            cursor, rounds = b"0", await self._redis.scard(self._index) // 100 + 10
+            for _ in range(rounds):  # SSCAN ends in about size/1,000 rounds; bounded anyway
+                cursor = await self._copy(
+                    keys=[self._index, self._sorted_index], args=[cursor, _CATCH_UP_CHUNK]
+                )
+                if _text(cursor) == "0":
+                    return
+
+    async def _behind(self) -> bool:
+        async with self._redis.pipeline(transaction=False) as pipe:
+            pipe.scard(self._index)
+            pipe.zcard(self._sorted_index)
+            in_set, in_sorted = await pipe.execute()
+        return bool(in_set > in_sorted)
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value

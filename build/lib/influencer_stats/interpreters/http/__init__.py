@@ -1,0 +1,1 @@
+"""Server adapters for the HTTP edge (``influencer_stats.http``): one thin module per server."""

@@ -1,0 +1,136 @@
+"""The API on aiohttp.web.
+
+Routed by hand, as the ASGI and RSGI apps are: one catch-all route matches
+the path with ``ROUTES.match``, decoded as uvicorn and Granian decode it
+(aiohttp's router would match ``%2F`` inside an id and refuse ``{`` in one).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
+from functools import partial
+from urllib.parse import unquote
+
+from aiohttp import web
+from aiohttp.http_exceptions import PayloadEncodingError
+
+from influencer_stats.http import problems
+from influencer_stats.http.api import HttpApi, Incoming
+from influencer_stats.http.body import BodyIncomplete, BodyTimeout, read_request_body
+from influencer_stats.http.problems import Reply
+from influencer_stats.http.routes import ROUTES
+
+OpenApi = Callable[[], AbstractAsyncContextManager[HttpApi]]
+_API: web.AppKey[HttpApi] = web.AppKey("api", HttpApi)
+_BODY_TIMEOUT: web.AppKey[float] = web.AppKey("body_timeout_s", float)
+
+
+def _response(reply: Reply) -> web.Response:
+    # Content-Type as a header: aiohttp's content_type= refuses parameters (charset).
+    response = web.Response(
+        body=reply.body, status=reply.status, headers={"Content-Type": reply.content_type}
+    )
+    for name, value in reply.headers:
+        response.headers[name] = value
+    return response
+
+
+async def _read_body(request: web.Request, limit: int) -> bytes | None:
+    try:
+        async with asyncio.timeout(request.app[_BODY_TIMEOUT]):  # aiohttp has no body timeout
+            return await read_request_body(request.content.iter_any(), limit, request.content_length)
+    except (ConnectionError, PayloadEncodingError) as exc:  # the client went away mid-body
+        raise BodyIncomplete("the client disconnected") from exc
+    except TimeoutError:
+        raise BodyTimeout from None
+
+
+async def _dispatch(request: web.Request) -> web.Response:
+    """Every request: ``ROUTES.match`` on the percent-decoded path, then ``HttpApi``."""
+    api, headers, method = request.app[_API], request.headers, request.method
+    # CONNECT's target is authority-form for aiohttp (an empty URL path): take it as sent.
+    path = unquote(request.rel_url.raw_path or request.raw_path.partition("?")[0])
+    route, collection_id = ROUTES.match(path)
+    if route is None:
+        return _response(api.unmatched(path, method, headers.get("x-request-id")))
+    authorization = headers.getall("authorization", None)  # every line, joined (Incoming)
+    incoming = Incoming(
+        route,
+        method,
+        collection_id,
+        headers.get("x-request-id"),
+        ", ".join(authorization) if authorization else None,
+        partial(_read_body, request),
+        query=request.rel_url.raw_query_string,
+    )
+    try:
+        reply = await api.serve(incoming)
+    except BodyTimeout:
+        timeout = problems.timeout("body", request.app[_BODY_TIMEOUT])
+        reply = api.refuse(timeout, route.template, method, headers.get("x-request-id"))
+    return _response(reply)
+
+
+@web.middleware
+async def _unmatched(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
+    """aiohttp's own refusals become the shared problems; what its router cannot route
+    (a CONNECT, ``OPTIONS *``) is dispatched like everything else."""
+    try:
+        return await handler(request)
+    except web.HTTPException as exc:
+        if exc.status == 404:
+            return await _dispatch(request)
+        if exc.status == 413:
+            reply = problems.body_too_large(HttpApi.max_body_bytes)
+        else:
+            reply = problems.problem(exc.status, "http-error", "HTTP error", exc.reason)
+        api = request.app[_API]
+        return _response(api.refuse(reply, "unmatched", request.method, request.headers.get("x-request-id")))
+
+
+class _WithoutInput(logging.Filter):
+    """aiohttp's own log lines without what the client sent.
+
+    A request aiohttp cannot parse is logged with the exception, whose text
+    quotes the offending request line or header line (an Authorization value
+    included): the line keeps the exception's type, never its text or traceback.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info is not None and record.exc_info[1] is not None:
+            record.msg = f"{record.msg} ({type(record.exc_info[1]).__name__})"
+            record.exc_info = record.exc_text = None
+        return True
+
+
+def _server_logger() -> logging.Logger:
+    logger = logging.getLogger(__name__)
+    if not any(isinstance(f, _WithoutInput) for f in logger.filters):
+        logger.addFilter(_WithoutInput())
+    return logger
+
+
+def create_app(open_api: OpenApi, *, body_timeout_s: float) -> web.Application:
+    """An aiohttp app whose cleanup context opens the API (and its resources) once."""
+
+    async def lifespan(app: web.Application) -> AsyncIterator[None]:
+        async with open_api() as api:
+            app[_API] = api
+            yield
+
+    # client_max_size above our own limit so _read_body answers 413 itself.
+    app = web.Application(
+        middlewares=[_unmatched],
+        client_max_size=HttpApi.max_body_bytes + 1,
+        handler_args={"logger": _server_logger()},
+    )
+    app[_BODY_TIMEOUT] = body_timeout_s
+    app.cleanup_ctx.append(lifespan)
+    # "*": every method reaches HttpApi, which answers 405 or 400 itself.
+    app.router.add_route("*", "/{path:.*}", _dispatch)
+    return app

@@ -1,0 +1,107 @@
+"""The API as a hand-routed ASGI application (served by uvicorn): the talk's v5 move.
+
+No framework between uvicorn and ``HttpApi``: routing is ``ROUTES.match`` (a
+dict lookup, then a few string tests), the response is two ``send`` calls.
+Behaviour is identical to the other servers because everything but turning
+ASGI messages into body chunks is ``HttpApi`` and the route table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
+from functools import partial
+from typing import Any
+
+from influencer_stats.http.api import HttpApi, Incoming
+from influencer_stats.http.body import BodyIncomplete, content_length, read_request_body
+from influencer_stats.http.routes import ROUTES
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+OpenApi = Callable[[], AbstractAsyncContextManager[HttpApi]]
+
+
+async def _chunks(receive: Receive) -> AsyncIterator[bytes]:
+    """The body's chunks from ``http.request`` messages; ``BodyIncomplete`` if the client goes away."""
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            raise BodyIncomplete("the client disconnected")  # http.disconnect before the last chunk
+        yield message.get("body", b"")
+        if not message.get("more_body", False):
+            return
+
+
+async def _read_body(scope: Scope, receive: Receive, limit: int) -> bytes | None:
+    declared = next((value for name, value in scope["headers"] if name == b"content-length"), None)
+    return await read_request_body(_chunks(receive), limit, content_length(declared))
+
+
+class AsgiApp:
+    """An ASGI 3 application: lifespan opens the API once; HTTP is routed by hand."""
+
+    def __init__(self, open_api: OpenApi) -> None:
+        self._open_api = open_api
+        self._api: HttpApi | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            await self._http(scope, receive, send)
+        elif scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        async with AsyncExitStack() as stack:
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    try:
+                        self._api = await stack.enter_async_context(self._open_api())
+                    except Exception as exc:  # noqa: BLE001 - reported to the server, which exits
+                        await send({"type": "lifespan.startup.failed", "message": repr(exc)})
+                        return
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    await stack.aclose()
+                    self._api = None
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        api = self._api
+        assert api is not None, "lifespan has not started the API"
+        method: str = scope["method"]
+        request_id = authorization = None
+        for name, value in scope["headers"]:
+            if name == b"x-request-id":
+                if request_id is None:  # the first, as the other servers take it
+                    request_id = value.decode("latin-1")
+            elif name == b"authorization":
+                # Every line, joined (see Incoming.authorization): two never authorize a write.
+                text = value.decode("latin-1")
+                authorization = text if authorization is None else f"{authorization}, {text}"
+        route, collection_id = ROUTES.match(scope["path"])
+        if route is not None:
+            reply = await api.serve(
+                Incoming(
+                    route,
+                    method,
+                    collection_id,
+                    request_id,
+                    authorization,
+                    partial(_read_body, scope, receive),
+                    query=scope["query_string"].decode("latin-1"),
+                )
+            )
+        else:
+            reply = api.unmatched(scope["path"], method, request_id)
+        headers = [
+            (b"content-type", reply.content_type.encode()),
+            (b"content-length", str(len(reply.body)).encode()),
+        ]
+        headers.extend((name.encode(), value.encode()) for name, value in reply.headers)
+        await send({"type": "http.response.start", "status": reply.status, "headers": headers})
+        await send({"type": "http.response.body", "body": b"" if method == "HEAD" else reply.body})

@@ -1,0 +1,89 @@
+"""The API on Granian, a Rust HTTP server, through its RSGI interface: the talk's v5 move.
+
+Granian parses HTTP and manages connections in Rust; Python sees one call per
+request with the parsed scope and answers with one ``response_bytes``. Routing
+is ``ROUTES.match``, as in the ASGI app; everything else is ``HttpApi``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
+from functools import partial
+from typing import Any
+
+from influencer_stats.http import problems
+from influencer_stats.http.api import HttpApi, Incoming
+from influencer_stats.http.body import BodyTimeout, content_length, read_request_body
+from influencer_stats.http.routes import ROUTES
+
+OpenApi = Callable[[], AbstractAsyncContextManager[HttpApi]]
+
+
+async def _read_body(proto: Any, declared: str | None, timeout_s: float, limit: int) -> bytes | None:
+    # The protocol object iterates over the body's chunks; when the client goes away it just
+    # stops, so only a declared length tells a cut-short body (BodyIncomplete) from a whole one.
+    # Granian has no body timeout of its own. The read runs as a task because asyncio.timeout
+    # cannot cancel a coroutine that Granian's "rust" task implementation drives.
+    read = asyncio.ensure_future(read_request_body(proto, limit, content_length(declared)))
+    try:
+        done, _ = await asyncio.wait((read,), timeout=timeout_s)
+    finally:
+        read.cancel()  # a no-op once it is done
+    if not done:
+        raise BodyTimeout
+    return read.result()
+
+
+class RsgiApp:
+    """An RSGI application. Granian calls ``__rsgi_init__`` in each worker before
+    its loop runs (the API and its resources open there) and ``__rsgi_del__``
+    after it stops (they close)."""
+
+    def __init__(self, open_api: OpenApi, *, body_timeout_s: float) -> None:
+        self._open_api = open_api
+        self._stack = AsyncExitStack()
+        self._api: HttpApi | None = None
+        self._body_timeout_s = body_timeout_s
+
+    def __rsgi_init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._api = loop.run_until_complete(self._stack.enter_async_context(self._open_api()))
+
+    def __rsgi_del__(self, loop: asyncio.AbstractEventLoop) -> None:
+        loop.run_until_complete(self._stack.aclose())
+        self._api = None
+
+    async def __rsgi__(self, scope: Any, proto: Any) -> None:
+        api = self._api
+        assert api is not None, "__rsgi_init__ has not opened the API"
+        if scope.proto != "http":
+            return
+        method: str = scope.method
+        headers = scope.headers
+        request_id = headers.get("x-request-id")
+        route, collection_id = ROUTES.match(scope.path)
+        if route is not None:
+            read_body = partial(_read_body, proto, headers.get("content-length"), self._body_timeout_s)
+            authorization = headers.get("authorization")
+            if authorization is not None:  # every line, joined (see Incoming.authorization)
+                authorization = ", ".join(v for k, v in headers.items() if k == "authorization")
+            incoming = Incoming(
+                route,
+                method,
+                collection_id,
+                request_id,
+                authorization,
+                read_body,
+                query=scope.query_string,
+            )
+            try:
+                reply = await api.serve(incoming)
+            except BodyTimeout:
+                reply = api.refuse(
+                    problems.timeout("body", self._body_timeout_s), route.template, method, request_id
+                )
+        else:
+            reply = api.unmatched(scope.path, method, request_id)
+        response_headers = [("content-type", reply.content_type), *reply.headers]
+        proto.response_bytes(reply.status, response_headers, b"" if method == "HEAD" else reply.body)

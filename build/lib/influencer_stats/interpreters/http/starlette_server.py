@@ -1,0 +1,87 @@
+"""The API on Starlette (served by uvicorn)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from functools import partial
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from influencer_stats.http import problems
+from influencer_stats.http.api import HTTP_METHODS, HttpApi, Incoming
+from influencer_stats.http.body import BodyIncomplete, content_length, read_request_body
+from influencer_stats.http.problems import Reply
+from influencer_stats.http.routes import ROUTES
+from influencer_stats.http.routes import Route as ApiRoute
+
+OpenApi = Callable[[], AbstractAsyncContextManager[HttpApi]]
+#: Every method reaches HttpApi, which answers 405 (with Allow) or 400 itself.
+_ALL_METHODS = sorted(HTTP_METHODS)
+
+
+def _response(reply: Reply) -> Response:
+    response = Response(reply.body, reply.status, media_type=reply.content_type)
+    for name, value in reply.headers:
+        response.headers[name] = value
+    return response
+
+
+async def _read_body(request: Request, limit: int) -> bytes | None:
+    try:
+        return await read_request_body(
+            request.stream(), limit, content_length(request.headers.get("content-length"))
+        )
+    except ClientDisconnect as exc:
+        raise BodyIncomplete("the client disconnected") from exc
+
+
+def create_app(open_api: OpenApi) -> Starlette:
+    """A Starlette app whose lifespan opens the API (and its resources) once."""
+    current: list[HttpApi] = []
+
+    @asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        async with open_api() as api:
+            current.append(api)
+            try:
+                yield
+            finally:
+                current.clear()
+
+    def endpoint(route: ApiRoute) -> Callable[[Request], Awaitable[Response]]:
+        async def handle(request: Request) -> Response:
+            headers = request.headers
+            incoming = Incoming(
+                route,
+                request.method,
+                request.path_params.get("id", ""),
+                headers.get("x-request-id"),
+                ", ".join(headers.getlist("authorization")) or None,
+                partial(_read_body, request),
+                query=request.scope["query_string"].decode("latin-1"),
+            )
+            return _response(await current[0].serve(incoming))
+
+        return handle
+
+    routes = [Route(template, endpoint(route), methods=_ALL_METHODS) for template, route in ROUTES.items()]
+
+    async def refused(request: Request, exc: Exception) -> Response:
+        """Starlette's own refusals: no route (404), or a method outside HTTP_METHODS (405)."""
+        assert isinstance(exc, HTTPException)
+        api, method, request_id = current[0], request.method, request.headers.get("x-request-id")
+        if exc.status_code in (404, 405):
+            return _response(api.unmatched(request.scope["path"], method, request_id))
+        reply = problems.problem(exc.status_code, "http-error", "HTTP error", str(exc.detail))
+        return _response(api.refuse(reply, "unmatched", method, request_id))
+
+    app = Starlette(routes=routes, exception_handlers={HTTPException: refused}, lifespan=lifespan)
+    # No 307 to the path without its trailing slash (built from the client's Host header):
+    # "/collections/" is a 404 problem, as on every other server.
+    app.router.redirect_slashes = False
+    return app

@@ -1,0 +1,218 @@
+"""A stats cache: TTL, LRU, single-flight, stale-while-revalidate, stale-if-error."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from returns.result import Failure, Result, Success
+
+from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, EventLog, Metrics
+from influencer_stats.interpreters.stats.single_flight import SingleFlight
+from influencer_stats.logic.models import (
+    CacheInfo,
+    Collection,
+    CollectionId,
+    CollectionNotFound,
+    CollectionStats,
+    SaveOutcome,
+    StatsAnswer,
+    StatsError,
+    StoreUnavailable,
+    VideoId,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class CachePolicy:
+    """Freshness windows (RFC 5861 terms) and the bound on entries."""
+
+    ttl_s: float
+    stale_while_revalidate_s: float
+    stale_if_error_s: float
+    max_entries: int
+
+    def serve(self, stored_at: float, now: float, stretch: float = 1.0) -> CacheInfo | None:
+        """How an entry stored at ``stored_at`` is served at ``now`` without waiting.
+
+        Fresh within ``ttl_s`` (times ``stretch``, which the quota governor raises
+        when spending runs ahead of the day), then stale (``"revalidating"``) within
+        ``stale_while_revalidate_s``; ``None`` past both: the caller computes.
+        An entry is never younger than 0 s (another host's clock may run ahead).
+        """
+        age = max(0.0, now - stored_at)
+        ttl_left = self.ttl_s * stretch - age
+        if ttl_left > 0:
+            return CacheInfo(True, age, ttl_left)
+        if -ttl_left <= self.stale_while_revalidate_s:
+            return CacheInfo(True, age, ttl_left, "revalidating")
+        return None
+
+    def serve_if_error(self, stored_at: float, now: float) -> CacheInfo | None:
+        """How an entry is served instead of a failed computation; ``None`` once too old."""
+        age = max(0.0, now - stored_at)
+        if age > self.ttl_s + self.stale_if_error_s:
+            return None
+        return CacheInfo(True, age, self.ttl_s - age, "stale-if-error")
+
+
+@dataclass(frozen=True, slots=True)
+class Stored:
+    """The stats a cache holds for a collection, and when (by its clock) it stored them."""
+
+    stats: CollectionStats
+    stored_at: float
+
+
+Outcome = Result[StatsAnswer, StatsError]
+
+
+def stale_if_error(
+    collection_id: CollectionId,
+    outcome: Outcome,
+    stored: Stored | None,
+    now: float,
+    policy: CachePolicy,
+    log: EventLog,
+    metrics: Metrics,
+) -> Outcome:
+    """``outcome``, or ``stored`` served ``stale-if-error`` in place of its failure.
+
+    Only a failure other than not-found is replaced (a collection that is gone
+    is gone), and only by an entry ``policy.serve_if_error`` still allows;
+    then a ``stale_if_error`` cache event is recorded and a warning logged.
+    """
+    if stored is None or isinstance(outcome, Success) or isinstance(outcome.failure(), CollectionNotFound):
+        return outcome
+    info = policy.serve_if_error(stored.stored_at, now)
+    if info is None:
+        return outcome
+    metrics.cache_event("stale_if_error")
+    log.warning(
+        "stats.stale_if_error",
+        collection=collection_id,
+        age_s=round(info.age_s, 1),
+        error=str(outcome.failure()),
+    )
+    return Success(StatsAnswer(stored.stats, info))
+
+
+class CachedStats:
+    """``CollectionStatsQuery`` wrapper that caches successful answers per collection.
+
+    - Fresh for ``ttl_s``: served from memory, no I/O.
+    - Then, for ``stale_while_revalidate_s``: served stale while one
+      background refresh runs.
+    - Concurrent misses of one collection share one computation
+      (single-flight); a caller that goes away does not cancel it for others.
+    - When the upstream fails, an entry younger than ``ttl_s +
+      stale_if_error_s`` is served instead, marked ``stale-if-error``.
+    - ``invalidate`` (called after every write) drops the entry and voids any
+      computation in flight: a computation that started before a write can
+      never store its answer after it, and later callers do not join it.
+    - At most ``max_entries`` entries, least recently used evicted first.
+    - Every read is recorded as a cache event: ``hit``, ``stale``, ``miss``,
+      and ``stale_if_error`` when a stale entry replaces a failure.
+
+    One process only: with several workers, use a shared cache. The clock is
+    injected; tasks are created on the running loop.
+    """
+
+    def __init__(
+        self,
+        inner: CollectionStatsQuery,
+        clock: Callable[[], float],
+        log: EventLog,
+        policy: CachePolicy,
+        metrics: Metrics,
+    ) -> None:
+        self._inner = inner
+        self._clock = clock
+        self._log = log
+        self._policy = policy
+        self._metrics = metrics
+        self._entries: OrderedDict[CollectionId, Stored] = OrderedDict()
+        self._flights: SingleFlight[CollectionId, Outcome] = SingleFlight("stats")
+
+    async def stats(self, collection_id: CollectionId) -> Outcome:
+        stored = self._entries.get(collection_id)
+        info = None if stored is None else self._policy.serve(stored.stored_at, self._clock())
+        if stored is not None and info is not None:
+            if info.stale_reason is None:
+                self._metrics.cache_event("hit")
+                self._entries.move_to_end(collection_id)
+            else:
+                self._metrics.cache_event("stale")
+                self._flights.start(collection_id, lambda: self._compute(collection_id))  # one refresh
+            return Success(StatsAnswer(stored.stats, info))
+        self._metrics.cache_event("miss")
+        outcome = await self._flights.run(collection_id, lambda: self._compute(collection_id))
+        stored = self._entries.get(collection_id)  # unless a write dropped it meanwhile
+        return stale_if_error(
+            collection_id, outcome, stored, self._clock(), self._policy, self._log, self._metrics
+        )
+
+    async def invalidate(self, collection_id: CollectionId) -> None:
+        self._entries.pop(collection_id, None)
+        self._flights.void(collection_id)
+        await self._inner.invalidate(collection_id)
+
+    async def _compute(self, collection_id: CollectionId) -> Outcome:
+        outcome = await self._inner.stats(collection_id)
+        match outcome:
+            case Success(answer):
+                age = 0.0 if answer.cache is None else answer.cache.age_s  # videos cached below
+                if not self._flights.voided():
+                    self._store(collection_id, answer.stats, age)
+                return Success(
+                    StatsAnswer(answer.stats, answer.cache or CacheInfo(False, 0.0, self._policy.ttl_s))
+                )
+            case Failure(CollectionNotFound()):
+                self._entries.pop(collection_id, None)
+        return outcome
+
+    def _store(self, collection_id: CollectionId, stats: CollectionStats, age_s: float) -> None:
+        self._entries[collection_id] = Stored(stats, self._clock() - age_s)
+        self._entries.move_to_end(collection_id)
+        while len(self._entries) > self._policy.max_entries:
+            self._entries.popitem(last=False)
+
+
+class InvalidatingStore:
+    """``CollectionStore`` wrapper that tells a stats query about every write.
+
+    The invalidation runs after the write returns and before the caller gets
+    the acknowledgement, whatever the outcome (a failed write may still have
+    landed).
+    """
+
+    def __init__(self, inner: CollectionStore, stats: CollectionStatsQuery) -> None:
+        self._inner = inner
+        self._stats = stats
+
+    async def get(
+        self, collection_id: CollectionId
+    ) -> Result[Collection, CollectionNotFound | StoreUnavailable]:
+        return await self._inner.get(collection_id)
+
+    async def save(
+        self, collection_id: CollectionId, videos: tuple[VideoId, ...]
+    ) -> Result[SaveOutcome, StoreUnavailable]:
+        try:
+            return await self._inner.save(collection_id, videos)
+        finally:
+            await self._stats.invalidate(collection_id)
+
+    async def delete(
+        self, collection_id: CollectionId
+    ) -> Result[None, CollectionNotFound | StoreUnavailable]:
+        try:
+            return await self._inner.delete(collection_id)
+        finally:
+            await self._stats.invalidate(collection_id)
+
+    async def ids(
+        self, after: CollectionId | None, limit: int
+    ) -> Result[tuple[CollectionId, ...], StoreUnavailable]:
+        return await self._inner.ids(after, limit)

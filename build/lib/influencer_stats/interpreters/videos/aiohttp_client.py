@@ -1,0 +1,62 @@
+"""``videos.list`` over aiohttp."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import aiohttp
+from returns.result import Failure, Result
+
+from influencer_stats.http.body import read_bounded
+from influencer_stats.interpreters.videos.youtube_api import (
+    API_KEY_HEADER,
+    MAX_BODY_BYTES,
+    StatsByVideo,
+    answer,
+    request_url,
+)
+from influencer_stats.logic.models import (
+    UpstreamError,
+    UpstreamTimeout,
+    UpstreamUnavailable,
+    VideoId,
+)
+
+
+class AiohttpVideosList:
+    """``VideosListCall`` on a shared ``aiohttp.ClientSession`` (opened by the root).
+
+    The key travels in the ``X-Goog-Api-Key`` header, never in the URL, and
+    redirects are never followed: aiohttp would resend the header to whatever
+    host the ``Location`` names. A 3xx is classified like any other answer.
+    """
+
+    def __init__(
+        self,
+        session: aiohttp.ClientSession,
+        base_url: str,
+        api_key: str | None,
+        max_body: int = MAX_BODY_BYTES,
+    ) -> None:
+        self._session = session
+        self._base_url = base_url
+        self._headers = {API_KEY_HEADER: api_key} if api_key else {}
+        self._max_body = max_body
+
+    async def __call__(self, ids: Sequence[VideoId]) -> Result[StatsByVideo, UpstreamError]:
+        try:
+            async with self._session.get(
+                request_url(self._base_url, ids),
+                headers=self._headers,
+                skip_auto_headers=("User-Agent",),
+                allow_redirects=False,
+            ) as response:
+                body = await read_bounded(
+                    response.content.iter_any(), self._max_body, response.content_length
+                )
+                status = response.status
+        except aiohttp.ServerTimeoutError:
+            return Failure(UpstreamTimeout("YouTube call timed out (ServerTimeoutError)"))
+        except aiohttp.ClientError as exc:
+            return Failure(UpstreamUnavailable(f"YouTube connection failed ({type(exc).__name__})"))
+        return answer(status, body, self._max_body)

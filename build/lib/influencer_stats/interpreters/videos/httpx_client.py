@@ -1,0 +1,52 @@
+"""``videos.list`` over httpx."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import httpx
+from returns.result import Failure, Result
+
+from influencer_stats.http.body import read_bounded
+from influencer_stats.interpreters.videos.youtube_api import (
+    API_KEY_HEADER,
+    MAX_BODY_BYTES,
+    StatsByVideo,
+    answer,
+    request_url,
+)
+from influencer_stats.logic.models import (
+    UpstreamError,
+    UpstreamTimeout,
+    UpstreamUnavailable,
+    VideoId,
+)
+
+
+class HttpxVideosList:
+    """``VideosListCall`` on a shared ``httpx.AsyncClient`` (opened by the root).
+
+    The key travels in the ``X-Goog-Api-Key`` header, never in the URL, so no
+    URL logged anywhere carries it.
+    """
+
+    def __init__(
+        self, client: httpx.AsyncClient, base_url: str, api_key: str | None, max_body: int = MAX_BODY_BYTES
+    ) -> None:
+        self._client = client
+        self._base_url = base_url
+        self._headers = {API_KEY_HEADER: api_key} if api_key else {}
+        self._max_body = max_body
+
+    async def __call__(self, ids: Sequence[VideoId]) -> Result[StatsByVideo, UpstreamError]:
+        try:
+            async with self._client.stream(
+                "GET", request_url(self._base_url, ids), headers=self._headers
+            ) as response:
+                body = await read_bounded(response.aiter_raw(), self._max_body)
+                status = response.status_code
+        except httpx.TimeoutException as exc:
+            return Failure(UpstreamTimeout(f"YouTube call timed out ({type(exc).__name__})"))
+        except httpx.TransportError as exc:
+            return Failure(UpstreamUnavailable(f"YouTube connection failed ({type(exc).__name__})"))
+        return answer(status, body, self._max_body)

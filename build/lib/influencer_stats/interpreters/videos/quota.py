@@ -1,0 +1,159 @@
+"""The quota governor: never more ``videos.list`` calls per quota day than the budget."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
+from typing import Final, Literal, Protocol
+from zoneinfo import ZoneInfo
+
+from returns.result import Failure, Result, Success
+
+from influencer_stats.algebras import EventLog, Metrics
+from influencer_stats.interpreters.videos.youtube_api import StatsByVideo, VideosListCall
+from influencer_stats.logic.models import QuotaExhausted, UpstreamError, UpstreamUnavailable, VideoId
+
+#: YouTube's quota day: it resets at midnight Pacific time (REFERENCE.md).
+PACIFIC: Final = ZoneInfo("America/Los_Angeles")
+YOUTUBE_DAY_S: Final = 86_400
+#: How far the governor stretches freshness at most (10 s fresh → 10 min).
+MAX_STRETCH: Final = 60.0
+
+Refusal = Literal["spent", "unreachable"]
+
+
+class QuotaDay:
+    """Which quota day an instant belongs to, and how long until the next one.
+
+    A day of 86,400 s is YouTube's: from midnight to midnight Pacific time
+    (23 or 25 hours across a DST change). A shorter one (for trials: a budget
+    run in the perf lab) is a fixed window counted from the Unix epoch.
+    """
+
+    def __init__(self, length_s: int = YOUTUBE_DAY_S) -> None:
+        self.length_s = length_s
+
+    def at(self, now: float) -> tuple[str, float]:
+        """The day's key and the seconds left of it, at wall-clock time ``now``."""
+        if self.length_s != YOUTUBE_DAY_S:
+            index = math.floor(now / self.length_s)
+            return f"w{self.length_s}-{index}", (index + 1) * self.length_s - now
+        local = datetime.fromtimestamp(now, PACIFIC)
+        midnight = datetime.combine(local.date() + timedelta(days=1), datetime.min.time(), PACIFIC)
+        return local.date().isoformat(), midnight.timestamp() - now
+
+    def fraction_left(self, seconds_left: float) -> float:
+        """How much of the day is left, 0-1 (a 23/25-hour DST day counts as 24 hours)."""
+        return min(1.0, max(0.0, seconds_left / self.length_s))
+
+
+class QuotaLedger(Protocol):
+    """The units spent per quota day: in this process, or in Redis for every worker and host.
+
+    Contract: ``take`` spends one unit of ``day`` only if fewer than ``budget``
+    are spent, atomically (concurrent takers never spend more than ``budget``
+    together), and returns the units spent after it; ``"spent"`` when the
+    budget is spent; ``"unreachable"`` when the ledger cannot be asked (then
+    nothing was spent and the caller must not call). It never raises for it.
+    """
+
+    async def take(self, day: str, budget: int, keep_s: int) -> Result[int, Refusal]: ...
+
+
+class MemoryQuotaLedger:
+    """``QuotaLedger`` in this process (one worker; several would each spend a budget)."""
+
+    def __init__(self) -> None:
+        self._day = ""
+        self._spent = 0
+
+    async def take(self, day: str, budget: int, keep_s: int) -> Result[int, Refusal]:
+        if day != self._day:
+            self._day, self._spent = day, 0
+        if self._spent >= budget:
+            return Failure("spent")
+        self._spent += 1
+        return Success(self._spent)
+
+
+class QuotaGovernor:
+    """``VideosListCall`` wrapper, last before the network: one unit per call, never over budget.
+
+    Each call (retries included: they are calls) first takes a unit from the
+    ledger for the current quota day; when the day's ``budget`` is spent it
+    makes no call and answers ``QuotaExhausted`` with ``retry_after_s`` until
+    the reset (the caches above then serve what they hold). A ledger that
+    cannot be asked is ``UpstreamUnavailable``: no call is made whose unit was
+    not counted, so the budget holds even then.
+
+    ``stretch()`` is how much the caches above should stretch freshness: 1
+    while the share of the budget left is at least the share of the day left,
+    else the ratio of the two (at most ``MAX_STRETCH``), so spending that runs
+    ahead of the day slows down in proportion and the budget lasts until the
+    reset. It reads the spending this process last saw (with a shared ledger,
+    everyone's, as of this process's last call). The clock is wall time,
+    injected.
+    """
+
+    def __init__(
+        self,
+        inner: VideosListCall,
+        ledger: QuotaLedger,
+        day: QuotaDay,
+        budget: int,
+        clock: Callable[[], float],
+        log: EventLog,
+        metrics: Metrics,
+    ) -> None:
+        if budget < 1:
+            raise ValueError("a governor needs a budget of at least one unit")
+        self._inner = inner
+        self._ledger = ledger
+        self._day = day
+        self._budget = budget
+        self._clock = clock
+        self._log = log
+        self._metrics = metrics
+        self._seen_day = ""
+        self._seen_spent = 0
+        self._exhausted_logged = ""
+
+    async def __call__(self, ids: Sequence[VideoId]) -> Result[StatsByVideo, UpstreamError]:
+        day, seconds_left = self._day.at(self._clock())
+        taken = await self._ledger.take(day, self._budget, math.ceil(seconds_left) + 3600)
+        match taken:
+            case Success(spent):
+                self._seen(day, spent)
+                self._metrics.quota(1, self._budget - spent)
+                return await self._inner(ids)
+            case Failure("spent"):
+                self._seen(day, self._budget)
+                self._metrics.quota(0, 0)
+                if self._exhausted_logged != day:
+                    self._exhausted_logged = day
+                    self._log.warning(
+                        "quota.exhausted", budget=self._budget, reset_in_s=math.ceil(seconds_left)
+                    )
+                return Failure(
+                    QuotaExhausted(
+                        f"this service's budget of {self._budget:,} YouTube units for today is spent; "
+                        "it resets at midnight Pacific time",
+                        retry_after_s=max(1, math.ceil(seconds_left)),
+                    )
+                )
+        return Failure(UpstreamUnavailable("the shared quota count did not answer; no call was made"))
+
+    def stretch(self) -> float:
+        """The factor by which caches should stretch freshness now (1 = not at all)."""
+        day, seconds_left = self._day.at(self._clock())
+        if day != self._seen_day:
+            return 1.0  # a new day: nothing spent yet, as far as this process knows
+        budget_left = (self._budget - self._seen_spent) / self._budget
+        day_left = self._day.fraction_left(seconds_left)
+        if budget_left >= day_left:
+            return 1.0
+        return min(MAX_STRETCH, day_left / max(budget_left, 1 / self._budget))
+
+    def _seen(self, day: str, spent: int) -> None:
+        self._seen_day, self._seen_spent = day, spent

@@ -1,0 +1,45 @@
+"""The quota ledger in Redis: one count per quota day for every worker and host."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Final
+
+import redis.asyncio as redis
+from returns.result import Failure, Result, Success
+
+from influencer_stats.algebras import EventLog
+from influencer_stats.interpreters.videos.quota import Refusal
+
+#: Take one unit unless the budget is spent; the first unit of a day sets the key's expiry.
+_TAKE: Final = """
+local spent = tonumber(redis.call('GET', KEYS[1]) or '0')
+if spent >= tonumber(ARGV[1]) then return -1 end
+spent = redis.call('INCR', KEYS[1])
+if spent == 1 then redis.call('EXPIRE', KEYS[1], ARGV[2]) end
+return spent
+"""
+
+
+class RedisQuotaLedger:
+    """``QuotaLedger`` in Redis: a Lua script checks and counts in one atomic step.
+
+    N workers on M hosts share one count per day (``RedisKeys.quota``), so they
+    spend one budget between them, never N. The key expires an hour after its
+    day ends. Redis failing is ``"unreachable"`` (logged as a warning): the
+    governor then makes no call, because one it did not count could exceed
+    the budget.
+    """
+
+    def __init__(self, client: redis.Redis, key: Callable[[str], str], log: EventLog) -> None:
+        self._take = client.register_script(_TAKE)
+        self._key = key
+        self._log = log
+
+    async def take(self, day: str, budget: int, keep_s: int) -> Result[int, Refusal]:
+        try:
+            spent = int(await self._take(keys=[self._key(day)], args=[budget, keep_s]))
+        except (redis.RedisError, OSError) as exc:
+            self._log.warning("quota.ledger_unavailable", error=type(exc).__name__)
+            return Failure("unreachable")
+        return Failure("spent") if spent < 0 else Success(spent)

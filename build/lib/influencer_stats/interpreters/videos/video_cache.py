@@ -1,0 +1,299 @@
+"""A per-video cache: every collection that lists a video shares its counters."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from typing import NamedTuple, Protocol
+
+from returns.result import Failure, Result, Success
+
+from influencer_stats.algebras import EventLog, Metrics, VideoStatsSource
+from influencer_stats.interpreters.stats.cache import CachePolicy
+from influencer_stats.logic.models import (
+    CacheInfo,
+    QuotaExhausted,
+    UpstreamError,
+    VideoBatch,
+    VideoId,
+    VideoStats,
+)
+
+
+class Held(NamedTuple):
+    """What the cache holds for one video: its counters (``None``: missing) and when, by its clock."""
+
+    stats: VideoStats | None
+    stored_at: float
+
+
+class VideoEntries(Protocol):
+    """Where a video cache keeps its entries (this process, or Redis for every worker).
+
+    Contract: ``get_many`` returns the entries it holds for some of ``ids`` (a
+    backend that fails returns none: the caller fetches); ``put_many`` stores
+    or drops silently. Neither raises for its backend failing.
+    """
+
+    async def get_many(self, ids: Sequence[VideoId]) -> Mapping[VideoId, Held]: ...
+
+    async def put_many(self, entries: Mapping[VideoId, Held]) -> None: ...
+
+
+class MemoryVideoEntries:
+    """``VideoEntries`` in this process: at most ``max_entries``, least recently used evicted."""
+
+    def __init__(self, max_entries: int) -> None:
+        self._max = max_entries
+        self._entries: OrderedDict[VideoId, Held] = OrderedDict()
+
+    async def get_many(self, ids: Sequence[VideoId]) -> Mapping[VideoId, Held]:
+        entries = self._entries
+        found = {}
+        for video_id in ids:
+            held = entries.get(video_id)
+            if held is not None:
+                entries.move_to_end(video_id)
+                found[video_id] = held
+        return found
+
+    async def put_many(self, entries: Mapping[VideoId, Held]) -> None:
+        self._entries.update(entries)
+        for video_id in entries:
+            self._entries.move_to_end(video_id)
+        while len(self._entries) > self._max:
+            self._entries.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+_STALE_ORDER = {None: 0, "revalidating": 1, "stale-if-error": 2, "quota-exhausted": 3}
+
+
+def _oldest(infos: Sequence[CacheInfo]) -> CacheInfo | None:
+    """One answer's freshness: the oldest entry's age, the least ttl left, the most serious staleness."""
+    if not infos:
+        return None
+    reason = max((i.stale_reason for i in infos), key=_STALE_ORDER.__getitem__)
+    return CacheInfo(True, max(i.age_s for i in infos), min(i.ttl_s for i in infos), reason)
+
+
+class CachedVideoSource:
+    """``VideoStatsSource`` wrapper that caches each video's counters, missing ones included.
+
+    - A fetch asks ``inner`` only for the ids it lacks (fresh or stale-while-
+      revalidate entries are served), in one call, so batching below still works.
+    - Concurrent fetches of the same id share one call (single-flight per id);
+      a caller that goes away does not cancel it for the others.
+    - Fresh for ``policy.ttl_s`` times ``stretch()`` (1 unless the quota
+      governor says spending runs ahead of the day); then, for
+      ``stale_while_revalidate_s``, served stale while one background refresh runs.
+    - Failures are never cached. When the inner source fails, entries younger
+      than ``ttl_s + stale_if_error_s`` are served (``stale-if-error``); when it
+      fails because the day's quota budget is spent, every entry held is served
+      (``quota-exhausted``), however old. A fetch that still lacks an id fails.
+    - The answer's ``cache`` is the oldest served entry's (``None``: all fetched now).
+    - Entries live in ``entries`` (this process, or Redis for every worker).
+    - Refresh-ahead: a call of fewer than ``fill_to`` ids (the inner source's
+      ids per call; 0 = off) is topped up with videos that will soon be due:
+      asked for since this process fetched them, past a quarter of their
+      freshness, those asked longest ago first. A call costs one quota unit whatever its ids, so the
+      popular videos are refreshed for free instead of each costing a call later.
+    - Every video served is a video-cache event (hit, stale, miss,
+      stale_if_error, quota_exhausted; refreshed_ahead); a fetch answered
+      without calling is a call saved by ``video_cache``.
+
+    The clock is injected (wall time when ``entries`` are shared by hosts).
+    """
+
+    def __init__(
+        self,
+        inner: VideoStatsSource,
+        entries: VideoEntries,
+        clock: Callable[[], float],
+        policy: CachePolicy,
+        log: EventLog,
+        metrics: Metrics,
+        stretch: Callable[[], float],
+        *,
+        fill_to: int,
+    ) -> None:
+        self._inner = inner
+        self._entries = entries
+        self._clock = clock
+        self._policy = policy
+        self._log = log
+        self._metrics = metrics
+        self._stretch = stretch
+        self._fill_to = fill_to
+        self._flights: dict[VideoId, asyncio.Task[Result[dict[VideoId, Held], UpstreamError]]] = {}
+        # Refresh-ahead: when this process fetched each video, and the ones asked for since,
+        # in the order they were first asked (so roughly oldest first).
+        self._fetched_at: OrderedDict[VideoId, float] = OrderedDict()
+        self._asked: dict[VideoId, None] = {}
+
+    async def fetch(self, ids: Sequence[VideoId]) -> Result[VideoBatch, UpstreamError]:
+        if not ids:
+            return Success(VideoBatch({}, ()))
+        held = dict(await self._entries.get_many(ids))
+        if self._fill_to:
+            self._asked.update(dict.fromkeys(ids))  # an id asked before keeps its place
+        policy = self._policy
+        now, fresh_s = self._clock(), policy.ttl_s * self._stretch()
+        stale_s = fresh_s + policy.stale_while_revalidate_s
+        oldest = -math.inf  # the age of the oldest entry served
+        due: list[VideoId] = []
+        revalidate: list[VideoId] = []
+        for video_id in ids:  # the hot loop: no object per id
+            entry = held.get(video_id)
+            if entry is None:
+                due.append(video_id)
+                continue
+            age = now - entry.stored_at
+            if age >= fresh_s:
+                if age > stale_s:
+                    due.append(video_id)
+                    continue
+                revalidate.append(video_id)
+            if age > oldest:
+                oldest = age
+        metrics = self._metrics
+        served = len(ids) - len(due)
+        if revalidate:
+            metrics.video_cache_event("stale", len(revalidate))
+            self._load(revalidate)  # one refresh each, in the background
+        if served > len(revalidate):
+            metrics.video_cache_event("hit", served - len(revalidate))
+        info = None
+        if served:
+            age = max(0.0, oldest)  # never younger than 0 s (another host's clock may run ahead)
+            info = CacheInfo(True, age, fresh_s - age, "revalidating" if revalidate else None)
+        if not due:
+            metrics.calls_saved("video_cache", 1)
+            return Success(_batch(ids, held, info))
+        metrics.video_cache_event("miss", len(due))
+        tasks = self._load(due)
+        outcomes = await asyncio.gather(*(asyncio.shield(t) for t in tasks))
+        for outcome in outcomes:
+            match outcome:
+                case Success(fetched):
+                    held.update(fetched)
+                case Failure(error):
+                    return self._instead_of(error, ids, due, held, info)
+        return Success(_batch(ids, held, info))
+
+    def _load(self, ids: Sequence[VideoId]) -> set[asyncio.Task[Result[dict[VideoId, Held], UpstreamError]]]:
+        """The calls that bring ``ids``: those in flight, plus one started now for the others."""
+        flights = self._flights
+        tasks = {flights[i] for i in ids if i in flights}
+        lacking = [i for i in ids if i not in flights]
+        if lacking:
+            if len(lacking) < self._fill_to:
+                lacking += self._due_soon(self._fill_to - len(lacking), set(lacking))
+            task = asyncio.create_task(self._call(lacking), name=f"video-cache:{len(lacking)}")
+            for video_id in lacking:
+                flights[video_id] = task
+            tasks.add(task)
+        return tasks
+
+    async def _call(self, ids: list[VideoId]) -> Result[dict[VideoId, Held], UpstreamError]:
+        try:
+            outcome = await self._inner.fetch(ids)
+            if isinstance(outcome, Failure):
+                return Failure(outcome.failure())
+            batch = outcome.unwrap()
+            # An inner cache (memory over Redis) may answer with older entries.
+            stored_at = self._clock() - (batch.cache.age_s if batch.cache is not None else 0.0)
+            stats = batch.stats
+            fetched = {i: Held(stats.get(i), stored_at) for i in ids}
+            await self._entries.put_many(fetched)
+            if self._fill_to:
+                self._remember(ids, stored_at)
+            return Success(fetched)
+        finally:
+            me = asyncio.current_task()
+            for video_id in ids:
+                if self._flights.get(video_id) is me:
+                    del self._flights[video_id]
+
+    def _due_soon(self, room: int, taken: set[VideoId]) -> list[VideoId]:
+        """Up to ``room`` videos to refresh ahead in a call that has room for them (it costs one
+        unit whatever its ids): videos asked for since this process fetched them, past a
+        quarter of their freshness, not in flight, those asked longest ago first. Each would
+        otherwise cost a call of its own soon; the quarter keeps hot videos from being
+        refreshed again a moment after."""
+        quarter = self._policy.ttl_s * self._stretch() / 4
+        now, flights, asked, fetched = self._clock(), self._flights, self._asked, self._fetched_at
+        extra: list[VideoId] = []
+        unknown: list[VideoId] = []
+        for scanned, video_id in enumerate(asked):
+            if len(extra) >= room or scanned >= 4 * room:
+                break  # the scan stays short
+            fetched_at = fetched.get(video_id)
+            if fetched_at is None:
+                unknown.append(video_id)  # not fetched here (read from a shared cache, or evicted)
+            elif now - fetched_at >= quarter and video_id not in flights and video_id not in taken:
+                extra.append(video_id)
+        for video_id in unknown:
+            del asked[video_id]
+        if extra:
+            self._metrics.video_cache_event("refreshed_ahead", len(extra))
+        return extra
+
+    def _remember(self, ids: Sequence[VideoId], stored_at: float) -> None:
+        fetched_at, asked = self._fetched_at, self._asked
+        for video_id in ids:
+            fetched_at[video_id] = stored_at
+            fetched_at.move_to_end(video_id)
+            asked.pop(video_id, None)
+        while len(fetched_at) > self._policy.max_entries:
+            gone, _ = fetched_at.popitem(last=False)
+            asked.pop(gone, None)
+
+    def _instead_of(
+        self,
+        error: UpstreamError,
+        ids: Sequence[VideoId],
+        due: Sequence[VideoId],
+        held: dict[VideoId, Held],
+        served: CacheInfo | None,
+    ) -> Result[VideoBatch, UpstreamError]:
+        """The answer from held entries in place of a failed call, or the failure if one is lacking."""
+        now, policy = self._clock(), self._policy
+        exhausted = isinstance(error, QuotaExhausted)
+        kind = "quota_exhausted" if exhausted else "stale_if_error"
+        infos = [] if served is None else [served]
+        for video_id in due:
+            entry = held.get(video_id)
+            if entry is None:
+                return Failure(error)
+            if exhausted:
+                age = max(0.0, now - entry.stored_at)
+                info: CacheInfo | None = CacheInfo(True, age, policy.ttl_s - age, "quota-exhausted")
+            else:
+                info = policy.serve_if_error(entry.stored_at, now)
+            if info is None:
+                return Failure(error)
+            infos.append(info)
+        self._metrics.video_cache_event(kind, len(due))
+        if exhausted:
+            self._metrics.quota_stale_answer()
+            self._log.debug("videos.served_stale", reason=kind, videos=len(due))
+        else:
+            self._log.warning("videos.served_stale", reason=kind, videos=len(due), error=error.detail)
+        return Success(_batch(ids, held, _oldest(infos)))
+
+
+def _batch(ids: Sequence[VideoId], held: Mapping[VideoId, Held], cache: CacheInfo | None) -> VideoBatch:
+    stats: dict[VideoId, VideoStats] = {}
+    missing: list[VideoId] = []
+    for video_id in ids:
+        found = held[video_id].stats
+        if found is None:
+            missing.append(video_id)
+        else:
+            stats[video_id] = found
+    return VideoBatch(stats, tuple(missing), cache)

@@ -1,0 +1,1 @@
+"""The functional core: pure aggregation and the thin async orchestration."""

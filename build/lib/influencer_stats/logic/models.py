@@ -1,0 +1,173 @@
+"""Domain values: frozen, hashable, free of any infrastructure.
+
+Everything the logic computes with, and every expected failure an algebra can
+report, is defined here. Algebras and interpreters import these; this module
+imports nothing of theirs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import NamedTuple, NewType
+
+CollectionId = NewType("CollectionId", str)
+VideoId = NewType("VideoId", str)
+
+
+@dataclass(frozen=True, slots=True)
+class VideoStats:
+    """Public counters of one video. Hidden or private counters are 0."""
+
+    views: int = 0
+    likes: int = 0
+    comments: int = 0
+    dislikes: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Collection:
+    """A named list of video ids, in the order the user gave them."""
+
+    id: CollectionId
+    videos: tuple[VideoId, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class VideoBatch:
+    """What a video stats source found for the ids it was asked about.
+
+    Every requested id is either a key of ``stats`` or listed in ``missing``.
+    ``cache`` says how a cache served the oldest of them (``None``: all fetched now).
+    """
+
+    stats: Mapping[VideoId, VideoStats]
+    missing: tuple[VideoId, ...] = ()
+    cache: CacheInfo | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CollectionStats:
+    """The aggregate the API returns for one collection."""
+
+    impressions: int
+    engagements: int
+    score: int
+    videos: int
+    missing: tuple[VideoId, ...]
+
+
+# --- Saving a collection -----------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Created:
+    """The collection did not exist and now does."""
+
+
+@dataclass(frozen=True, slots=True)
+class Replaced:
+    """The collection existed and its videos were replaced."""
+
+
+SaveOutcome = Created | Replaced
+
+
+# --- Expected failures (closed unions of frozen values) ----------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CollectionNotFound:
+    """No collection has this id."""
+
+    id: CollectionId
+
+
+@dataclass(frozen=True, slots=True)
+class StoreUnavailable:
+    """The collection storage could not answer (e.g. its server is down)."""
+
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class QuotaExceeded:
+    """The upstream refused for quota or rate reasons; retrying now is futile."""
+
+    detail: str
+    retry_after_s: int = 60
+
+
+@dataclass(frozen=True, slots=True)
+class QuotaExhausted:
+    """This deployment's own daily budget of YouTube units is spent; it resets in ``retry_after_s``."""
+
+    detail: str
+    retry_after_s: int
+
+
+@dataclass(frozen=True, slots=True)
+class UpstreamMisconfigured:
+    """The upstream rejected our request itself (bad key, bad request)."""
+
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class UpstreamUnavailable:
+    """The upstream failed transiently (5xx, 429, connection error, breaker open)."""
+
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class UpstreamTimeout:
+    """The upstream did not answer within the per-call timeout or the deadline."""
+
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class InvalidUpstreamData:
+    """The upstream answered with a body we cannot trust."""
+
+    detail: str
+
+
+UpstreamError = (
+    QuotaExceeded
+    | QuotaExhausted
+    | UpstreamMisconfigured
+    | UpstreamUnavailable
+    | UpstreamTimeout
+    | InvalidUpstreamData
+)
+StoreError = StoreUnavailable
+StatsError = CollectionNotFound | StoreUnavailable | UpstreamError
+
+
+# --- Answers about statistics -------------------------------------------------
+# NamedTuples rather than frozen dataclasses: equally immutable, and several
+# times cheaper to create, which matters for values made on every request.
+
+
+class CacheInfo(NamedTuple):
+    """How a cached answer was served (rendered as RFC 9211 ``Cache-Status``).
+
+    ``ttl_s`` is the freshness left; negative once stale. ``stale_reason`` is
+    ``"revalidating"`` (served while one refresh runs), ``"stale-if-error"``
+    (the upstream failed; the last good value is served instead) or
+    ``"quota-exhausted"`` (the day's budget is spent; whatever is held is served).
+    """
+
+    hit: bool
+    age_s: float
+    ttl_s: float
+    stale_reason: str | None = None
+
+
+class StatsAnswer(NamedTuple):
+    """Statistics of a collection plus, when a cache served them, how."""
+
+    stats: CollectionStats
+    cache: CacheInfo | None = None

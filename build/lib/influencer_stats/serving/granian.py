@@ -1,0 +1,135 @@
+"""Granian (RSGI): its workers (``settings.workers``) are processes that import the app by name.
+
+So the settings travel through the environment (``serving.environment``): the
+parent exported them, and each worker's factory resolves the same settings.
+"""
+
+from __future__ import annotations
+
+import resource
+import socket
+import threading
+import time
+
+from influencer_stats.config.settings import Settings
+from influencer_stats.serving.address import announce, claim_the_address
+
+#: hyper's smallest read buffer (it refuses anything below 8 KiB).
+_MIN_BUFFER_BYTES = 8192
+#: Descriptors a worker keeps for itself (listener, logs, pipes, the store) besides its client pools.
+_RESERVED_FDS = 256
+#: How long workers may take to listen before the start-up line is given up.
+_START_TIMEOUT_S = 60.0
+
+
+def run(settings: Settings) -> None:
+    from granian import Granian
+    from granian.constants import HTTPModes, Interfaces, Loops, TaskImpl
+    from granian.http import HTTP1Settings
+    from granian.log import LogLevels
+
+    claim = claim_the_address(settings.host, settings.port)  # Granian binds with SO_REUSEPORT
+    server = Granian(
+        "influencer_stats.serving.environment:app_from_environment",
+        factory=True,
+        address=settings.host,
+        port=settings.port,
+        interface=Interfaces.RSGI,
+        workers=settings.workers,
+        loop=Loops.auto,
+        task_impl=TaskImpl(settings.granian_tasks),
+        # HTTP/1.1 only: with "auto", a connection that sends nothing waits forever to be
+        # told HTTP/1 from HTTP/2 (the version sniff has no timeout); this way hyper's
+        # header timer runs from the first moment.
+        http=HTTPModes.http1,
+        http1_settings=HTTP1Settings(
+            # One hyper timer bounds both the idle time after an answer and the time to
+            # receive the next request's headers (a new connection's too): the smaller bound.
+            header_read_timeout=max(1, round(1000 * min(settings.keepalive_s, settings.header_timeout_s))),
+            keep_alive=True,
+            # The read buffer bounds the request line and headers (431 beyond).
+            max_buffer_size=max(_MIN_BUFFER_BYTES, settings.max_header_bytes),
+        ),
+        backpressure=connection_limit(settings),
+        websockets=False,
+        backlog=settings.backlog,
+        log_level=LogLevels.warning,
+        log_access=False,
+        workers_kill_timeout=int(settings.graceful_shutdown_s),
+    )
+    stopped = threading.Event()
+    announcer = threading.Thread(
+        target=_announce_when_listening, args=(settings, stopped), name="announce", daemon=True
+    )
+    server.on_startup(announcer.start)  # in this process, before the workers start
+    try:
+        server.serve()
+    finally:
+        stopped.set()
+        if announcer.is_alive():
+            announcer.join(1.0)
+        if claim is not None:
+            claim.close()
+
+
+def _announce_when_listening(settings: Settings, stopped: threading.Event) -> None:
+    """The start-up line once every worker listens (where that cannot be read: once the port answers).
+
+    Granian's workers bind the port themselves (on Linux each its own socket,
+    with SO_REUSEPORT), after every hook of this process has run.
+    """
+    deadline = time.monotonic() + _START_TIMEOUT_S
+    while not stopped.is_set() and time.monotonic() < deadline:
+        listening = _listening_sockets(settings.port)
+        if _answers(settings.host, settings.port) if listening is None else listening >= settings.workers:
+            announce(settings)
+            return
+        stopped.wait(0.05)
+
+
+def _listening_sockets(port: int) -> int | None:
+    """How many TCP sockets listen on ``port`` (Linux's /proc/net tables), or None without them.
+
+    The address is claimed (``claim_the_address``), so they are this service's.
+    """
+    count, read = 0, False
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as rows:
+                next(rows, None)  # the header
+                for row in rows:
+                    fields = row.split()
+                    # local_address is HEXIP:HEXPORT; state 0A is LISTEN.
+                    if (
+                        len(fields) > 3
+                        and fields[3] == "0A"
+                        and int(fields[1].rpartition(":")[2], 16) == port
+                    ):
+                        count += 1
+            read = True
+        except OSError:  # no such table (no IPv6), or no /proc at all
+            continue
+    return count if read else None
+
+
+def _answers(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def connection_limit(settings: Settings) -> int:
+    """Connections one worker serves at once (Granian's ``backpressure``; more wait to be accepted).
+
+    As many as its open-file limit leaves room for, less what the worker needs for
+    itself: the timeouts end slow and idle connections, and a lower cap would let a
+    few thousand of them (at most ``INFLUENCER_STATS_BODY_TIMEOUT`` each) shut
+    everyone else out, ``/healthz`` included. Below the limit, not at it: at the
+    limit ``accept`` fails and Granian retries at once, spinning.
+    """
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    files = 1 << 20 if soft == resource.RLIM_INFINITY else soft
+    reserved = _RESERVED_FDS + settings.upstream_connections + settings.redis_connections
+    return max(1, files - reserved)

@@ -1,0 +1,140 @@
+"""uvicorn, for the ASGI servers (``starlette``, ``asgi``): in this process or in worker processes.
+
+With several workers (``serving.workers``, not uvicorn's supervisor, whose
+one shared socket gave every keep-alive connection to whichever worker woke
+first), each worker binds the port with ``SO_REUSEPORT`` and builds the app
+and the hardened protocol from the settings in the environment.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+from collections.abc import Callable
+from contextlib import suppress
+from typing import Any
+
+import uvicorn
+from uvicorn.config import STARTUP_FAILURE
+
+from influencer_stats.config.settings import Settings
+from influencer_stats.http.routes import HEALTHZ
+from influencer_stats.serving.address import announce, claim_the_address
+from influencer_stats.serving.uvicorn_protocol import HardenedHttpToolsProtocol, Limits, protocol_class
+from influencer_stats.serving.workers import CANNOT_LISTEN, Worker, reuse_port_socket, supervise
+
+
+def limits(settings: Settings) -> Limits:
+    """What one connection may cost; ``/healthz`` answers even over the concurrency limit."""
+    return Limits(
+        header_timeout_s=settings.header_timeout_s,
+        body_timeout_s=settings.body_timeout_s,
+        send_timeout_s=settings.send_timeout_s,
+        max_header_bytes=settings.max_header_bytes,
+        max_headers=settings.max_headers,
+        max_pipelined=settings.max_pipelined,
+        exempt_paths=frozenset({HEALTHZ}),
+    )
+
+
+class EnvironmentProtocol(HardenedHttpToolsProtocol):
+    """The hardened protocol by import path, its limits from the settings in the environment.
+
+    For ``uvicorn main:app --http influencer_stats.serving.uvicorn:EnvironmentProtocol``
+    (uvicorn's ``--workers`` too): the settings are resolved as the app's are,
+    once per process, at its first connection.
+    """
+
+    def __init__(
+        self, config: Any, server_state: Any, app_state: dict[str, Any], _loop: Any | None = None
+    ) -> None:
+        cls = type(self)
+        if "limits" not in cls.__dict__:
+            from influencer_stats.serving.environment import settings_from_environment
+
+            cls.limits = limits(settings_from_environment())
+        super().__init__(config, server_state, app_state, _loop)
+
+
+def quiet_logging() -> None:
+    """For ``uvicorn main:app``, whose options the app cannot set: what ``python main.py`` runs uvicorn with.
+
+    No access log (uvicorn skips it when its logger has no handler) and none of
+    uvicorn's own messages below WARNING, so the service's JSON events are the
+    only lines at INFO. The ``server`` header is uvicorn's to add before it
+    loads the app: ``--no-server-header`` removes it.
+    """
+    access = logging.getLogger("uvicorn.access")
+    access.handlers.clear()
+    access.propagate = False
+    for name in ("uvicorn", "uvicorn.error"):
+        logger = logging.getLogger(name)
+        logger.setLevel(max(logger.getEffectiveLevel(), logging.WARNING))
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, calling ``listening`` once it listens."""
+
+    def __init__(self, config: uvicorn.Config, listening: Callable[[], None]) -> None:
+        super().__init__(config)
+        self._listening = listening
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.started:
+            self._listening()
+
+
+def _config(settings: Settings) -> uvicorn.Config:
+    from influencer_stats.serving import app_for
+
+    return uvicorn.Config(
+        app_for(settings),
+        host=settings.host,
+        port=settings.port,
+        http=protocol_class(limits(settings)),
+        lifespan="on",
+        access_log=False,
+        log_level="warning",
+        server_header=False,
+        timeout_keep_alive=int(settings.keepalive_s),
+        timeout_graceful_shutdown=int(settings.graceful_shutdown_s),
+        limit_concurrency=settings.limit_concurrency,
+        backlog=settings.backlog,
+    )
+
+
+def run(settings: Settings) -> None:
+    """Serve an ASGI app: JSON logs only (no access log), no ``server`` header, hardened httptools."""
+    claim = claim_the_address(settings.host, settings.port)  # a busy port: one line, exit 1
+    try:
+        if settings.workers == 1:
+            server = _Server(_config(settings), lambda: announce(settings))
+            server.run()
+            if not server.started:
+                raise SystemExit(STARTUP_FAILURE)  # as uvicorn.run: the application failed to start
+        else:
+            supervise(settings, _worker)
+    finally:
+        if claim is not None:
+            claim.close()
+
+
+def _worker(worker: Worker) -> None:
+    """One of several worker processes: settings from the environment, the port shared."""
+    from influencer_stats.serving.environment import settings_from_environment
+
+    settings = settings_from_environment()
+    server = _Server(_config(settings), worker.listening)
+    try:
+        sock = reuse_port_socket(settings.host, settings.port)
+    except OSError as error:
+        if error.errno not in CANNOT_LISTEN:
+            raise
+        worker.cannot_listen(error)
+    worker.when_parent_gone(lambda: setattr(server, "should_exit", True))
+    # uvicorn re-raises the SIGINT it stopped on (a terminal's Ctrl-C reaches every worker): not an error here.
+    with suppress(KeyboardInterrupt):
+        server.run(sockets=[sock])
+    if not server.started:
+        raise SystemExit(STARTUP_FAILURE)

@@ -1,0 +1,185 @@
+"""Several worker processes on one port, under a supervising parent (the uvicorn and aiohttp runners).
+
+Each worker is a ``spawn``ed process (a fresh interpreter: nothing of the
+parent's state is copied) that resolves its settings from the environment
+(``serving.environment``), binds its own socket to the port with
+``SO_REUSEPORT`` and serves. The kernel spreads new connections over those
+sockets: with one socket shared by every worker, as uvicorn's own
+supervisor shares it, the worker that wakes first accepts everything
+waiting, and 32 keep-alive connections opened at once all went to one of
+two workers.
+
+The parent only supervises: it announces the service once every worker
+listens, forwards SIGTERM/SIGINT as SIGTERM, waits for the workers (at most
+the graceful shutdown and ``_CLEANUP_S``, then kills them), and exits 1 if a
+worker fails to start, dies, or must be killed: whatever restarts the
+service restarts all of it, as with Granian. A worker stops by itself when
+its parent is gone (the pipe between them closes).
+"""
+
+from __future__ import annotations
+
+import errno
+import multiprocessing
+import signal
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable
+from multiprocessing.connection import Connection, wait
+from multiprocessing.process import BaseProcess
+from types import FrameType
+from typing import Final, NoReturn
+
+from influencer_stats.config.settings import Settings
+from influencer_stats.serving.address import announce, cannot_listen
+
+#: Errors of a bind that mean "not here": one line and exit 1, not a traceback.
+CANNOT_LISTEN: Final = (errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.EACCES)
+#: How long workers may take to listen (imports, opening the store) before the start counts as failed.
+_START_TIMEOUT_S: Final = 60.0
+#: After the graceful shutdown, how long a worker may take to close its pools and flush its log.
+_CLEANUP_S: Final = 5.0
+_POLL_S: Final = 0.2
+_READY: Final = "ready"
+
+
+class Worker:
+    """A worker process's side of its pipe to the parent."""
+
+    def __init__(self, parent: Connection) -> None:
+        self._parent = parent
+
+    def listening(self) -> None:
+        """Tell the parent this worker listens."""
+        self._parent.send(_READY)
+
+    def cannot_listen(self, error: OSError) -> NoReturn:
+        """Tell the parent why the port cannot be bound (it says so, once), and exit 1."""
+        self._parent.send(error.errno)
+        raise SystemExit(1)
+
+    def when_parent_gone(self, stop: Callable[[], None]) -> None:
+        """Call ``stop`` (from another thread) once the parent has ended: its end of the pipe closes."""
+
+        def watch() -> None:
+            wait([self._parent])  # readable only at EOF: the parent never writes
+            stop()
+
+        threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+def reuse_port_socket(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to ``host:port`` with ``SO_REUSEPORT``, as each worker binds it (not listening yet)."""
+    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind(address)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+class _Workers:
+    """The parent's side: start, watch and stop the worker processes."""
+
+    def __init__(self, settings: Settings, target: Callable[[Worker], None]) -> None:
+        self._settings = settings
+        self._target = target
+        self._context = multiprocessing.get_context("spawn")
+        self._workers: list[tuple[BaseProcess, Connection]] = []
+        self.signals: list[int] = []
+
+    def on_signal(self, sig: int, _: FrameType | None) -> None:
+        self.signals.append(sig)
+
+    def start(self) -> None:
+        for number in range(1, self._settings.workers + 1):
+            mine, theirs = self._context.Pipe()
+            process = self._context.Process(target=_run, args=(self._target, theirs), name=f"worker-{number}")
+            process.start()
+            theirs.close()  # the worker's copy is its only one: it sees EOF when this process ends
+            self._workers.append((process, mine))
+
+    def wait_until_listening(self) -> str | None:
+        """None once every worker listens (or a signal came); else why the start failed, in a line."""
+        waiting = {connection: process for process, connection in self._workers}
+        deadline = time.monotonic() + _START_TIMEOUT_S
+        while waiting and not self.signals:
+            if time.monotonic() > deadline:
+                return f"workers did not listen within {_START_TIMEOUT_S:.0f} s"
+            for connection in wait(list(waiting), timeout=_POLL_S):
+                assert isinstance(connection, Connection)
+                process = waiting.pop(connection)
+                try:
+                    said = connection.recv()
+                except EOFError:
+                    said = None
+                if isinstance(said, int):
+                    raise cannot_listen(self._settings.host, self._settings.port, OSError(said, ""))
+                if said != _READY:
+                    process.join(_POLL_S)
+                    return f"worker {process.pid} exited with code {process.exitcode} before it listened"
+        return None
+
+    def watch(self) -> str | None:
+        """Wait for a signal (None) or a worker's death (why, in a line)."""
+        sentinels = {process.sentinel: process for process, _ in self._workers}
+        while not self.signals:
+            for sentinel in wait(list(sentinels), timeout=_POLL_S):
+                assert isinstance(sentinel, int)
+                process = sentinels[sentinel]
+                process.join(_POLL_S)
+                return f"worker {process.pid} exited with code {process.exitcode}"
+        return None
+
+    def stop(self) -> bool:
+        """SIGTERM every worker; wait for the graceful shutdown, then kill. Whether none had to be killed."""
+        for process, _ in self._workers:
+            if process.is_alive():
+                process.terminate()
+        deadline = time.monotonic() + self._settings.graceful_shutdown_s + _CLEANUP_S
+        for process, _ in self._workers:
+            process.join(max(0.0, deadline - time.monotonic()))
+        stopped = True
+        for process, connection in self._workers:
+            if process.is_alive():
+                print(
+                    f"influencer-stats: error: worker {process.pid} did not stop in time; killed",
+                    file=sys.stderr,
+                )
+                process.kill()
+                process.join(_CLEANUP_S)
+                stopped = False
+            connection.close()
+        return stopped
+
+
+def _run(target: Callable[[Worker], None], parent: Connection) -> None:
+    target(Worker(parent))
+
+
+def supervise(settings: Settings, target: Callable[[Worker], None]) -> None:
+    """Run ``target`` (a module-level function) in ``settings.workers`` processes until SIGTERM/SIGINT."""
+    workers = _Workers(settings, target)
+    previous = {sig: signal.signal(sig, workers.on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    failure: str | None = None
+    try:
+        workers.start()
+        failure = workers.wait_until_listening()
+        if failure is None and not workers.signals:
+            announce(settings)
+            failure = workers.watch()
+    finally:
+        stopped = workers.stop()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if failure is not None:
+        print(f"influencer-stats: error: {failure}; stopped the others", file=sys.stderr)
+        raise SystemExit(1)
+    if not stopped:
+        raise SystemExit(1)

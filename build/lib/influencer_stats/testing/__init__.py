@@ -1,0 +1,1 @@
+"""Test doubles shipped beside the code: deterministic data and a YouTube double."""
