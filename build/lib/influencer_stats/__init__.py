@@ -1,1 +1,0 @@
-"""influencer-stats: YouTube statistics for influencer-marketing collections."""

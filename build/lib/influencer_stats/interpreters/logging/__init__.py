@@ -1,1 +1,0 @@
-"""Interpreters of ``EventLog``."""

@@ -1,1 +1,0 @@
-"""Interpreters of ``CollectionStatsQuery``: computed, cached."""

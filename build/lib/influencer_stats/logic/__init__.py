@@ -1,1 +1,0 @@
-"""The functional core: pure aggregation and the thin async orchestration."""

@@ -1,1 +1,0 @@
-"""Test doubles shipped beside the code: deterministic data and a YouTube double."""
