@@ -10,6 +10,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -167,3 +168,20 @@ def running_pids(pids: set[int]) -> set[int]:
         if state not in ("Z", "X"):
             alive.add(pid)
     return alive
+
+
+def expected_stats(videos: Sequence[str]) -> dict[str, Any]:
+    """The stats body any server must answer for ``videos`` when YouTube is the double (synthetic counters)."""
+    from influencer_stats.interpreters.videos.synthetic import synthetic_stats
+    from influencer_stats.logic.models import VideoBatch, VideoId
+    from influencer_stats.logic.stats import collection_stats
+
+    ids = [VideoId(v) for v in videos]
+    stats = collection_stats(ids, VideoBatch({v: synthetic_stats(v) for v in ids}))
+    return {
+        "impressions": stats.impressions,
+        "engagements": stats.engagements,
+        "score": stats.score,
+        "videos": stats.videos,
+        "missing": [],
+    }

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from influencer_stats.config.settings import Settings
     from influencer_stats.interpreters.stats.cache import CachePolicy
     from influencer_stats.interpreters.videos.quota import QuotaLedger
+    from influencer_stats.interpreters.videos.video_cache import VideoEntries
     from influencer_stats.interpreters.videos.youtube_api import VideosListCall
 
 SourceBuilder = Callable[[Wiring], Awaitable[VideoStatsSource]]
@@ -185,49 +186,48 @@ def _video_policy(settings: Settings) -> CachePolicy:
     "memory", "in process: per-video TTL, single-flight, stale-while-revalidate, stale-if-error, LRU"
 )
 async def _memory_cache(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
-    from influencer_stats.interpreters.videos.video_cache import CachedVideoSource, MemoryVideoEntries
+    from influencer_stats.interpreters.videos.video_cache import MemoryVideoEntries
 
-    settings = wiring.settings
-    entries = MemoryVideoEntries(settings.video_cache_max_entries)
-    policy = _video_policy(settings)
-    return CachedVideoSource(
-        inner,
-        entries,
-        time.monotonic,
-        policy,
-        wiring.log,
-        wiring.metrics,
-        wiring.stretch(),
-        fill_to=_ids_per_call(settings),
-        shared=False,
-    )
+    entries = MemoryVideoEntries(wiring.settings.video_cache_max_entries)
+    return _cached(wiring, inner, entries, time.monotonic, shared=False)
 
 
 @VIDEO_CACHES.add("redis", "shared by every worker and host through Redis: one MGET per fetch")
 async def _redis_cache(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
     from influencer_stats.interpreters.redis_keys import RedisKeys
-    from influencer_stats.interpreters.videos.video_cache import CachedVideoSource
     from influencer_stats.interpreters.videos.video_cache_redis import RedisVideoEntries
 
     settings = wiring.settings
     policy = _video_policy(settings)
     # Kept a quota day at least, so a spent budget still has every video seen today to serve.
-    keep_s = max(
-        policy.ttl_s + max(policy.stale_while_revalidate_s, policy.stale_if_error_s), settings.quota_day_s
-    )
+    longest = max(policy.stale_while_revalidate_s, policy.stale_if_error_s)
+    keep_s = max(policy.ttl_s + longest, settings.quota_day_s)
     keys = RedisKeys(settings.redis_prefix)
     entries = RedisVideoEntries(await wiring.redis(), keys.video, round(1000 * keep_s), wiring.log)
-    # Wall time: entries are shared by hosts.
+    return _cached(wiring, inner, entries, time.time, shared=True)  # wall time: shared by hosts
+
+
+def _cached(
+    wiring: Wiring,
+    inner: VideoStatsSource,
+    entries: VideoEntries,
+    clock: Callable[[], float],
+    *,
+    shared: bool,
+) -> VideoStatsSource:
+    from influencer_stats.interpreters.videos.video_cache import CachedVideoSource
+
+    settings = wiring.settings
     return CachedVideoSource(
         inner,
         entries,
-        time.time,
-        policy,
+        clock,
+        _video_policy(settings),
         wiring.log,
         wiring.metrics,
         wiring.stretch(),
         fill_to=_ids_per_call(settings),
-        shared=True,
+        shared=shared,
     )
 
 

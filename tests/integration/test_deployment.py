@@ -35,9 +35,7 @@ import aiohttp
 import httpx
 import pytest
 
-from influencer_stats.interpreters.videos.synthetic import synthetic_stats, synthetic_video_id
-from influencer_stats.logic.models import VideoBatch, VideoId
-from influencer_stats.logic.stats import collection_stats
+from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from tests.integration.containers import (
     REPO_ROOT,
     SERVICE_IMAGE,
@@ -48,6 +46,7 @@ from tests.integration.containers import (
     redis_server,
     service_container,
 )
+from tests.support import expected_stats
 
 COMPOSE: dict[str, Any] = importlib.import_module("yaml").safe_load((REPO_ROOT / "compose.yaml").read_text())
 NGINX_TEMPLATE = REPO_ROOT / "deploy" / "nginx" / "default.conf.template"
@@ -127,19 +126,6 @@ def stack() -> Iterator[Stack]:
 
 def videos_of(seed: int, n: int) -> list[str]:
     return [synthetic_video_id(seed * 10 + k) for k in range(n)]
-
-
-def expected_stats(videos: list[str]) -> dict[str, object]:
-    """The double answers with the synthetic counters: the stats any replica must compute."""
-    ids = [VideoId(v) for v in videos]
-    stats = collection_stats(ids, VideoBatch({v: synthetic_stats(v) for v in ids}))
-    return {
-        "impressions": stats.impressions,
-        "engagements": stats.engagements,
-        "score": stats.score,
-        "videos": stats.videos,
-        "missing": [],
-    }
 
 
 def balancer_log(stack: Stack) -> str:

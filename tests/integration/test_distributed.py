@@ -19,9 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from influencer_stats.interpreters.videos.synthetic import synthetic_stats, synthetic_video_id
-from influencer_stats.logic.models import VideoBatch, VideoId
-from influencer_stats.logic.stats import collection_stats
+from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from tests.integration.containers import (
     LOCAL_IMAGES,
     LOCAL_REDIS,
@@ -31,7 +29,7 @@ from tests.integration.containers import (
     redis_server,
     require_docker,
 )
-from tests.support import RunningService, free_port, running_service
+from tests.support import RunningService, expected_stats, free_port, running_service
 
 FAKE_VIDEOS = {"INFLUENCER_STATS_VIDEO_CLIENT": "fake"}
 PROBLEM = "application/problem+json"
@@ -47,18 +45,6 @@ def redis_url() -> Iterator[str]:
 def videos_of(n: int) -> list[str]:
     """A collection of ``n`` distinct videos: each write changes the statistics."""
     return [synthetic_video_id(n * 100 + k) for k in range(n)]
-
-
-def expected_stats(videos: list[str]) -> dict[str, object]:
-    ids = [VideoId(v) for v in videos]
-    stats = collection_stats(ids, VideoBatch({v: synthetic_stats(v) for v in ids}))
-    return {
-        "impressions": stats.impressions,
-        "engagements": stats.engagements,
-        "score": stats.score,
-        "videos": stats.videos,
-        "missing": [],
-    }
 
 
 def test_two_workers_on_one_redis_agree_after_every_write_through_either(

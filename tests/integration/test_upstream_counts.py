@@ -15,18 +15,16 @@ its own process, whose ``bad_count`` fault puts the value into the first item's
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 import pytest
 
-from influencer_stats.interpreters.videos.synthetic import synthetic_stats, synthetic_video_id
-from influencer_stats.logic.models import VideoBatch, VideoId
-from influencer_stats.logic.stats import collection_stats
+from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from influencer_stats.testing.youtube_double import VIDEOS_PATH
-from tests.support import SERVERS, RunningService, running_double_process, running_service
+from tests.support import SERVERS, RunningService, expected_stats, running_double_process, running_service
 
 TWO_TO_THE_64 = str(2**64)  # "18446744073709551616"
 VIDEOS = [synthetic_video_id(n) for n in range(3)]  # one batched videos.list call
@@ -54,18 +52,6 @@ class Double:
         assert response.status_code == 200, response.text
         calls: int = response.json()["calls"]
         return calls
-
-
-def expected_stats(videos: Sequence[str]) -> dict[str, Any]:
-    ids = [VideoId(v) for v in videos]
-    stats = collection_stats(ids, VideoBatch({v: synthetic_stats(v) for v in ids}))
-    return {
-        "impressions": stats.impressions,
-        "engagements": stats.engagements,
-        "score": stats.score,
-        "videos": stats.videos,
-        "missing": [],
-    }
 
 
 @pytest.fixture(scope="module")

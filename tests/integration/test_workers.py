@@ -30,15 +30,14 @@ import pytest
 
 from influencer_stats.config.settings import Choices, Settings
 from influencer_stats.interpreters.metrics.prometheus import REQUESTS, Snapshot
-from influencer_stats.interpreters.videos.synthetic import synthetic_stats, synthetic_video_id
-from influencer_stats.logic.models import VideoBatch, VideoId
-from influencer_stats.logic.stats import collection_stats
+from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from influencer_stats.serving.environment import metrics_directory
 from tests.support import (
     ROOT,
     SERVERS,
     RunningService,
     children_of,
+    expected_stats,
     free_port,
     running_pids,
     running_service,
@@ -209,18 +208,6 @@ def test_one_worker_needs_no_metrics_directory_and_several_get_a_fresh_one_remov
 # --- distributed ------------------------------------------------------------------
 
 
-def _expected_stats(videos: list[str]) -> dict[str, object]:
-    ids = [VideoId(v) for v in videos]
-    stats = collection_stats(ids, VideoBatch({v: synthetic_stats(v) for v in ids}))
-    return {
-        "impressions": stats.impressions,
-        "engagements": stats.engagements,
-        "score": stats.score,
-        "videos": stats.videos,
-        "missing": [],
-    }
-
-
 def test_distributed_with_two_workers_reads_its_writes_stats_included(tmp_path: Path) -> None:
     from tests.integration.shared_redis import shared_redis_url, unique_prefix
 
@@ -240,7 +227,7 @@ def test_distributed_with_two_workers_reads_its_writes_stats_included(tmp_path: 
         for n in range(100):
             videos = _videos(n)
             assert http.put("/collections/multi", json={"videos": videos}).status_code in (200, 201)
-            expected = _expected_stats(videos)
+            expected = expected_stats(videos)
             assert http.get("/collections/multi/stats").json() == expected, n
             assert http.get("/collections/multi/stats").json() == expected, n  # a cache hit, maybe elsewhere
         [metrics] = tmp_path.glob("influencer-stats-metrics-*")
