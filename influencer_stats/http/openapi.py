@@ -15,40 +15,20 @@ from typing import Any
 import orjson
 
 from influencer_stats.http import problems
-from influencer_stats.http.api import MAX_BODY_BYTES, MAX_JSON_DEPTH
-from influencer_stats.http.pagination import (
-    CURSOR_PATTERN,
-    DEFAULT_LIMIT,
-    MAX_LIMIT,
-    cursor_of,
-    parse_page_request,
+from influencer_stats.http.openapi_operations import (
+    BAD_PATH,
+    QUOTA_EXHAUSTED_EXAMPLE,
+    TAGS,
+    operation,
+    operations,
+    problem_response,
 )
-from influencer_stats.http.problems import Reply
-from influencer_stats.http.routes import (
-    COLLECTION,
-    COLLECTIONS,
-    DOCUMENTED,
-    HEALTHZ,
-    METRICS,
-    OPENAPI,
-    READYZ,
-    ROUTES,
-    STATS,
-    Route,
-)
-from influencer_stats.logic.models import (
-    CollectionId,
-    CollectionNotFound,
-    QuotaExceeded,
-    StoreUnavailable,
-    UpstreamTimeout,
-    UpstreamUnavailable,
-)
-from influencer_stats.logic.validation import (
-    DEFAULT_MAX_VIDEOS,
-    parse_collection_body,
-    parse_collection_id,
-)
+from influencer_stats.http.pagination import CURSOR_PATTERN, MAX_LIMIT
+from influencer_stats.http.routes import DOCUMENTED, ROUTES, Route
+from influencer_stats.logic.validation import DEFAULT_MAX_VIDEOS
+
+__all__ = ["QUOTA_EXHAUSTED_EXAMPLE", "openapi_document", "openapi_spec"]
+
 
 _SCHEMAS: dict[str, Any] = {
     "Problem": {
@@ -103,340 +83,6 @@ _SCHEMAS: dict[str, Any] = {
     },
     "Status": {"type": "object", "required": ["status"], "properties": {"status": {"type": "string"}}},
 }
-_PROBLEM_REF = {"$ref": "#/components/schemas/Problem"}
-_REQUEST_ID = {"$ref": "#/components/headers/X-Request-ID"}
-_RETRY_AFTER = {"schema": {"type": "string"}, "description": "seconds to wait"}
-
-# The examples: one story, a campaign's collection of real YouTube videos (11-character ids).
-_VIDEOS = ["dQw4w9WgXcQ", "9bZkp7q19f0", "kJQP7kiw5Fk"]
-_COLLECTION_ID = "summer-campaign-2024"
-_PAGE = ["spring-teasers", "summer-campaign-2024", "winter-unboxing"]
-_PAGE_AFTER = "autumn-launch"
-
-_TAGS = [
-    {"name": "collections", "description": "Collections of YouTube videos: save, read, list, delete."},
-    {"name": "stats", "description": "Aggregate statistics of a collection's videos, from YouTube."},
-    {"name": "operations", "description": "Liveness, readiness, metrics and this document."},
-]
-
-
-def _document(reply: Reply) -> Any:
-    return orjson.loads(reply.body)
-
-
-def _camel(slug: str) -> str:
-    first, *rest = slug.split("-")
-    return first + "".join(word.capitalize() for word in rest)
-
-
-def _json(schema: str, description: str, example: Any, **headers: Any) -> dict[str, Any]:
-    return {
-        "description": description,
-        "headers": {"X-Request-ID": _REQUEST_ID, **headers},
-        "content": {
-            "application/json": {"schema": {"$ref": f"#/components/schemas/{schema}"}, "example": example}
-        },
-    }
-
-
-def _problem(description: str, *examples: Reply, **headers: Any) -> dict[str, Any]:
-    """A problem response; ``examples`` are replies the service builds, named by their type."""
-    documents = [_document(reply) for reply in examples]
-    return {
-        "description": description,
-        "headers": {"X-Request-ID": _REQUEST_ID, **headers},
-        "content": {
-            "application/problem+json": {
-                "schema": _PROBLEM_REF,
-                "examples": {
-                    _camel(document["type"].rpartition(":")[2]): {
-                        "summary": document["title"],
-                        "value": document,
-                    }
-                    for document in documents
-                },
-            }
-        },
-    }
-
-
-def _operation(operation_id: str, tag: str, summary: str, **rest: Any) -> dict[str, Any]:
-    return {"operationId": operation_id, "tags": [tag], "summary": summary, **rest}
-
-
-_ID = {
-    "name": "id",
-    "in": "path",
-    "required": True,
-    "description": "collection id",
-    "schema": {"type": "string", "pattern": "^[A-Za-z0-9._-]{1,64}$"},
-    "example": _COLLECTION_ID,
-}
-_STORE_DOWN_REPLY = problems.for_error(StoreUnavailable("sqlite: OperationalError: database is locked"))
-_STORE_DOWN = _problem("collection storage unavailable", _STORE_DOWN_REPLY, **{"Retry-After": _RETRY_AFTER})
-_BAD_ID_REPLY = problems.invalid_input(parse_collection_id("summer campaign!").failure())
-_BAD_ID = _problem("invalid collection id", _BAD_ID_REPLY)
-_BAD_PATH = _problem("the path is not ASCII once percent-decoded", problems.path_not_ascii())
-_NOT_FOUND = _problem(
-    "no such collection", problems.for_error(CollectionNotFound(CollectionId(_COLLECTION_ID)))
-)
-_UNAUTHORIZED_REPLY = problems.problem(
-    401, "unauthorized", "Unauthorized", "writes need the header Authorization: Bearer <token>"
-)
-_WRITE_SECURITY: list[dict[str, list[str]]] = [
-    {},
-    {"bearer": []},
-]  # needed only when the service has a write token
-#: The day's budget of YouTube units (INFLUENCER_STATS_QUOTA_*) is spent: the service's own 503.
-QUOTA_EXHAUSTED_EXAMPLE = problems.problem(
-    503,
-    "quota-exhausted",
-    "Daily YouTube quota spent",
-    "the day's budget of 10000 YouTube quota units is spent and no cached answer is held",
-    headers=(("retry-after", "3600"),),
-)
-_METRICS_EXAMPLE = """\
-# HELP influencer_stats_http_requests_total HTTP requests by route, method and status
-# TYPE influencer_stats_http_requests_total counter
-influencer_stats_http_requests_total{route="/collections/{id}/stats",method="GET",status="200"} 1027.0
-"""
-
-
-def _operations() -> dict[str, dict[str, Any]]:
-    return {
-        HEALTHZ: {
-            "get": _operation(
-                "getHealth",
-                "operations",
-                "Liveness",
-                responses={"200": _json("Status", "the process answers", {"status": "ok"})},
-            )
-        },
-        READYZ: {
-            "get": _operation(
-                "getReadiness",
-                "operations",
-                "Readiness: the profile's dependencies answer",
-                responses={
-                    "200": _json(
-                        "Status", "ready", {"status": "ready", "checks": {"sqlite": "ok", "redis": "ok"}}
-                    ),
-                    "503": _problem(
-                        "a dependency is not answering",
-                        problems.problem(
-                            503,
-                            "not-ready",
-                            "Not ready",
-                            "dependencies not answering: redis",
-                            checks={"sqlite": "ok", "redis": "failing"},
-                        ),
-                        **{"Retry-After": _RETRY_AFTER},
-                    ),
-                },
-            )
-        },
-        METRICS: {
-            "get": _operation(
-                "getMetrics",
-                "operations",
-                "Prometheus metrics",
-                responses={
-                    "200": {
-                        "description": "text exposition format",
-                        "headers": {"X-Request-ID": _REQUEST_ID},
-                        "content": {
-                            "text/plain": {"schema": {"type": "string"}, "example": _METRICS_EXAMPLE}
-                        },
-                    }
-                },
-            )
-        },
-        OPENAPI: {
-            "get": _operation(
-                "getOpenApiDocument",
-                "operations",
-                "This document",
-                responses={
-                    "200": {
-                        "description": "OpenAPI 3.1",
-                        "headers": {"X-Request-ID": _REQUEST_ID},
-                        "content": {
-                            "application/json": {
-                                "schema": {"type": "object"},
-                                "example": {
-                                    "openapi": "3.1.0",
-                                    "info": {"title": "influencer-stats", "version": "0.1.0"},
-                                    "paths": {"/healthz": {"get": {"operationId": "getHealth"}}},
-                                },
-                            }
-                        },
-                    }
-                },
-            )
-        },
-        COLLECTIONS: {
-            "parameters": [
-                {
-                    "name": "limit",
-                    "in": "query",
-                    "required": False,
-                    "description": f"ids per page, at most {MAX_LIMIT}",
-                    "schema": {
-                        "type": "integer",
-                        "minimum": 1,
-                        "maximum": MAX_LIMIT,
-                        "default": DEFAULT_LIMIT,
-                    },
-                    "example": len(_PAGE),
-                },
-                {
-                    "name": "cursor",
-                    "in": "query",
-                    "required": False,
-                    "description": "the previous page's next (opaque); without it, the first page",
-                    "schema": {"type": "string", "pattern": CURSOR_PATTERN},
-                    "example": cursor_of(CollectionId(_PAGE_AFTER)),
-                },
-            ],
-            "get": _operation(
-                "listCollections",
-                "collections",
-                "The collection ids, sorted, a page at a time",
-                responses={
-                    "200": _json(
-                        "Ids",
-                        "a page of ids, and the next page's cursor when there is one",
-                        {"ids": _PAGE, "next": cursor_of(CollectionId(_PAGE[-1]))},
-                    ),
-                    "422": _problem(
-                        f"limit not an integer from 1 to {MAX_LIMIT}, cursor malformed, or either repeated",
-                        problems.invalid_input(parse_page_request("limit=5000").failure()),
-                    ),
-                    "503": _STORE_DOWN,
-                },
-            ),
-        },
-        COLLECTION: {
-            "parameters": [_ID],
-            "get": _operation(
-                "getCollection",
-                "collections",
-                "A collection's videos",
-                responses={
-                    "200": _json("Videos", "the videos, in the order saved", {"videos": _VIDEOS}),
-                    "404": _NOT_FOUND,
-                    "422": _BAD_ID,
-                    "503": _STORE_DOWN,
-                },
-            ),
-            "put": _operation(
-                "putCollection",
-                "collections",
-                "Create or replace a collection",
-                security=_WRITE_SECURITY,
-                requestBody={
-                    "required": True,
-                    "content": {
-                        "application/json": {
-                            "schema": {"$ref": "#/components/schemas/Videos"},
-                            "example": {"videos": _VIDEOS},
-                        }
-                    },
-                },
-                responses={
-                    "200": _json("Videos", "replaced", {"videos": _VIDEOS}),
-                    "201": _json(
-                        "Videos",
-                        "created",
-                        {"videos": _VIDEOS},
-                        Location={"schema": {"type": "string"}, "example": f"/collections/{_COLLECTION_ID}"},
-                    ),
-                    "400": _problem(
-                        "the body is not JSON, nests deeper than "
-                        f"{MAX_JSON_DEPTH} levels or ended before its Content-Length; "
-                        "or the path is not ASCII once percent-decoded",
-                        problems.malformed_json("the body is not valid JSON: Input data was truncated"),
-                        problems.body_incomplete(),
-                        problems.path_not_ascii(),
-                    ),
-                    "401": _problem(
-                        "a write token is set and the request does not carry it",
-                        _UNAUTHORIZED_REPLY,
-                        **{"WWW-Authenticate": {"schema": {"type": "string"}}},
-                    ),
-                    "413": _problem(
-                        f"the body is over {MAX_BODY_BYTES} bytes", problems.body_too_large(MAX_BODY_BYTES)
-                    ),
-                    "422": _problem(
-                        "wrong body shape, bad id, or too many videos",
-                        problems.invalid_input(parse_collection_body({"videos": ["dQw4w9WgXc"]}).failure()),
-                    ),
-                    "503": _STORE_DOWN,
-                },
-            ),
-            "delete": _operation(
-                "deleteCollection",
-                "collections",
-                "Delete a collection",
-                security=_WRITE_SECURITY,
-                responses={
-                    "204": {"description": "deleted", "headers": {"X-Request-ID": _REQUEST_ID}},
-                    "401": _problem(
-                        "a write token is set and the request does not carry it", _UNAUTHORIZED_REPLY
-                    ),
-                    "404": _NOT_FOUND,
-                    "422": _BAD_ID,
-                    "503": _STORE_DOWN,
-                },
-            ),
-        },
-        STATS: {
-            "parameters": [_ID],
-            "get": _operation(
-                "getCollectionStats",
-                "stats",
-                "Aggregate statistics of a collection",
-                responses={
-                    "200": _json(
-                        "Stats",
-                        "the aggregate; Cache-Status and Age when a cache served it",
-                        {
-                            "impressions": 18760776,
-                            "engagements": 383586,
-                            "score": 710585,
-                            "videos": 3,
-                            "missing": [],
-                        },
-                        **{
-                            "Cache-Status": {
-                                "schema": {"type": "string"},
-                                "example": "influencer-stats; hit; ttl=7",
-                            },
-                            "Age": {"schema": {"type": "string"}, "example": "3"},
-                        },
-                    ),
-                    "404": _NOT_FOUND,
-                    "422": _BAD_ID,
-                    "502": _problem(
-                        "YouTube failed, rejected the request or sent invalid data",
-                        problems.for_error(UpstreamUnavailable("YouTube answered 500 backendError")),
-                    ),
-                    "503": _problem(
-                        "YouTube's quota exceeded (upstream-quota-exceeded), this deployment's daily "
-                        "YouTube budget spent (quota-exhausted), or storage down; Retry-After says when to retry",
-                        problems.for_error(QuotaExceeded("YouTube answered 403 quotaExceeded", 60)),
-                        QUOTA_EXHAUSTED_EXAMPLE,
-                        _STORE_DOWN_REPLY,
-                        **{"Retry-After": _RETRY_AFTER},
-                    ),
-                    "504": _problem(
-                        "YouTube did not answer in time",
-                        problems.for_error(UpstreamTimeout("no complete answer within the 10s deadline")),
-                    ),
-                },
-            ),
-        },
-    }
 
 
 def _head_id(operation_id: str) -> str:
@@ -463,7 +109,7 @@ def _path_item(route: Route, path_item: dict[str, Any]) -> dict[str, Any]:
             status: {k: v for k, v in response.items() if k != "content"}
             for status, response in get["responses"].items()
         }
-        item["head"] = _operation(
+        item["head"] = operation(
             _head_id(get["operationId"]),
             get["tags"][0],
             get["summary"] + " (headers only)",
@@ -471,13 +117,13 @@ def _path_item(route: Route, path_item: dict[str, Any]) -> dict[str, Any]:
         )
     for method in ("get", "head", "put", "delete"):
         if method in item:
-            bad_path = {"400": _BAD_PATH} if route.around_parameter is not None else {}
+            bad_path = {"400": BAD_PATH} if route.around_parameter is not None else {}
             item[method] = {
                 **item[method],
                 "responses": {
                     **bad_path,
                     **item[method]["responses"],
-                    "500": _problem("a bug", problems.internal_error()),
+                    "500": problem_response("a bug", problems.internal_error()),
                 },
             }
     return item
@@ -506,13 +152,13 @@ def openapi_spec(max_videos: int = DEFAULT_MAX_VIDEOS) -> dict[str, Any]:
     document states the limit of the service that serves it. The docs page and its files
     (``routes.DOCS_ROUTES``) are for people, not API clients, and are left out.
     """
-    operations = _operations()
+    documented = operations()
     schemas = {**_SCHEMAS, "Videos": _videos_schema(max_videos)}
-    if set(operations) != set(DOCUMENTED):
+    if set(documented) != set(DOCUMENTED):
         raise AssertionError(
-            f"every route is documented, and only those: {set(operations) ^ set(DOCUMENTED)}"
+            f"every route is documented, and only those: {set(documented) ^ set(DOCUMENTED)}"
         )
-    paths = {template: _path_item(ROUTES[template], operations[template]) for template in DOCUMENTED}
+    paths = {template: _path_item(ROUTES[template], documented[template]) for template in DOCUMENTED}
     ids = [op["operationId"] for item in paths.values() for key, op in item.items() if key != "parameters"]
     if len(ids) != len(set(ids)):
         raise AssertionError(f"an operationId is used twice: {sorted(ids)}")
@@ -525,7 +171,7 @@ def openapi_spec(max_videos: int = DEFAULT_MAX_VIDEOS) -> dict[str, Any]:
             "Interactive documentation: [/docs](/docs).",
         },
         "servers": [{"url": "/", "description": "this service (same origin)"}],
-        "tags": _TAGS,
+        "tags": TAGS,
         "paths": paths,
         "components": {
             "schemas": schemas,
