@@ -304,3 +304,65 @@ async def test_refresh_ahead_never_asks_for_an_id_twice_in_one_call_nor_one_in_f
     await first, await second
 
     assert inner.fetches == [(A, B), (C, A, B), (VideoId("ddddddddddd"),)]
+
+
+class Wait:
+    """The cache's ``sleep`` for stale refreshes: returns only when the test ends the wait."""
+
+    def __init__(self) -> None:
+        self.waits: list[float] = []
+        self._end = asyncio.Event()
+
+    async def __call__(self, seconds: float) -> None:
+        self.waits.append(seconds)
+        await self._end.wait()
+
+    async def end(self) -> None:
+        self._end.set()
+        await settle()
+
+
+def with_wait(inner: Inner, clock: Clock, wait: Wait, fill_to: int) -> CachedVideoSource:
+    return CachedVideoSource(
+        inner,
+        MemoryVideoEntries(100),
+        clock,
+        POLICY,
+        CapturingEventLog(),
+        RecordingMetrics(),
+        lambda: 1.0,
+        fill_to=fill_to,
+        shared=False,
+        refresh_wait_s=1.0,
+        sleep=wait,
+    )
+
+
+async def test_with_refresh_ahead_stale_videos_ride_the_next_call_instead_of_one_of_their_own() -> None:
+    inner, clock, wait = Inner(), Clock(), Wait()
+    cache = with_wait(inner, clock, wait, fill_to=50)
+    await cache.fetch([A, B])
+    clock.now += 15  # stale
+
+    stale = await cache.fetch([A, B])
+    await settle()
+    assert len(inner.fetches) == 1 and wait.waits == [1.0]  # no call yet: they wait for company
+    await cache.fetch([C])  # a miss: A and B ride along
+
+    assert inner.fetches[1] == (C, A, B)
+    info = stale.unwrap().cache
+    assert info is not None and info.stale_reason == "revalidating"
+    await wait.end()
+    assert len(inner.fetches) == 2  # nothing left to refresh when the wait ends
+
+
+async def test_stale_videos_nobody_else_calls_for_leave_when_the_wait_ends() -> None:
+    inner, clock, wait = Inner(), Clock(), Wait()
+    cache = with_wait(inner, clock, wait, fill_to=50)
+    await cache.fetch([A])
+    clock.now += 15
+
+    await cache.fetch([A])
+    await wait.end()
+
+    assert inner.fetches == [(A,), (A,)]

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import math
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import NamedTuple, Protocol
 
 from returns.result import Failure, Result, Success
@@ -90,7 +91,9 @@ class CachedVideoSource:
       a caller that goes away does not cancel it for the others.
     - Fresh for ``policy.ttl_s`` times ``stretch()`` (1 unless the quota
       governor says spending runs ahead of the day); then, for
-      ``stale_while_revalidate_s``, served stale while one background refresh runs.
+      ``stale_while_revalidate_s``, served stale while one background refresh runs
+      (with refresh-ahead, stale videos wait up to ``refresh_wait_s`` to ride
+      the next call, or leave together once a call's worth is waiting).
     - Failures are never cached. When the inner source fails, entries younger
       than ``ttl_s + stale_if_error_s`` are served (``stale-if-error``); when it
       fails because the day's quota budget is spent, every entry held is served
@@ -122,6 +125,8 @@ class CachedVideoSource:
         *,
         fill_to: int,
         shared: bool,
+        refresh_wait_s: float = 1.0,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self._inner = inner
         self._entries = entries
@@ -132,6 +137,10 @@ class CachedVideoSource:
         self._stretch = stretch
         self._fill_to = fill_to
         self._learn = bool(fill_to) and shared  # entries others stored count for refresh-ahead too
+        self._refresh_wait_s = refresh_wait_s
+        self._sleep = sleep
+        self._stale: dict[VideoId, None] = {}  # stale videos waiting to ride a call (refresh-ahead)
+        self._stale_timer: asyncio.Task[None] | None = None
         self._flights: dict[VideoId, asyncio.Task[Result[dict[VideoId, Held], UpstreamError]]] = {}
         # Refresh-ahead: when this process fetched each video, and the ones asked for since,
         # in the order they were first asked (so roughly oldest first).
@@ -169,7 +178,7 @@ class CachedVideoSource:
         served = len(ids) - len(due)
         if revalidate:
             metrics.video_cache_event("stale", len(revalidate))
-            self._load(revalidate)  # one refresh each, in the background
+            self._refresh(revalidate)  # in the background
         if served > len(revalidate):
             metrics.video_cache_event("hit", served - len(revalidate))
         info = None
@@ -190,12 +199,48 @@ class CachedVideoSource:
                     return self._instead_of(error, ids, due, held, info)
         return Success(_batch(ids, held, info))
 
+    def _refresh(self, ids: Sequence[VideoId]) -> None:
+        """Refresh stale entries in the background: at once without refresh-ahead; else they wait
+        up to ``refresh_wait_s`` to ride the next call, or leave together once a call's worth waits
+        (nobody waits for them: a call for each stale fetch would be a unit for a few ids)."""
+        if not self._fill_to:
+            self._load(ids)
+            return
+        flights = self._flights
+        self._stale.update(dict.fromkeys(i for i in ids if i not in flights))
+        if len(self._stale) >= self._fill_to:
+            self._flush_stale()
+        elif self._stale and self._stale_timer is None:
+            self._stale_timer = asyncio.create_task(self._stale_later(), name="video-cache:stale")
+
+    async def _stale_later(self) -> None:
+        await self._sleep(self._refresh_wait_s)
+        self._stale_timer = None
+        self._flush_stale()
+
+    def _flush_stale(self) -> None:
+        while self._stale:
+            self._load(self._take_stale(self._fill_to))
+
+    def _take_stale(self, room: int) -> list[VideoId]:
+        """Up to ``room`` queued stale videos, less those refreshed meanwhile (here, or by another
+        worker as far as this one has read) and those in flight."""
+        taken = list(itertools.islice(self._stale, room))
+        for video_id in taken:
+            del self._stale[video_id]
+        fresh_s = self._policy.ttl_s * self._stretch()
+        now, flights, fetched = self._clock(), self._flights, self._fetched_at
+        return [i for i in taken if i not in flights and now - fetched.get(i, -math.inf) >= fresh_s]
+
     def _load(self, ids: Sequence[VideoId]) -> set[asyncio.Task[Result[dict[VideoId, Held], UpstreamError]]]:
         """The calls that bring ``ids``: those in flight, plus one started now for the others."""
         flights = self._flights
         tasks = {flights[i] for i in ids if i in flights}
         lacking = [i for i in ids if i not in flights]
         if lacking:
+            if self._stale and len(lacking) < self._fill_to:  # stale ones first: they are due
+                taken = set(lacking)
+                lacking += [i for i in self._take_stale(self._fill_to - len(lacking)) if i not in taken]
             if len(lacking) < self._fill_to:
                 lacking += self._due_soon(self._fill_to - len(lacking), set(lacking))
             task = asyncio.create_task(self._call(lacking), name=f"video-cache:{len(lacking)}")
