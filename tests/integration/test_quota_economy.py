@@ -13,7 +13,9 @@ import httpx
 import pytest
 
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
+from influencer_stats.testing.youtube_double import VIDEOS_PATH
 from tests.integration.shared_redis import shared_redis_url, unique_prefix
+from tests.integration.youtube_clients_support import YouTubeDouble
 from tests.support import running_double_process, running_service
 
 #: Every stats answer under a budget is one of these.
@@ -22,8 +24,8 @@ BUDGET = 4
 
 
 def _calls(double_url: str) -> int:
-    control = double_url.removesuffix("/youtube/v3/videos")
-    return int(httpx.get(f"{control}/_control/stats").json()["calls"])
+    """videos.list calls the double answered: the quota spent."""
+    return int(YouTubeDouble(double_url.removesuffix(VIDEOS_PATH)).counters()["calls"])
 
 
 def _videos(collection: int, count: int = 3) -> list[str]:

@@ -16,55 +16,30 @@ its own process, whose ``bad_count`` fault puts the value into the first item's
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
 
 import httpx
 import pytest
 
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from influencer_stats.testing.youtube_double import VIDEOS_PATH
+from tests.integration.youtube_clients_support import HTTP_TIMEOUT_S, YouTubeDouble
 from tests.support import SERVERS, RunningService, expected_stats, running_double_process, running_service
 
 TWO_TO_THE_64 = str(2**64)  # "18446744073709551616"
 VIDEOS = [synthetic_video_id(n) for n in range(3)]  # one batched videos.list call
-HTTP_TIMEOUT_S = 10.0
-
-
-@dataclass(frozen=True)
-class Double:
-    """The control API of the double's process."""
-
-    base: str
-
-    def _post(self, path: str, payload: dict[str, Any] | None = None) -> None:
-        response = httpx.post(self.base + path, json=payload, timeout=HTTP_TIMEOUT_S)
-        assert response.status_code == 200, response.text
-
-    def reset(self) -> None:
-        self._post("/_control/reset")
-
-    def fault(self, mode: str, **options: Any) -> None:
-        self._post("/_control/fault", {"mode": mode, **options})
-
-    def calls(self) -> int:
-        response = httpx.get(self.base + "/_control/stats", timeout=HTTP_TIMEOUT_S)
-        assert response.status_code == 200, response.text
-        calls: int = response.json()["calls"]
-        return calls
 
 
 @pytest.fixture(scope="module")
-def youtube(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Double]]:
+def youtube(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, YouTubeDouble]]:
     """The double as its own process: its videos.list URL and its control API."""
     with running_double_process(tmp_path_factory.mktemp("double") / "double.log") as url:
-        yield url, Double(url.removesuffix(VIDEOS_PATH))
+        yield url, YouTubeDouble(url.removesuffix(VIDEOS_PATH))
 
 
 @pytest.fixture(scope="module", params=SERVERS)
 def service(
     request: pytest.FixtureRequest,
-    youtube: tuple[str, Double],
+    youtube: tuple[str, YouTubeDouble],
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[RunningService]:
     args = ["--profile", "demo", "--server", request.param, "--video-client", "aiohttp-batched"]
@@ -74,7 +49,7 @@ def service(
 
 
 def test_a_count_of_2_to_the_64_is_a_502_invalid_response_and_the_next_answer_after_it_is_a_fresh_200(
-    service: RunningService, youtube: tuple[str, Double]
+    service: RunningService, youtube: tuple[str, YouTubeDouble]
 ) -> None:
     double = youtube[1]
     double.reset()
@@ -83,7 +58,7 @@ def test_a_count_of_2_to_the_64_is_a_502_invalid_response_and_the_next_answer_af
         assert http.put("/collections/huge", json={"videos": VIDEOS}).status_code in (200, 201)
 
         invalid = [http.get("/collections/huge/stats") for _ in range(2)]
-        calls_while_invalid = double.calls()
+        calls_while_invalid = double.counters()["calls"]
         double.fault("none")
         fresh = http.get("/collections/huge/stats")
         cached = http.get("/collections/huge/stats")
