@@ -1,4 +1,4 @@
-"""Measuring: the ceiling and each profile under wrk, one server at a time, with its flame graph."""
+"""Measuring: the references and each profile under wrk, one server at a time, a profile with its flame graph."""
 
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ from perf.flame import record_flame
 from perf.model import CEILING, Flame, Measurement
 from perf.options import Options
 from perf.procs import PYTHON, LabError, free_port, memory_of_tree, running, stop, wait_until_ok
+from perf.profiles import granian_flags
 from perf.redis_server import local_redis
+from perf.references import MINIMAL, RSGI_CEILING, RUNS
 from perf.service import main_argv, service_env
 from perf.specs import describe_choices, split_spec
 from perf.upstream import Double
@@ -45,7 +47,7 @@ def lab_service_env(double: Double, db_path: Path, load: Workload) -> dict[str, 
 
 
 class Lab:
-    """One run: the steps shared by the ceiling and the profiles."""
+    """One run: the steps shared by the references and the profiles."""
 
     def __init__(self, options: Options, load: Workload, py_spy: str, progress: Progress) -> None:
         self.options = options
@@ -73,23 +75,46 @@ class Lab:
         self.progress(f"{name}: wrk -t{s.threads} -c{s.connections} -d{s.duration_s}s")
         return self.wrk(name, port, s.duration_s, "measured")
 
-    def measure_ceiling(self) -> Measurement:
-        runs = "raw ASGI app, constant JSON body, uvicorn"
+    def measure_reference(self, name: str, double: Double) -> Measurement:
+        """One of :data:`perf.references.REFERENCES`, under the same load as the profiles (no flame graph)."""
+        if name == MINIMAL:
+            return self.measure_minimal(double)
+        if name == RSGI_CEILING:
+            return self.measure_constant(RSGI_CEILING, ["-m", "perf.rsgi_ceiling", *granian_flags()])
+        return self.measure_constant(CEILING, ["-m", "perf.ceiling"])
+
+    def measure_constant(self, name: str, arguments: list[str]) -> Measurement:
+        """A server answering a constant body (``perf/ceiling.py``, ``perf/rsgi_ceiling.py``): nothing to seed."""
+        runs = RUNS[name]
         port = free_port()
-        log = self.options.out / "server-ceiling.log"
-        _fresh(log, self.options.out / "wrk-ceiling.txt")
-        self.progress(f"{CEILING}: starting perf/ceiling.py on port {port}")
+        log = self.options.out / f"server-{name}.log"
+        _fresh(log, self.options.out / f"wrk-{name}.txt")
+        self.progress(f"{name}: starting python -m {arguments[1]} on port {port}")
         try:
-            with running([PYTHON, "-m", "perf.ceiling", "--port", str(port)], log) as process:
+            with running([PYTHON, *arguments, "--port", str(port)], log) as process:
                 startup = wait_until_ok(port, "/healthz", process, log)
-                self.warm_up(CEILING, port)
-                result = self.measured_pass(CEILING, port)
+                self.warm_up(name, port)
+                result = self.measured_pass(name, port)
                 memory = memory_of_tree(process.pid)
         except (LabError, WrkError) as error:
-            self.progress(f"{CEILING}: FAILED: {error}")
-            return Measurement(CEILING, runs, problem=str(error), log_path=log)
-        self.progress(f"{CEILING}: {result.requests_per_s:,.1f} req/s, p99 {_ms(result.p99_ms)}")
-        return Measurement(CEILING, runs, wrk=result, memory=memory, startup_s=startup, log_path=log)
+            self.progress(f"{name}: FAILED: {error}")
+            return Measurement(name, runs, problem=str(error), log_path=log)
+        self.progress(f"{name}: {result.requests_per_s:,.1f} req/s, p99 {_ms(result.p99_ms)}")
+        return Measurement(
+            name, runs, wrk=result, memory=memory, startup_s=startup, log_path=log, log_bytes=_size(log)
+        )
+
+    def measure_minimal(self, double: Double) -> Measurement:
+        """``perf/minimal.py`` against the double, seeded and checked like a profile."""
+        out = self.options.out
+        port = free_port()
+        log = out / f"server-{MINIMAL}.log"
+        _fresh(log, out / f"wrk-{MINIMAL}.txt")
+        argv = [PYTHON, "-m", "perf.minimal", *granian_flags(), "--port", str(port)]
+        self.progress(f"{MINIMAL}: starting perf/minimal.py on port {port} (output: {log})")
+        env = service_env(double.url, API_KEY, self.load.service_env)  # YOUTUBE_API_URL and _KEY
+        with running(argv, log, env=env) as process:
+            return self._measure_running(MINIMAL, RUNS[MINIMAL], port, process, log, record=False)
 
     def measure_profile(self, name: str, double: Double, *, flame: bool = True) -> Measurement:
         out = self.options.out

@@ -25,6 +25,23 @@ class Flame:
 
 
 @dataclass(frozen=True, slots=True)
+class Comparison:
+    """A profile against its reference: each ratio the median of the per-round ratios (profile / reference).
+
+    A round whose profile or reference failed (or has no such number) has ``None`` there;
+    a median is over the rounds that have one (None when none has).
+    """
+
+    reference: str
+    rps: float | None
+    p50: float | None
+    p99: float | None
+    rps_by_round: tuple[float | None, ...] = ()
+    p50_by_round: tuple[float | None, ...] = ()
+    p99_by_round: tuple[float | None, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Measurement:
     """One profile (or the ceiling) under wrk."""
 
@@ -40,6 +57,8 @@ class Measurement:
     """Why it could not be measured (the row is empty)."""
     notes: tuple[str, ...] = ()
     """Measured, but worth a look."""
+    comparison: Comparison | None = None
+    """A profile's ratios to its reference (None for a reference)."""
 
     @property
     def rps(self) -> float | None:
@@ -59,7 +78,7 @@ class Settings:
     collection: str
     short: bool
     rounds: int = 1
-    """Each round measures the ceiling and every profile again; a row is its median round."""
+    """Each round measures every profile again, each right after its reference; a row is its median round."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,3 +100,7 @@ class LabRun:
     load_before: str
     load_after: str
     notes: list[str] = field(default_factory=list)
+    references: list[Measurement] = field(default_factory=list)
+    """The Granian references measured (``rsgi-ceiling``, ``minimal``); the uvicorn one is ``ceiling``."""
+    pairs: list[tuple[str, str]] = field(default_factory=list)
+    """``(profile spec, its reference)``, in the profiles' order."""

@@ -67,8 +67,9 @@ def parse_args(argv: Sequence[str]) -> Options:
         "--rounds",
         type=int,
         default=1,
-        help="measure the ceiling and every profile this many times, alternating; each row is its "
-        "median round (a shared machine drifts: 3 rounds show by how much)",
+        help="measure every profile this many times, each time right after its reference (ceiling, "
+        "rsgi-ceiling or minimal); each row is its median round, each ratio to the reference the median "
+        "of the per-round ratios (a shared machine drifts: 5 rounds show by how much)",
     )
     parser.add_argument("--short", action="store_true", help="a few seconds per profile: CI's smoke run")
     args = parser.parse_args(list(argv))

@@ -11,8 +11,8 @@ from typing import Final
 
 from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.config.profiles import PROFILES
-from influencer_stats.config.resolve import resolve_choices
-from influencer_stats.config.settings import declared
+from influencer_stats.config.resolve import resolve, resolve_choices
+from influencer_stats.config.settings import Settings, declared
 
 #: Where the profile names come from, for messages that send the user there.
 PROFILES_SOURCE: Final = "influencer_stats.config.profiles.PROFILES"
@@ -48,3 +48,41 @@ def valid_choice(slot: str, name: str) -> bool:
 def lab_settings() -> frozenset[str]:
     """Settings a spec may override besides slots (``fast+workers=2``): those with a flag, bar the lab's own."""
     return frozenset(name for name, spec in declared().items() if spec.flag) - {"profile", "host", "port"}
+
+
+def _service_settings() -> Settings:
+    """The settings a lab service runs with: the defaults (the lab drops every ``INFLUENCER_STATS_*``)."""
+    return resolve({"YOUTUBE_API_KEY": "perf"}, {"profile": "fast"})
+
+
+def granian_flags() -> list[str]:
+    """The service's Granian settings as :mod:`perf.rsgi_ceiling`'s flags (for it and :mod:`perf.minimal`).
+
+    Computed as ``influencer_stats.serving.granian.run`` computes its ``Granian(...)``
+    arguments from the settings; tests/unit/test_perf_references.py checks that the
+    arguments come out the same.
+    """
+    from influencer_stats.serving.granian import connection_limit
+
+    s = _service_settings()
+    header_read_timeout_ms = max(1, round(1000 * min(s.keepalive_s, s.header_timeout_s)))
+    values = {
+        "workers": s.workers,
+        "task-impl": s.granian_tasks,
+        "header-read-timeout-ms": header_read_timeout_ms,
+        "max-buffer-size": max(8192, s.max_header_bytes),
+        "backpressure": connection_limit(s),
+        "backlog": s.backlog,
+        "workers-kill-timeout": int(s.graceful_shutdown_s),
+    }
+    return [part for name, value in values.items() for part in (f"--{name}", str(value))]
+
+
+def client_settings() -> dict[str, float]:
+    """The ``aiohttp-batched`` client's pool, per-call timeout and calls in flight per request."""
+    s = _service_settings()
+    return {
+        "pool": s.upstream_connections,
+        "call_timeout_s": s.upstream_call_timeout_s,
+        "concurrency": s.upstream_concurrency,
+    }

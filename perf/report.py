@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Final
 
 from perf.model import LabRun, Measurement
+from perf.references import references_section
+from perf.rounds import fmt_times
 from perf.wrk import WrkResult
 
 READING_HEADING: Final = "## Reading the flame graphs"
@@ -63,8 +65,12 @@ def link(target: Path, report: Path) -> str:
 
 def _row(m: Measurement, ceiling_rps: float | None, v1_rps: float | None) -> str:
     w: WrkResult | None = m.wrk
+    c = m.comparison
+    compared = (
+        [c.reference, fmt_times(c.rps), fmt_times(c.p50), fmt_times(c.p99)] if c else ["—", "—", "—", "—"]
+    )
     if w is None:
-        cells = [m.name, m.runs, "failed (see Problems)", *["—"] * 11]
+        cells = [m.name, m.runs, "failed (see Problems)", *["—"] * 11, *compared]
     else:
         cells = [
             m.name,
@@ -81,20 +87,23 @@ def _row(m: Measurement, ceiling_rps: float | None, v1_rps: float | None) -> str
             fmt_mb(m.memory.peak_mb if m.memory else None),
             fmt_ratio(w.requests_per_s, ceiling_rps, percent=True),
             fmt_ratio(w.requests_per_s, v1_rps, percent=False),
+            *compared,
         ]
     return "| " + " | ".join(cells) + " |"
 
 
 def results_table(run: LabRun) -> str:
+    """One row per profile, then the references (the uvicorn ceiling last)."""
     ceiling_rps = run.ceiling.rps
     v1 = next((m for m in run.profiles if m.name == "v1"), None)
     v1_rps = v1.rps if v1 else None
     header = (
         f"| profile | what it runs ({run.choice_slots}) | requests | avg | p50 | p99 | max | req/s "
-        "| non-2xx | socket errors (c/r/w/t) | RSS MB | peak RSS MB | ceiling % | × v1 |"
+        "| non-2xx | socket errors (c/r/w/t) | RSS MB | peak RSS MB | ceiling % | × v1 "
+        "| reference | × ref req/s | × ref p50 | × ref p99 |"
     )
-    rule = "|" + "---|" * 2 + "---:|" * 12
-    rows = [_row(m, ceiling_rps, v1_rps) for m in [*run.profiles, run.ceiling]]
+    rule = "|" + "---|" * 2 + "---:|" * 12 + "---|" + "---:|" * 3
+    rows = [_row(m, ceiling_rps, v1_rps) for m in [*run.profiles, *run.references, run.ceiling]]
     return "\n".join([header, rule, *rows])
 
 
@@ -186,9 +195,10 @@ def _method(run: LabRun) -> str:
             f"- Data (`--collection {s.collection}`): {run.workload}.",
             *(
                 [
-                    f"- Rounds (`--rounds {s.rounds}`): the ceiling and every profile were measured "
-                    f"{s.rounds} times, alternating; each row is its median round by req/s, and the "
-                    "notes below give every round (the machine is shared: its speed drifts)."
+                    f"- Rounds (`--rounds {s.rounds}`): every profile was measured {s.rounds} times, "
+                    "each time right after its reference (see References); each row is its median "
+                    "round by req/s (a reference's: its median measurement), and the notes below give "
+                    "every round (the machine is shared: its speed drifts)."
                 ]
                 if s.rounds > 1
                 else []
@@ -197,7 +207,8 @@ def _method(run: LabRun) -> str:
             "- Each profile runs as its own process (`python main.py --profile P`), one after "
             "the other, with its output in a log file; the ceiling is a raw ASGI app "
             "(`perf/ceiling.py`: a constant JSON body of a stats answer's size) on uvicorn with the "
-            "service's settings. A server other than uvicorn can beat it (ceiling % above 100).",
+            "service's settings. A server other than uvicorn can beat it (ceiling % above 100): "
+            "the `× ref` columns compare each profile with the reference of its own server instead.",
             "- RSS: VmRSS of the server process (and any children) right after the measured pass; "
             "peak: VmHWM.",
             f"- {flame}",
@@ -284,7 +295,7 @@ def one_line(text: str, limit: int = 500) -> str:
 def problems(run: LabRun) -> list[str]:
     """Failures and numbers that deserve a second look, one line each."""
     found: list[str] = []
-    for m in [*run.profiles, run.ceiling]:
+    for m in [*run.profiles, *run.references, run.ceiling]:
         if m.problem:
             log = f" (server log: `{m.log_path}`)" if m.log_path else ""
             found.append(f"**{m.name}** failed{log}: `{one_line(m.problem).replace('`', chr(39))}`")
@@ -319,7 +330,9 @@ def render(run: LabRun, report: Path, chart: Path | None, previous: str | None) 
     ]
     if chart is not None:
         parts += [f"![req/s and p99 per profile]({link(chart, report)})", ""]
+    used = [m.name for m in [*run.references, run.ceiling]]
     parts += [
+        references_section(used, run.pairs),
         "## How it was measured",
         "",
         _method(run),

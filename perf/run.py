@@ -8,10 +8,14 @@
 
 Steps: check the tools (wrk, py-spy, matplotlib: exit 2 with how to install
 them); start the YouTube double (nginx with pre-rendered answers, else the
-Python double); measure the ceiling (:mod:`perf.ceiling`); then for each
-profile start ``main.py --profile P`` on a free port, seed the collections,
-warm up, run wrk, read the memory, record a flame graph in a separate pass,
-stop it; finally write the report, the chart and ``<out>/results.json``.
+Python double); then, in each of ``--rounds`` rounds, for each profile
+measure its reference (:mod:`perf.references`: the uvicorn ``ceiling``, the
+Granian ``rsgi-ceiling`` or the architecture-free ``minimal``) and right after
+it the profile: start ``main.py --profile P`` on a free port, seed the
+collections, warm up, run wrk, read the memory, record a flame graph in a
+separate pass (last round only), stop it; finally write the report (each
+profile's ratios to its reference: medians of per-round ratios), the chart and
+``<out>/results.json``.
 Progress goes to stderr. Exit 0 when every step worked, 1 when a profile or
 flame graph failed (the report says which), 2 for bad arguments or missing
 tools, 130 when interrupted. Everything listens on 127.0.0.1 only.
@@ -21,7 +25,8 @@ module of its own: :mod:`perf.options` (the flags), :mod:`perf.tools` (wrk,
 py-spy, matplotlib), :mod:`perf.specs` over :mod:`perf.profiles` (profiles and
 variants; the only module that reads the service's config), :mod:`perf.lab`
 (measuring, with :mod:`perf.service`, :mod:`perf.redis_server` and
-:mod:`perf.flame`), :mod:`perf.rounds` (a row from several rounds),
+:mod:`perf.flame`), :mod:`perf.references` (which reference, in which order),
+:mod:`perf.rounds` (a row from several rounds, ratios to the reference),
 :mod:`perf.report`, :mod:`perf.chart` and :mod:`perf.summary` (the outputs).
 """
 
@@ -47,18 +52,39 @@ from perf.model import LabRun, Measurement
 from perf.options import PUBLISHED, parse_args
 from perf.procs import LabError
 from perf.profiles import PROFILES_SOURCE, profile_names
+from perf.references import REFERENCE_CLIENTS, reference_for, round_plan
 from perf.report import write_report
-from perf.rounds import median_round
+from perf.rounds import Measured, rows
 from perf.specs import choice_slots, lab_choices, unknown_profiles
 from perf.summary import notes_for, write_results_json
 from perf.tools import find_py_spy, missing_tools
-from perf.upstream import id_groups, youtube_double
+from perf.upstream import Double, id_groups, youtube_double
 from perf.workload import workload
 from perf.wrk import WRK
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
+
+
+def measure_rounds(
+    lab: Lab, plan: list[tuple[str, str | None]], double: Double, rounds: int, progress: Progress
+) -> Measured:
+    """Every round of ``plan``: each profile right after its reference; flame graphs in the last round."""
+    measured: Measured = []
+    for number in range(1, rounds + 1):
+        if rounds > 1:
+            progress(f"round {number} of {rounds}")
+        this_round: list[tuple[str, str | None, Measurement]] = []
+        for name, reference in plan:
+            if reference is None:
+                this_round.append((name, None, lab.measure_reference(name, double)))
+            else:
+                this_round.append(
+                    (name, reference, lab.measure_profile(name, double, flame=number == rounds))
+                )
+        measured.append(this_round)
+    return measured
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -97,32 +123,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     tools = {"wrk": [WRK, "-v"], "py-spy": [py_spy, "--version"], "nginx": [options.nginx, "-v"]}
     host = machine.describe(tools)
     lab = Lab(options, load, py_spy, progress)
-    groups = [
-        g for name in options.profiles for g in id_groups(lab_choices(name)["video_client"], load.videos)
-    ]
+    pairs = [(name, reference_for(lab_choices(name))) for name in options.profiles]
+    plan = round_plan(pairs)
+    clients = [lab_choices(name)["video_client"] for name in options.profiles]
+    clients += [REFERENCE_CLIENTS[ref] for ref, _ in plan if ref in REFERENCE_CLIENTS]
+    groups = [g for client in dict.fromkeys(clients) for g in id_groups(client, load.videos)]
     try:
         with youtube_double(options.out / "double", groups, nginx=options.nginx) as double:
             if double.kind == "python":
                 progress(f"WARNING: {options.nginx} not found: using {double.note}")
             else:
                 progress(f"YouTube double: {double.note}, port {double.port}")
-            rounds = options.settings.rounds
-            ceilings: list[Measurement] = []
-            by_profile: dict[str, list[Measurement]] = {name: [] for name in options.profiles}
-            for number in range(1, rounds + 1):
-                if rounds > 1:
-                    progress(f"round {number} of {rounds}")
-                ceilings.append(lab.measure_ceiling())
-                for name in options.profiles:  # the flame graph in the last round only
-                    by_profile[name].append(lab.measure_profile(name, double, flame=number == rounds))
-            ceiling = median_round(ceilings)
-            profiles = [median_round(ms, ceilings) for ms in by_profile.values()]
+            measured = measure_rounds(lab, plan, double, options.settings.rounds, progress)
     except KeyboardInterrupt:
         progress("interrupted: servers stopped, no report written")
         return 130
     except LabError as error:
         progress(f"FAILED: the YouTube double did not start: {error}")
         return 1
+    ceiling, references, profiles = rows(measured, pairs)
     run = LabRun(
         command=shlex.join(["python", sys.argv[0] if argv is None else "perf/run.py", *arguments]),
         started_at=started_at,
@@ -137,17 +156,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         profiles=profiles,
         load_before=load_before,
         load_after=machine.load_average(),
-        notes=notes_for(profiles, double),
+        notes=notes_for([*profiles, *references], double),
+        references=references,
+        pairs=pairs,
     )
     progress(f"writing {options.chart}, {options.report} and {options.out / 'results.json'}")
     write_results_json(run, options.out / "results.json")
-    draw_chart(options.chart, profiles, ceiling)
+    draw_chart(options.chart, profiles, ceiling, references)
     if not options.report.exists() and options.report != PUBLISHED / "RESULTS.md":
         # A scratch report starts from the record, so its kept readings of the flame graphs carry over.
         options.report.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(PUBLISHED / "RESULTS.md", options.report)
     write_report(run, options.report, options.chart)
-    failed = [m.name for m in [*profiles, ceiling] if m.problem or (m.flame and m.flame.problem)]
+    failed = [m.name for m in [*profiles, *references, ceiling] if m.problem or (m.flame and m.flame.problem)]
     if failed:
         progress(f"done with failures: {', '.join(failed)} (see {options.report})")
         return 1
