@@ -15,7 +15,8 @@ if TYPE_CHECKING:
     from influencer_stats.config.settings import Settings
     from influencer_stats.interpreters.stats.cache import CachePolicy
     from influencer_stats.interpreters.videos.quota import QuotaLedger
-    from influencer_stats.interpreters.videos.video_cache import VideoEntries
+    from influencer_stats.interpreters.videos.stale_queue import StaleQueue
+    from influencer_stats.interpreters.videos.video_entries import VideoEntries
     from influencer_stats.interpreters.videos.youtube_api import VideosListCall
 
 SourceBuilder = Callable[[Wiring], Awaitable[VideoStatsSource]]
@@ -186,7 +187,7 @@ def _video_policy(settings: Settings) -> CachePolicy:
     "memory", "in process: per-video TTL, single-flight, stale-while-revalidate, stale-if-error, LRU"
 )
 async def _memory_cache(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
-    from influencer_stats.interpreters.videos.video_cache import MemoryVideoEntries
+    from influencer_stats.interpreters.videos.video_entries import MemoryVideoEntries
 
     entries = MemoryVideoEntries(wiring.settings.video_cache_max_entries)
     return _cached(wiring, inner, entries, time.monotonic, shared=False)
@@ -195,7 +196,7 @@ async def _memory_cache(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSo
 @VIDEO_CACHES.add("redis", "shared by every worker and host through Redis: one MGET per fetch")
 async def _redis_cache(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
     from influencer_stats.interpreters.redis_keys import RedisKeys
-    from influencer_stats.interpreters.videos.video_cache_redis import RedisVideoEntries
+    from influencer_stats.interpreters.videos.video_cache_redis import RedisStaleQueue, RedisVideoEntries
 
     settings = wiring.settings
     policy = _video_policy(settings)
@@ -203,8 +204,11 @@ async def _redis_cache(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSou
     longest = max(policy.stale_while_revalidate_s, policy.stale_if_error_s)
     keep_s = max(policy.ttl_s + longest, settings.quota_day_s)
     keys = RedisKeys(settings.redis_prefix)
-    entries = RedisVideoEntries(await wiring.redis(), keys.video, round(1000 * keep_s), wiring.log)
-    return _cached(wiring, inner, entries, time.time, shared=True)  # wall time: shared by hosts
+    client = await wiring.redis()
+    entries = RedisVideoEntries(client, keys.video, round(1000 * keep_s), wiring.log)
+    # One queue of stale videos for every worker: each is refreshed once, not once per worker.
+    stale = RedisStaleQueue(client, keys, max(1, _ids_per_call(settings)), round(1000 * keep_s), wiring.log)
+    return _cached(wiring, inner, entries, time.time, shared=True, stale=stale)  # wall time: shared by hosts
 
 
 def _cached(
@@ -214,6 +218,7 @@ def _cached(
     clock: Callable[[], float],
     *,
     shared: bool,
+    stale: StaleQueue | None = None,
 ) -> VideoStatsSource:
     from influencer_stats.interpreters.videos.video_cache import CachedVideoSource
 
@@ -228,6 +233,7 @@ def _cached(
         wiring.stretch(),
         fill_to=_ids_per_call(settings),
         shared=shared,
+        stale=stale,
     )
 
 

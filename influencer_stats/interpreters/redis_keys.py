@@ -25,6 +25,9 @@ class RedisKeys:
     - ``{prefix}:video:{{prefix}:videos}:<id>``: one video's cached counters
       (``RedisVideoEntries``). All in one slot, so one ``MGET`` reads a whole
       collection's videos on Cluster too (the price: they live on one shard).
+    - ``{prefix}:stale:{{prefix}:videos}``: videos waiting for a call to refresh
+      them (``RedisStaleQueue``), a sorted set by when each was queued; in the
+      videos' slot, so one script reads the queue and their entries.
     - ``{prefix}:quota:{{prefix}:quota}:<day>``: units spent on one quota day
       (``RedisQuotaLedger``).
 
@@ -46,6 +49,10 @@ class RedisKeys:
 
     def video(self, video_id: str) -> str:
         return f"{self.prefix}:video:{{{self.prefix}:videos}}:{video_id}"
+
+    @property
+    def stale_videos(self) -> str:
+        return f"{self.prefix}:stale:{{{self.prefix}:videos}}"
 
     def quota(self, day: str) -> str:
         return f"{self.prefix}:quota:{{{self.prefix}:quota}}:{day}"

@@ -9,7 +9,8 @@ from returns.result import Failure, Result, Success
 
 from influencer_stats.interpreters.stats.cache import CachePolicy
 from influencer_stats.interpreters.videos.synthetic import synthetic_stats
-from influencer_stats.interpreters.videos.video_cache import CachedVideoSource, MemoryVideoEntries
+from influencer_stats.interpreters.videos.video_cache import CachedVideoSource
+from influencer_stats.interpreters.videos.video_entries import MemoryVideoEntries
 from influencer_stats.logic.models import (
     QuotaExhausted,
     UpstreamError,

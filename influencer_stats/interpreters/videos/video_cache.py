@@ -7,12 +7,13 @@ import itertools
 import math
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import NamedTuple, Protocol
 
 from returns.result import Failure, Result, Success
 
 from influencer_stats.algebras import EventLog, Metrics, VideoStatsSource
 from influencer_stats.interpreters.stats.cache import CachePolicy
+from influencer_stats.interpreters.videos.stale_queue import MemoryStaleQueue, StaleQueue
+from influencer_stats.interpreters.videos.video_entries import Held, VideoEntries
 from influencer_stats.logic.models import (
     CacheInfo,
     QuotaExhausted,
@@ -21,55 +22,6 @@ from influencer_stats.logic.models import (
     VideoId,
     VideoStats,
 )
-
-
-class Held(NamedTuple):
-    """What the cache holds for one video: its counters (``None``: missing) and when, by its clock."""
-
-    stats: VideoStats | None
-    stored_at: float
-
-
-class VideoEntries(Protocol):
-    """Where a video cache keeps its entries (this process, or Redis for every worker).
-
-    Contract: ``get_many`` returns the entries it holds for some of ``ids`` (a
-    backend that fails returns none: the caller fetches); ``put_many`` stores
-    or drops silently. Neither raises for its backend failing.
-    """
-
-    async def get_many(self, ids: Sequence[VideoId]) -> Mapping[VideoId, Held]: ...
-
-    async def put_many(self, entries: Mapping[VideoId, Held]) -> None: ...
-
-
-class MemoryVideoEntries:
-    """``VideoEntries`` in this process: at most ``max_entries``, least recently used evicted."""
-
-    def __init__(self, max_entries: int) -> None:
-        self._max = max_entries
-        self._entries: OrderedDict[VideoId, Held] = OrderedDict()
-
-    async def get_many(self, ids: Sequence[VideoId]) -> Mapping[VideoId, Held]:
-        entries = self._entries
-        found = {}
-        for video_id in ids:
-            held = entries.get(video_id)
-            if held is not None:
-                entries.move_to_end(video_id)
-                found[video_id] = held
-        return found
-
-    async def put_many(self, entries: Mapping[VideoId, Held]) -> None:
-        self._entries.update(entries)
-        for video_id in entries:
-            self._entries.move_to_end(video_id)
-        while len(self._entries) > self._max:
-            self._entries.popitem(last=False)
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
 
 _STALE_ORDER = {None: 0, "revalidating": 1, "stale-if-error": 2, "quota-exhausted": 3}
 
@@ -125,6 +77,7 @@ class CachedVideoSource:
         *,
         fill_to: int,
         shared: bool,
+        stale: StaleQueue | None = None,
         refresh_wait_s: float = 1.0,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
@@ -139,7 +92,9 @@ class CachedVideoSource:
         self._learn = bool(fill_to) and shared  # entries others stored count for refresh-ahead too
         self._refresh_wait_s = refresh_wait_s
         self._sleep = sleep
-        self._stale: dict[VideoId, None] = {}  # stale videos waiting to ride a call (refresh-ahead)
+        self._stale = stale if stale is not None else MemoryStaleQueue(fill_to)
+        self._pushing: dict[VideoId, None] = {}  # stale videos on their way to the queue
+        self._pusher: asyncio.Task[None] | None = None
         self._stale_timer: asyncio.Task[None] | None = None
         self._flights: dict[VideoId, asyncio.Task[Result[dict[VideoId, Held], UpstreamError]]] = {}
         # Refresh-ahead: when this process fetched each video, and the ones asked for since,
@@ -152,9 +107,9 @@ class CachedVideoSource:
             return Success(VideoBatch({}, ()))
         held = dict(await self._entries.get_many(ids))
         if self._fill_to:
-            self._asked.update(dict.fromkeys(ids))  # an id asked before keeps its place
             if self._learn:
                 self._learned(held)
+            self._asked.update(dict.fromkeys(ids))  # an id asked before keeps its place
         policy = self._policy
         now, fresh_s = self._clock(), policy.ttl_s * self._stretch()
         stale_s = fresh_s + policy.stale_while_revalidate_s
@@ -200,57 +155,95 @@ class CachedVideoSource:
         return Success(_batch(ids, held, info))
 
     def _refresh(self, ids: Sequence[VideoId]) -> None:
-        """Refresh stale entries in the background: at once without refresh-ahead; else they wait
-        up to ``refresh_wait_s`` to ride the next call, or leave together once a call's worth waits
-        (nobody waits for them: a call for each stale fetch would be a unit for a few ids)."""
+        """Refresh stale entries in the background: at once without refresh-ahead; else they are
+        queued (``stale``), to ride the next call with room, or to leave together once a call's
+        worth waits or ``refresh_wait_s`` has passed (nobody waits for them: a call for each
+        stale fetch would be a unit for a few ids)."""
         if not self._fill_to:
             self._load(ids)
             return
         flights = self._flights
-        self._stale.update(dict.fromkeys(i for i in ids if i not in flights))
-        if len(self._stale) >= self._fill_to:
-            self._flush_stale()
-        elif self._stale and self._stale_timer is None:
-            self._stale_timer = asyncio.create_task(self._stale_later(), name="video-cache:stale")
+        self._pushing.update(dict.fromkeys(i for i in ids if i not in flights))
+        if self._pushing and self._pusher is None:
+            self._pusher = asyncio.create_task(self._push(), name="video-cache:queue-stale")
+
+    async def _push(self) -> None:
+        """Queue what concurrent fetches found stale, one queue operation for all of them."""
+        try:
+            while self._pushing:
+                ids, self._pushing = list(self._pushing), {}
+                full = await self._stale.push(ids, self._clock(), self._fresh_s())
+                if full:
+                    self._load(self._still_stale(full), take_stale=False)
+                if self._stale_timer is None:
+                    self._stale_timer = asyncio.create_task(self._stale_later(), name="video-cache:stale")
+        finally:
+            self._pusher = None
 
     async def _stale_later(self) -> None:
-        await self._sleep(self._refresh_wait_s)
-        self._stale_timer = None
-        self._flush_stale()
+        """When the wait ends, refresh what was queued before it began; again while any are left."""
+        try:
+            left = True
+            while left:
+                cutoff = self._clock()
+                await self._sleep(self._refresh_wait_s)
+                taken, left = await self._stale.take_due(cutoff, self._clock(), self._fresh_s())
+                if taken:
+                    self._load(self._still_stale(taken), take_stale=False)
+        finally:
+            self._stale_timer = None
 
-    def _flush_stale(self) -> None:
-        while self._stale:
-            self._load(self._take_stale(self._fill_to))
+    def _fresh_s(self) -> float:
+        return self._policy.ttl_s * self._stretch()
 
-    def _take_stale(self, room: int) -> list[VideoId]:
-        """Up to ``room`` queued stale videos, less those refreshed meanwhile (here, or by another
-        worker as far as this one has read) and those in flight."""
-        taken = list(itertools.islice(self._stale, room))
-        for video_id in taken:
-            del self._stale[video_id]
-        fresh_s = self._policy.ttl_s * self._stretch()
+    def _still_stale(self, taken: Sequence[VideoId]) -> list[VideoId]:
+        """Queued stale videos less those refreshed meanwhile (here, or by another worker as far
+        as this one has read) and those in flight."""
+        fresh_s = self._fresh_s()
         now, flights, fetched = self._clock(), self._flights, self._fetched_at
         return [i for i in taken if i not in flights and now - fetched.get(i, -math.inf) >= fresh_s]
 
-    def _load(self, ids: Sequence[VideoId]) -> set[asyncio.Task[Result[dict[VideoId, Held], UpstreamError]]]:
-        """The calls that bring ``ids``: those in flight, plus one started now for the others."""
+    def _load(
+        self, ids: Sequence[VideoId], *, take_stale: bool = True
+    ) -> set[asyncio.Task[Result[dict[VideoId, Held], UpstreamError]]]:
+        """The calls that bring ``ids``: those in flight, plus one started now for the others
+        (topped up with queued stale videos unless ``take_stale`` is false, then refresh-ahead)."""
         flights = self._flights
         tasks = {flights[i] for i in ids if i in flights}
         lacking = [i for i in ids if i not in flights]
         if lacking:
-            if self._stale and len(lacking) < self._fill_to:  # stale ones first: they are due
-                taken = set(lacking)
-                lacking += [i for i in self._take_stale(self._fill_to - len(lacking)) if i not in taken]
-            if len(lacking) < self._fill_to:
-                lacking += self._due_soon(self._fill_to - len(lacking), set(lacking))
-            task = asyncio.create_task(self._call(lacking), name=f"video-cache:{len(lacking)}")
+            task = asyncio.create_task(self._call(lacking, take_stale), name=f"video-cache:{len(lacking)}")
             for video_id in lacking:
                 flights[video_id] = task
             tasks.add(task)
         return tasks
 
-    async def _call(self, ids: list[VideoId]) -> Result[dict[VideoId, Held], UpstreamError]:
+    async def _top_up(self, ids: list[VideoId], take_stale: bool) -> None:
+        """Fill the last call of ``ids`` to ``fill_to`` ids (the client splits them in calls of
+        that many): queued stale videos first (they are due), then videos due soon
+        (refresh-ahead); each added id is in flight with this call."""
+        room = -len(ids) % self._fill_to  # the room left in the last call of the ids
+        added: list[VideoId] = []
+        if take_stale and room:
+            taken = await self._stale.take(room, self._clock(), self._fresh_s())
+            known = set(ids)
+            added += [i for i in self._still_stale(taken) if i not in known]
+        if len(added) < room:
+            if self._learn:  # what other workers refreshed meanwhile is not due here either
+                self._learned(await self._entries.get_many(list(itertools.islice(self._asked, 3 * room))))
+            added += self._due_soon(room - len(added), {*ids, *added})
+        me = asyncio.current_task()
+        assert me is not None
+        flights = self._flights
+        for video_id in added:
+            if video_id not in flights:
+                flights[video_id] = me  # the task running this call
+                ids.append(video_id)
+
+    async def _call(self, ids: list[VideoId], take_stale: bool) -> Result[dict[VideoId, Held], UpstreamError]:
         try:
+            if self._fill_to:
+                await self._top_up(ids, take_stale)
             outcome = await self._inner.fetch(ids)
             if isinstance(outcome, Failure):
                 return Failure(outcome.failure())
@@ -275,7 +268,7 @@ class CachedVideoSource:
         quarter of their freshness, not in flight, those asked longest ago first. Each would
         otherwise cost a call of its own soon; the quarter keeps hot videos from being
         refreshed again a moment after."""
-        quarter = self._policy.ttl_s * self._stretch() / 4
+        quarter = self._fresh_s() / 4
         now, flights, asked, fetched = self._clock(), self._flights, self._asked, self._fetched_at
         extra: list[VideoId] = []
         unknown: list[VideoId] = []
@@ -294,13 +287,15 @@ class CachedVideoSource:
         return extra
 
     def _learned(self, held: Mapping[VideoId, Held]) -> None:
-        """Entries another worker or host stored: refreshed ahead here as if fetched here."""
-        fetched = self._fetched_at
+        """Entries another worker or host stored: refreshed ahead here as if fetched here (so
+        asked since then only from now on: it leaves its place among the asked)."""
+        fetched, asked = self._fetched_at, self._asked
         for video_id, entry in held.items():
             known = fetched.get(video_id)
             if known is None or known < entry.stored_at:
                 fetched[video_id] = entry.stored_at
                 fetched.move_to_end(video_id)
+                asked.pop(video_id, None)
         while len(fetched) > self._policy.max_entries:
             gone, _ = fetched.popitem(last=False)
             self._asked.pop(gone, None)

@@ -1,14 +1,16 @@
-"""The per-video cache's entries in Redis, shared by every worker and host."""
+"""The per-video cache's entries and stale queue in Redis, shared by every worker and host."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import Final
 
 import orjson
 import redis.asyncio as redis
 
 from influencer_stats.algebras import EventLog
-from influencer_stats.interpreters.videos.video_cache import Held
+from influencer_stats.interpreters.redis_keys import RedisKeys
+from influencer_stats.interpreters.videos.video_entries import Held
 from influencer_stats.logic.models import VideoId, VideoStats
 
 
@@ -70,3 +72,104 @@ def _decode(raw: bytes | str | None) -> Held | None:
         return Held(VideoStats(int(views), int(likes), int(comments), int(dislikes)), float(stored_at))
     except (TypeError, ValueError):  # written by another release: a miss
         return None
+
+
+#: Queue the ids (ARGV[5..]) whose entries (KEYS[2..]) are missing or stale, unless queued;
+#: once ``room`` wait, take them out. ARGV: now, fresh_s, room, keep_ms.
+_PUSH: Final = """
+local now, fresh, room = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+for k = 2, #KEYS do
+  local raw = redis.call('GET', KEYS[k])
+  local stored = raw and tonumber(string.match(raw, '^%[([^,%]]+)'))
+  if not stored or now - stored >= fresh then
+    redis.call('ZADD', KEYS[1], 'NX', now, ARGV[3 + k])
+  end
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+if redis.call('ZCARD', KEYS[1]) < room then return {} end
+local popped = redis.call('ZPOPMIN', KEYS[1], room)
+local ids = {}
+for i = 1, #popped, 2 do ids[#ids + 1] = popped[i] end
+return ids
+"""
+
+#: Take up to ARGV[1] of the oldest (all of them if ARGV[5] is empty, else only if the oldest
+#: was queued at or before ARGV[5]), less those whose entry (key ARGV[4] .. id, in the queue's
+#: slot) is fresh by now (ARGV[2]) and fresh_s (ARGV[3]). Returns {left, id...}.
+_TAKE: Final = """
+local room, now, fresh, prefix = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
+if ARGV[5] ~= '' then
+  local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+  if #oldest == 0 or tonumber(oldest[2]) > tonumber(ARGV[5]) then
+    return {#oldest > 0 and 1 or 0}
+  end
+end
+local popped = redis.call('ZPOPMIN', KEYS[1], room)
+local out = {redis.call('ZCARD', KEYS[1]) > 0 and 1 or 0}
+for i = 1, #popped, 2 do
+  local raw = redis.call('GET', prefix .. popped[i])
+  local stored = raw and tonumber(string.match(raw, '^%[([^,%]]+)'))
+  if not stored or now - stored >= fresh then out[#out + 1] = popped[i] end
+end
+return out
+"""
+
+
+class RedisStaleQueue:
+    """``StaleQueue`` in Redis (``RedisKeys.stale_videos``), shared by every worker and host.
+
+    A sorted set scored by when each id was queued. Each operation is one Lua
+    script, so two workers never take the same id: a video stale on every
+    worker is refreshed by one call, and the partial calls a wait ends are one
+    per wait for all workers, not one per worker. An id is queued only while
+    its entry is stale (read in the same step), and dropped when taken if
+    another worker refreshed it meanwhile. The entries' keys share the queue's
+    hash slot (``RedisKeys.video``), so the scripts work on Cluster too. Never
+    more than ``room`` wait: the push that makes ``room`` takes them out.
+    """
+
+    def __init__(
+        self,
+        client: redis.Redis,
+        keys: RedisKeys,
+        room: int,
+        keep_ms: int,
+        log: EventLog,
+    ) -> None:
+        self._push = client.register_script(_PUSH)
+        self._take = client.register_script(_TAKE)
+        self._keys = keys
+        self._queue = keys.stale_videos
+        self._entry_prefix = keys.video("")
+        self._room = room
+        self._keep_ms = keep_ms
+        self._log = log
+
+    async def push(self, ids: Sequence[VideoId], now: float, fresh_s: float) -> list[VideoId]:
+        keys = [self._queue, *(self._keys.video(i) for i in ids)]
+        try:
+            taken = await self._push(keys=keys, args=[now, fresh_s, self._room, self._keep_ms, *ids])
+        except (redis.RedisError, OSError) as exc:
+            self._log.warning("videos.stale_queue_unavailable", operation="push", error=type(exc).__name__)
+            return list(ids)  # refresh them now rather than never
+        return [VideoId(_text(i)) for i in taken]
+
+    async def take(self, room: int, now: float, fresh_s: float) -> list[VideoId]:
+        return (await self._taken(room, now, fresh_s, ""))[0]
+
+    async def take_due(self, cutoff: float, now: float, fresh_s: float) -> tuple[list[VideoId], bool]:
+        return await self._taken(self._room, now, fresh_s, repr(cutoff))
+
+    async def _taken(self, room: int, now: float, fresh_s: float, cutoff: str) -> tuple[list[VideoId], bool]:
+        try:
+            left, *ids = await self._take(
+                keys=[self._queue], args=[room, now, fresh_s, self._entry_prefix, cutoff]
+            )
+        except (redis.RedisError, OSError) as exc:
+            self._log.warning("videos.stale_queue_unavailable", operation="take", error=type(exc).__name__)
+            return [], False
+        return [VideoId(_text(i)) for i in ids], bool(left)
+
+
+def _text(raw: bytes | str) -> str:
+    return raw.decode() if isinstance(raw, bytes) else raw

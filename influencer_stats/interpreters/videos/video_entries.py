@@ -1,0 +1,57 @@
+"""Where a per-video cache keeps its entries: this process, or Redis for every worker."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple, Protocol
+
+from influencer_stats.logic.models import VideoId, VideoStats
+
+
+class Held(NamedTuple):
+    """What the cache holds for one video: its counters (``None``: missing) and when, by its clock."""
+
+    stats: VideoStats | None
+    stored_at: float
+
+
+class VideoEntries(Protocol):
+    """Where a video cache keeps its entries (this process, or Redis for every worker).
+
+    Contract: ``get_many`` returns the entries it holds for some of ``ids`` (a
+    backend that fails returns none: the caller fetches); ``put_many`` stores
+    or drops silently. Neither raises for its backend failing.
+    """
+
+    async def get_many(self, ids: Sequence[VideoId]) -> Mapping[VideoId, Held]: ...
+
+    async def put_many(self, entries: Mapping[VideoId, Held]) -> None: ...
+
+
+class MemoryVideoEntries:
+    """``VideoEntries`` in this process: at most ``max_entries``, least recently used evicted."""
+
+    def __init__(self, max_entries: int) -> None:
+        self._max = max_entries
+        self._entries: OrderedDict[VideoId, Held] = OrderedDict()
+
+    async def get_many(self, ids: Sequence[VideoId]) -> Mapping[VideoId, Held]:
+        entries = self._entries
+        found = {}
+        for video_id in ids:
+            held = entries.get(video_id)
+            if held is not None:
+                entries.move_to_end(video_id)
+                found[video_id] = held
+        return found
+
+    async def put_many(self, entries: Mapping[VideoId, Held]) -> None:
+        self._entries.update(entries)
+        for video_id in entries:
+            self._entries.move_to_end(video_id)
+        while len(self._entries) > self._max:
+            self._entries.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._entries)
