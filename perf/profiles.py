@@ -56,26 +56,12 @@ def _service_settings() -> Settings:
 
 
 def granian_flags() -> list[str]:
-    """The service's Granian settings as :mod:`perf.rsgi_ceiling`'s flags (for it and :mod:`perf.minimal`).
+    """The service's Granian settings as :mod:`perf.rsgi_ceiling`'s flags (for it and :mod:`perf.minimal`):
+    what ``influencer_stats.serving.granian.run`` gives ``Granian(...)``, from the same function."""
+    from influencer_stats.serving.granian import granian_options
 
-    Computed as ``influencer_stats.serving.granian.run`` computes its ``Granian(...)``
-    arguments from the settings; tests/unit/test_perf_references.py checks that the
-    arguments come out the same.
-    """
-    from influencer_stats.serving.granian import connection_limit
-
-    s = _service_settings()
-    header_read_timeout_ms = max(1, round(1000 * min(s.keepalive_s, s.header_timeout_s)))
-    values = {
-        "workers": s.workers,
-        "task-impl": s.granian_tasks,
-        "header-read-timeout-ms": header_read_timeout_ms,
-        "max-buffer-size": max(8192, s.max_header_bytes),
-        "backpressure": connection_limit(s),
-        "backlog": s.backlog,
-        "workers-kill-timeout": int(s.graceful_shutdown_s),
-    }
-    return [part for name, value in values.items() for part in (f"--{name}", str(value))]
+    options = granian_options(_service_settings())
+    return [part for name, value in options.items() for part in (f"--{name}", str(value))]
 
 
 def client_settings() -> dict[str, float]:
