@@ -28,7 +28,8 @@ from influencer_stats.http import docs, problems
 from influencer_stats.http.body import BodyIncomplete, json_nests_deeper
 from influencer_stats.http.pagination import page_body, parse_page_request
 from influencer_stats.http.problems import JSON, Reply
-from influencer_stats.logic.models import CacheInfo, CollectionStats, Created
+from influencer_stats.http.stats_reply import CachedBodies, cache_headers, stats_body
+from influencer_stats.logic.models import Created
 from influencer_stats.logic.validation import (
     parse_collection_body,
     parse_collection_id,
@@ -46,6 +47,8 @@ Checks = dict[str, Callable[[], Awaitable[bool]]]
 _HEALTHY = Reply(200, b'{"status":"ok"}')
 _NO_CONTENT = Reply(204, b"")
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+_valid_request_id = _REQUEST_ID.fullmatch
+_clock = time.perf_counter
 #: Methods that need the write token (when one is set), on whichever route answers them.
 _WRITES = frozenset({"DELETE", "PATCH", "POST", "PUT"})
 #: The methods HTTP defines (RFC 9110, PATCH, WebDAV and the rest of the list llhttp parses).
@@ -64,7 +67,8 @@ HTTP_METHODS = frozenset(
 BodyReader = Callable[[int], Awaitable[bytes | None]]
 
 
-async def _no_body(_: int) -> bytes | None:
+async def no_body(_: int) -> bytes | None:
+    """The ``BodyReader`` of a request without a body (or whose body no handler reads)."""
     return b""
 
 
@@ -87,7 +91,7 @@ class Incoming:
     #: Every Authorization field line received, joined with ", " (RFC 9110 5.3): two lines
     #: never authorize a write, whichever of them a framework would have picked.
     authorization: str | None = None
-    read_body: BodyReader = _no_body
+    read_body: BodyReader = no_body
     query: str = ""
 
 
@@ -132,28 +136,6 @@ def new_request_id() -> str:
     return f"{_random_bits(64):016x}"
 
 
-def _stats_body(stats: CollectionStats) -> bytes:
-    return orjson.dumps(
-        {
-            "impressions": stats.impressions,
-            "engagements": stats.engagements,
-            "score": stats.score,
-            "videos": stats.videos,
-            "missing": stats.missing,
-        }
-    )
-
-
-def _cache_headers(cache: CacheInfo) -> tuple[tuple[str, str], ...]:
-    """RFC 9211 ``Cache-Status`` (ttl < 0 means stale) and RFC 9111 ``Age``."""
-    if not cache.hit:
-        return (("cache-status", "influencer-stats; fwd=miss; stored"),)
-    status = f"influencer-stats; hit; ttl={int(cache.ttl_s)}"
-    if cache.stale_reason is not None:
-        status += f"; detail={cache.stale_reason}"
-    return (("cache-status", status), ("age", str(int(cache.age_s))))
-
-
 class HttpApi:
     """The service's HTTP behaviour, built from the algebras it needs.
 
@@ -185,11 +167,14 @@ class HttpApi:
         self._write_token = write_token.encode() if write_token else None
         self._max_videos = max_videos
         self._openapi = Reply(200, openapi)
+        self._bodies = CachedBodies()
 
     async def serve(self, incoming: Incoming) -> Reply:
         """Answer one request: bind its id to the logs, dispatch, count it."""
-        started = time.perf_counter()
-        request_id = _request_id(incoming.request_id)
+        started = _clock()
+        request_id = incoming.request_id  # the client's when it is a sane one, else a new one
+        if request_id is None or not _valid_request_id(request_id):
+            request_id = f"{_random_bits(64):016x}"
         bound = LOG_CONTEXT.set({"request_id": request_id})
         route, method = incoming.route, incoming.method
         try:
@@ -215,9 +200,10 @@ class HttpApi:
         finally:
             LOG_CONTEXT.reset(bound)
         self.metrics.request(
-            route.template, _method_label(method), reply.status, time.perf_counter() - started
+            route.template, method if method in HTTP_METHODS else "other", reply.status, _clock() - started
         )
-        return _with_request_id(reply, request_id)
+        status, body, content_type, headers = reply  # Reply(...): _replace costs twice as much
+        return Reply(status, body, content_type, (*headers, ("x-request-id", request_id)))
 
     def unmatched(self, path: str, method: str, request_id: str | None) -> Reply:
         """The answer when no route matches ``path`` (percent-decoded), in the order parsers refuse:
@@ -377,10 +363,11 @@ class HttpApi:
         parsed = parse_collection_id(incoming.collection_id)
         if not isinstance(parsed, Success):
             return problems.invalid_input(parsed.failure())
-        result = await self.stats.stats(parsed.unwrap())
+        collection_id = parsed.unwrap()
+        result = await self.stats.stats(collection_id)
         if not isinstance(result, Success):
             return problems.for_error(result.failure())
-        answer = result.unwrap()
-        if answer.cache is None:
-            return Reply(200, _stats_body(answer.stats))
-        return Reply(200, _stats_body(answer.stats), JSON, _cache_headers(answer.cache))
+        stats, cache = result.unwrap()
+        if cache is None:  # computed now: a new object every time, nothing to reuse
+            return Reply(200, stats_body(stats))
+        return Reply(200, self._bodies.body(collection_id, stats), JSON, cache_headers(cache))

@@ -98,6 +98,9 @@ class RouteTable(Mapping[str, Route]):
         # The longest suffix first: the more specific template wins (and the stats route, the
         # hottest, is tried first).
         self._templated = sorted(templated, key=lambda entry: -len(entry[1]))
+        #: The static routes, and the templated paths matched lately (at most ``_MATCHED`` more).
+        self._matched: dict[str, tuple[Route, str]] = dict(self._static)
+        self._bound = len(self._static) + _MATCHED
 
     def __getitem__(self, template: str) -> Route:
         return self._routes[template]
@@ -110,18 +113,25 @@ class RouteTable(Mapping[str, Route]):
 
     def match(self, path: str) -> tuple[Route, str] | tuple[None, str]:
         """(route, collection id) for a path; (None, "") when no template matches."""
-        static = self._static.get(path)
-        if static is not None:
-            return static
+        known = self._matched.get(path)
+        if known is not None:
+            return known
         for prefix, suffix, fixed, matched in self._templated:
             if len(path) > fixed and path.startswith(prefix) and path.endswith(suffix):
                 value = path[len(prefix) : len(path) - len(suffix)]
                 if "/" not in value:
+                    # Remembered: the same paths come again and again (a dict lookup instead of
+                    # a scan). Clients choose paths, so the memory is bounded.
+                    if len(self._matched) >= self._bound:
+                        self._matched = dict(self._static)
+                    self._matched[path] = (matched, value)
                     return matched, value
         return _NO_MATCH
 
 
 _NO_MATCH: tuple[None, str] = (None, "")
+#: How many matched templated paths a table remembers.
+_MATCHED = 4096
 
 ROUTES = RouteTable(
     route(HEALTHZ, GET=HttpApi.liveness),

@@ -14,11 +14,12 @@ from functools import partial
 from typing import Any
 
 from influencer_stats.http import problems
-from influencer_stats.http.api import HttpApi, Incoming
+from influencer_stats.http.api import HttpApi, Incoming, no_body
 from influencer_stats.http.body import BodyTimeout, content_length, read_request_body
 from influencer_stats.http.routes import ROUTES
 
 OpenApi = Callable[[], AbstractAsyncContextManager[HttpApi]]
+_BODILESS = frozenset({"GET", "HEAD"})
 
 
 async def _read_body(proto: Any, declared: str | None, timeout_s: float, limit: int) -> bytes | None:
@@ -64,7 +65,12 @@ class RsgiApp:
         request_id = headers.get("x-request-id")
         route, collection_id = ROUTES.match(scope.path)
         if route is not None:
-            read_body = partial(_read_body, proto, headers.get("content-length"), self._body_timeout_s)
+            # GET and HEAD handlers never read a body: no reader is built for them.
+            read_body = (
+                no_body
+                if method in _BODILESS
+                else partial(_read_body, proto, headers.get("content-length"), self._body_timeout_s)
+            )
             authorization = headers.get("authorization")
             if authorization is not None:  # every line, joined (see Incoming.authorization)
                 authorization = ", ".join(v for k, v in headers.items() if k == "authorization")
