@@ -20,14 +20,17 @@ async def get_stats(
     Every expected failure comes back as a ``Failure`` value: the collection
     does not exist, the store is down, or the upstream failed.
     """
+    # Success first in each match: a class pattern that fails costs an ABC instance check.
     match await store.get(collection_id):
-        case Failure(store_error):
-            return Failure(store_error)
         case Success(collection):
             videos = distinct(collection.videos)
+        case Failure(store_error):
+            return Failure(store_error)
     if not videos:
         return Success(EMPTY_STATS)
     match await source.fetch(videos):
+        case Success(batch):
+            stats = collection_stats(videos, batch)
         case Failure(upstream_error):
             log.warning(
                 "stats.upstream_failed",
@@ -37,8 +40,6 @@ async def get_stats(
                 detail=upstream_error.detail,
             )
             return Failure(upstream_error)
-        case Success(batch):
-            stats = collection_stats(videos, batch)
     log.info(
         "stats.computed",
         collection=collection_id,
