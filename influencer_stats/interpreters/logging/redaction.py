@@ -18,7 +18,8 @@ _UNICODE_ERROR = re.compile(
     r"(Unicode\w*Error\(\s*'[^']*',\s*)(b?(?:'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"))"
 )
 #: One search tells whether a string needs the patterns above at all (most do not).
-_SUSPECT = re.compile(r"(?i)=|bearer|basic|authorization|cookie|api-key|unicode")
+_SUSPECT_WORDS = ("=", "bearer", "basic", "authorization", "cookie", "api-key", "unicode")
+_SUSPECT = re.compile("(?i)" + "|".join(map(re.escape, _SUSPECT_WORDS)))
 _SECRET_FIELDS = frozenset(
     {
         "api_key",
@@ -36,6 +37,8 @@ _SECRET_FIELDS = frozenset(
     }
 )
 MASK = "***"
+#: Values with nothing to redact in them.
+_PLAIN = frozenset({int, float, bool, type(None)})
 #: No field of a log line is longer (an error's text, a repr): longer values are clipped.
 MAX_VALUE_CHARS = 1_000
 
@@ -81,6 +84,26 @@ class Redactor:
         return value
 
     def __call__(self, _: Any, __: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+        # Most lines hold nothing to redact: their texts, joined, are checked at once (a match
+        # across two of them only sends the line the long way, which checks each text alone).
+        # In ASCII, the lowered text holding one of the words is what the case-blind
+        # ``_SUSPECT`` finds, at a tenth of its cost.
+        joined = "\n".join([v for v in event_dict.values() if v.__class__ is str])
+        lowered = joined.lower()
+        if (
+            not joined.isascii()
+            or any(secret in joined for secret in self._secrets)
+            or any(word in lowered for word in _SUSPECT_WORDS)
+        ):
+            for name, value in event_dict.items():
+                event_dict[name] = MASK if name.lower() in _SECRET_FIELDS else self._clean(value)
+            return event_dict
         for name, value in event_dict.items():
-            event_dict[name] = MASK if name.lower() in _SECRET_FIELDS else self._clean(value)
+            if name.lower() in _SECRET_FIELDS:
+                event_dict[name] = MASK
+            elif value.__class__ is str:
+                if len(value) > MAX_VALUE_CHARS:
+                    event_dict[name] = _clip(value)
+            elif value.__class__ not in _PLAIN:
+                event_dict[name] = self._clean(value)
         return event_dict

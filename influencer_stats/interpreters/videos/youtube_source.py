@@ -90,22 +90,30 @@ class YouTubeVideoStatsSource:
         step = policy.ids_per_call
         chunks = [ids[i : i + step] for i in range(0, len(ids), step)]
         try:
-            async with asyncio.timeout(policy.deadline_s):
-                if len(chunks) == 1:  # the common case: no task, no semaphore
-                    results = [await self._call_with_retries(chunks[0], deadline_at)]
-                else:
+            if len(chunks) == 1:  # the common case: no task, no semaphore, one timer per attempt
+                loop_deadline = asyncio.get_running_loop().time() + policy.deadline_s
+                results = [await self._call_with_retries(chunks[0], deadline_at, loop_deadline)]
+            else:
+                async with asyncio.timeout(policy.deadline_s):
                     results = await self._fan_out(chunks, deadline_at)
         except TimeoutError:
             return Failure(UpstreamTimeout(f"no complete answer within the {policy.deadline_s:g}s deadline"))
         found: StatsByVideo = {}
         for result in results:
             match result:
-                case Success(stats):
-                    found.update(stats)
+                case Success(answered):
+                    found.update(answered)
                 case Failure(error):
                     return self._failed(error)
-        stats = {i: found[i] for i in ids if i in found}
-        return Success(VideoBatch(stats, tuple(i for i in ids if i not in found)))
+        stats: StatsByVideo = {}
+        missing: list[VideoId] = []
+        for video_id in ids:  # one pass, in request order
+            video = found.get(video_id)
+            if video is None:
+                missing.append(video_id)
+            else:
+                stats[video_id] = video
+        return Success(VideoBatch(stats, tuple(missing)))
 
     async def _fan_out(
         self, chunks: list[Sequence[VideoId]], deadline_at: float
@@ -125,16 +133,25 @@ class YouTubeVideoStatsSource:
         return await asyncio.gather(*(one(c) for c in chunks))
 
     async def _call_with_retries(
-        self, ids: Sequence[VideoId], deadline_at: float
+        self, ids: Sequence[VideoId], deadline_at: float, loop_deadline: float | None = None
     ) -> Result[StatsByVideo, UpstreamError]:
+        """Attempts until one counts; each within the call timeout. With ``loop_deadline`` (the
+        fetch's deadline on the loop's clock, when no timer around the fetch enforces it) an
+        attempt's one timer fires at whichever comes first, and the deadline's ``TimeoutError``
+        propagates (the fetch's answer) where a call's own timeout is a failed attempt."""
         policy = self._policy
+        loop = asyncio.get_running_loop()
         attempt = 0
         while True:
             started = self._clock()
+            call_ends = loop.time() + policy.call_timeout_s
+            by_deadline = loop_deadline is not None and loop_deadline <= call_ends
             try:
-                async with asyncio.timeout(policy.call_timeout_s):
+                async with asyncio.timeout_at(loop_deadline if by_deadline else call_ends):
                     result = await self._call(ids)
             except TimeoutError:
+                if by_deadline:
+                    raise
                 self._metrics.upstream_call("UpstreamTimeout", self._clock() - started)
                 return Failure(UpstreamTimeout(f"a videos.list call took over {policy.call_timeout_s:g}s"))
             outcome = "ok" if isinstance(result, Success) else type(result.failure()).__name__
