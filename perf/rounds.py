@@ -20,11 +20,9 @@ def median_round(rounds: Sequence[Measurement], ceilings: Sequence[Measurement] 
     one). With several rounds a note lists req/s by round and, given the ceilings measured
     in the same rounds, the ratio to the ceiling in each.
     """
-    if len(rounds) == 1:
-        return rounds[0]
-    failed = [m for m in rounds if m.problem or m.wrk is None]
-    if failed:
-        return failed[0]
+    settled = _settled(rounds)
+    if settled is not None:
+        return settled
     middle = _lower_median(rounds)
     by_round = " / ".join(f"{(m.rps or 0.0):,.0f}" for m in rounds)
     note = f"req/s by round {by_round} (the row is the median round)"
@@ -34,6 +32,13 @@ def median_round(rounds: Sequence[Measurement], ceilings: Sequence[Measurement] 
         )
         note += f"; ceiling ratio by round {ratios}"
     return dataclasses.replace(middle, flame=rounds[-1].flame, notes=(*middle.notes, note))
+
+
+def _settled(measurements: Sequence[Measurement]) -> Measurement | None:
+    """The row without a median: the only measurement, or the first that failed (it fails the row)."""
+    if len(measurements) == 1:
+        return measurements[0]
+    return next((m for m in measurements if m.problem or m.wrk is None), None)
 
 
 def _lower_median(measurements: Sequence[Measurement]) -> Measurement:
@@ -49,11 +54,9 @@ def reference_row(by_round: Sequence[Sequence[Measurement]]) -> Measurement:
     note gives req/s of every measurement, ``+`` between those of one round.
     """
     flat = [m for group in by_round for m in group]
-    if len(flat) == 1:
-        return flat[0]
-    failed = [m for m in flat if m.problem or m.wrk is None]
-    if failed:
-        return failed[0]
+    settled = _settled(flat)
+    if settled is not None:
+        return settled
     middle = _lower_median(flat)
     rounds = " / ".join(" + ".join(f"{(m.rps or 0.0):,.0f}" for m in group) for group in by_round)
     per_round = {len(group) for group in by_round}

@@ -210,19 +210,17 @@ class PrometheusMetrics:
         return self._dir is not None
 
     def request(self, route: str, method: str, status: int, seconds: float) -> None:
-        # On every request: the label checks, the status label and the observation inlined.
         if route not in self._routes:
             route = UNMATCHED
         if method not in METHOD_LABELS:
             method = "other"
-        key = (route, method, _STATUS_LABELS.get(status) or status_label(status))
+        key = (route, method, status_label(status))
         requests = self._requests
         requests[key] = requests.get(key, 0) + 1
         histogram = self._latency.get((route,))
         if histogram is None:
             histogram = self._latency[(route,)] = _Histogram(_LATENCY_BUCKETS)
-        histogram.counts[bisect_left(_LATENCY_BUCKETS, seconds)] += 1
-        histogram.total += seconds
+        histogram.observe(seconds)
 
     def upstream_call(self, outcome: str, seconds: float) -> None:
         key = (outcome,)

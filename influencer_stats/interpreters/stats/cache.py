@@ -137,14 +137,6 @@ class CachedStats:
 
     async def stats(self, collection_id: CollectionId) -> Outcome:
         stored = self._entries.get(collection_id)
-        if stored is not None:
-            # A fresh hit, the hot path, inline (CachePolicy.serve's first case); the rest there.
-            age = self._clock() - stored.stored_at
-            ttl_left = self._policy.ttl_s - age
-            if ttl_left > 0 and age >= 0:
-                self._metrics.cache_event("hit")
-                self._entries.move_to_end(collection_id)
-                return Success(StatsAnswer(stored.stats, CacheInfo(True, age, ttl_left)))
         info = None if stored is None else self._policy.serve(stored.stored_at, self._clock())
         if stored is not None and info is not None:
             if info.stale_reason is None:
