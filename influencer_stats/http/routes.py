@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from influencer_stats.http import docs
 from influencer_stats.http.api import HttpApi, Incoming
 from influencer_stats.http.problems import Reply
+from influencer_stats.memo import BoundedMemo
 
 #: A request handler: answers one method of one route.
 Handler = Callable[[HttpApi, Incoming], Awaitable[Reply]]
@@ -99,8 +100,7 @@ class RouteTable(Mapping[str, Route]):
         # hottest, is tried first).
         self._templated = sorted(templated, key=lambda entry: -len(entry[1]))
         #: The static routes, and the templated paths matched lately (at most ``_MATCHED`` more).
-        self._matched: dict[str, tuple[Route, str]] = dict(self._static)
-        self._bound = len(self._static) + _MATCHED
+        self._matched: BoundedMemo[str, tuple[Route, str]] = BoundedMemo(_MATCHED, self._static)
 
     def __getitem__(self, template: str) -> Route:
         return self._routes[template]
@@ -122,10 +122,7 @@ class RouteTable(Mapping[str, Route]):
                 if "/" not in value:
                     # Remembered: the same paths come again and again (a dict lookup instead of
                     # a scan). Clients choose paths, so the memory is bounded.
-                    if len(self._matched) >= self._bound:
-                        self._matched = dict(self._static)
-                    self._matched[path] = (matched, value)
-                    return matched, value
+                    return self._matched.keep(path, (matched, value))
         return _NO_MATCH
 
 

@@ -11,12 +11,15 @@ from __future__ import annotations
 import orjson
 
 from influencer_stats.logic.models import CacheInfo, CollectionId, CollectionStats
+from influencer_stats.memo import BoundedMemo
 
 #: Bound of each memo (their keys come from the cache, not from clients).
 MEMO_ENTRIES = 4096
 _MISS_HEADERS = (("cache-status", "influencer-stats; fwd=miss; stored"),)
 #: Rendered header pairs by (whole seconds of ttl, of age, stale reason).
-_HIT_HEADERS: dict[tuple[int, int, str | None], tuple[tuple[str, str], ...]] = {}
+_HIT_HEADERS: BoundedMemo[tuple[int, int, str | None], tuple[tuple[str, str], ...]] = BoundedMemo(
+    MEMO_ENTRIES
+)
 
 
 def stats_body(stats: CollectionStats) -> bytes:
@@ -41,9 +44,7 @@ def cache_headers(cache: CacheInfo) -> tuple[tuple[str, str], ...]:
     if headers is None:
         ttl, age, reason = key
         status = f"influencer-stats; hit; ttl={ttl}" + ("" if reason is None else f"; detail={reason}")
-        if len(_HIT_HEADERS) >= MEMO_ENTRIES:
-            _HIT_HEADERS.clear()
-        headers = _HIT_HEADERS[key] = (("cache-status", status), ("age", str(age)))
+        headers = _HIT_HEADERS.keep(key, (("cache-status", status), ("age", str(age))))
     return headers
 
 
@@ -55,12 +56,10 @@ class CachedBodies:
     """
 
     def __init__(self) -> None:
-        self._rendered: dict[CollectionId, tuple[CollectionStats, bytes]] = {}
+        self._rendered: BoundedMemo[CollectionId, tuple[CollectionStats, bytes]] = BoundedMemo(MEMO_ENTRIES)
 
     def body(self, collection_id: CollectionId, stats: CollectionStats) -> bytes:
         rendered = self._rendered.get(collection_id)
         if rendered is None or rendered[0] is not stats:
-            if len(self._rendered) >= MEMO_ENTRIES:
-                self._rendered.clear()
-            rendered = self._rendered[collection_id] = (stats, stats_body(stats))
+            rendered = self._rendered.keep(collection_id, (stats, stats_body(stats)))
         return rendered[1]
