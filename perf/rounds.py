@@ -13,12 +13,12 @@ from perf.references import REFERENCES
 from perf.wrk import WrkResult
 
 
-def median_round(rounds: Sequence[Measurement], ceilings: Sequence[Measurement] = ()) -> Measurement:
+def median_round(rounds: Sequence[Measurement]) -> Measurement:
     """One row from several rounds of one profile: its median round by req/s.
 
     A round that failed fails the row. The flame graph is the last round's (only it records
-    one). With several rounds a note lists req/s by round and, given the ceilings measured
-    in the same rounds, the ratio to the ceiling in each.
+    one). With several rounds a note lists req/s by round (the ratios to the reference in
+    each round are the comparison's, :func:`compare`).
     """
     settled = _settled(rounds)
     if settled is not None:
@@ -26,11 +26,6 @@ def median_round(rounds: Sequence[Measurement], ceilings: Sequence[Measurement] 
     middle = _lower_median(rounds)
     by_round = " / ".join(f"{(m.rps or 0.0):,.0f}" for m in rounds)
     note = f"req/s by round {by_round} (the row is the median round)"
-    if len(ceilings) == len(rounds) and all(c.rps for c in ceilings):
-        ratios = " / ".join(
-            f"{(m.rps or 0.0) / (c.rps or 1):.2f}" for m, c in zip(rounds, ceilings, strict=True)
-        )
-        note += f"; ceiling ratio by round {ratios}"
     return dataclasses.replace(middle, flame=rounds[-1].flame, notes=(*middle.notes, note))
 
 

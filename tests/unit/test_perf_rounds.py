@@ -32,16 +32,12 @@ def test_one_round_is_the_row_itself() -> None:
 
 def test_the_row_is_the_median_round_whole_with_the_last_rounds_flame_graph() -> None:
     rounds = [measured("fast", 300.0), measured("fast", 100.0), measured("fast", 200.0, flame="last.svg")]
-    ceilings = [measured("ceiling", 400.0), measured("ceiling", 200.0), measured("ceiling", 250.0)]
 
-    row = median_round(rounds, ceilings)
+    row = median_round(rounds)
 
     assert row.wrk == rounds[2].wrk  # req/s 200 and that round's own latencies, not a blend
     assert row.flame is not None and row.flame.path == Path("last.svg")
-    assert row.notes == (
-        "req/s by round 300 / 100 / 200 (the row is the median round); "
-        "ceiling ratio by round 0.75 / 0.50 / 0.80",
-    )
+    assert row.notes == ("req/s by round 300 / 100 / 200 (the row is the median round)",)
 
 
 def test_with_an_even_number_of_rounds_the_lower_median_is_a_real_round() -> None:
