@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import secrets
 import time
 from collections.abc import Awaitable, Callable
 from functools import partial
@@ -14,6 +16,7 @@ from influencer_stats.bootstrap.wiring import Wiring
 if TYPE_CHECKING:
     from influencer_stats.config.settings import Settings
     from influencer_stats.interpreters.stats.cache import CachePolicy
+    from influencer_stats.interpreters.videos.miss_claims import Landings, MissClaims
     from influencer_stats.interpreters.videos.quota import QuotaLedger
     from influencer_stats.interpreters.videos.stale_queue import StaleQueue
     from influencer_stats.interpreters.videos.video_entries import VideoEntries
@@ -26,6 +29,8 @@ VIDEO_CLIENTS: Registry[SourceBuilder] = Registry("video client")
 VIDEO_WRAPPERS: Registry[SourceWrapper] = Registry("video wrapper")
 VIDEO_CACHES: Registry[SourceWrapper] = Registry("video cache")
 QUOTA_LEDGERS: Registry[LedgerBuilder] = Registry("quota")
+_LANDING_POLL_S = 0.005  # how often a worker reads the entries it waits for from another worker
+_MAX_WAITED_IDS = 10_000  # ids a process waits for at once; beyond, a miss calls for its ids itself
 
 
 @VIDEO_CLIENTS.add("fake", "offline: stable stats derived from each id; ids starting with X are missing")
@@ -196,7 +201,12 @@ async def _memory_cache(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSo
 @VIDEO_CACHES.add("redis", "shared by every worker and host through Redis: one MGET per fetch")
 async def _redis_cache(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
     from influencer_stats.interpreters.redis_keys import RedisKeys
-    from influencer_stats.interpreters.videos.video_cache_redis import RedisStaleQueue, RedisVideoEntries
+    from influencer_stats.interpreters.videos.miss_claims import Landings
+    from influencer_stats.interpreters.videos.video_cache_redis import (
+        RedisMissClaims,
+        RedisStaleQueue,
+        RedisVideoEntries,
+    )
 
     settings = wiring.settings
     policy = _video_policy(settings)
@@ -205,10 +215,21 @@ async def _redis_cache(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSou
     keep_s = max(policy.ttl_s + longest, settings.quota_day_s)
     keys = RedisKeys(settings.redis_prefix)
     client = await wiring.redis()
-    entries = RedisVideoEntries(client, keys.video, round(1000 * keep_s), wiring.log)
+    entries = RedisVideoEntries(
+        client, keys.video, round(1000 * keep_s), wiring.log, decoded=settings.video_cache_max_entries
+    )
     # One queue of stale videos for every worker: each is refreshed once, not once per worker.
     stale = RedisStaleQueue(client, keys, max(1, _ids_per_call(settings)), round(1000 * keep_s), wiring.log)
-    return _cached(wiring, inner, entries, time.time, shared=True, stale=stale)  # wall time: shared by hosts
+    # A video several workers miss at once is called for by the first to claim it; the others
+    # wait (a call's deadline at most) for its entry, reading Redis every few ms, once per process.
+    claims = RedisMissClaims(
+        client, keys, secrets.token_hex(8), round(1000 * settings.upstream_deadline_s), wiring.log
+    )
+    polls = max(1, math.ceil(settings.upstream_deadline_s / _LANDING_POLL_S))
+    landings = Landings(claims, time.time, poll_s=_LANDING_POLL_S, polls=polls, max_ids=_MAX_WAITED_IDS)
+    return _cached(  # wall time: shared by hosts
+        wiring, inner, entries, time.time, shared=True, stale=stale, claims=(claims, landings)
+    )
 
 
 def _cached(
@@ -219,6 +240,7 @@ def _cached(
     *,
     shared: bool,
     stale: StaleQueue | None = None,
+    claims: tuple[MissClaims, Landings] | None = None,
 ) -> VideoStatsSource:
     from influencer_stats.interpreters.videos.video_cache import CachedVideoSource
 
@@ -234,6 +256,7 @@ def _cached(
         fill_to=_ids_per_call(settings),
         shared=shared,
         stale=stale,
+        claims=claims,
     )
 
 

@@ -28,6 +28,8 @@ class RedisKeys:
     - ``{prefix}:stale:{{prefix}:videos}``: videos waiting for a call to refresh
       them (``RedisStaleQueue``), a sorted set by when each was queued; in the
       videos' slot, so one script reads the queue and their entries.
+    - ``{prefix}:claim:{{prefix}:videos}:<id>``: which worker is calling for a
+      video it missed (``RedisMissClaims``), its token, kept a call's deadline.
     - ``{prefix}:quota:{{prefix}:quota}:<day>``: units spent on one quota day
       (``RedisQuotaLedger``).
 
@@ -50,6 +52,9 @@ class RedisKeys:
     def video(self, video_id: str) -> str:
         return f"{self.prefix}:video:{{{self.prefix}:videos}}:{video_id}"
 
+    def video_claim(self, video_id: str) -> str:
+        return f"{self.prefix}:claim:{{{self.prefix}:videos}}:{video_id}"
+
     @property
     def stale_videos(self) -> str:
         return f"{self.prefix}:stale:{{{self.prefix}:videos}}"
@@ -64,3 +69,8 @@ class RedisKeys:
     @property
     def sorted_index(self) -> str:
         return f"{self.prefix}:sorted-ids:{{{self.index}}}"
+
+
+def as_text(raw: bytes | str) -> str:
+    """A key or member read back from Redis as text (bytes unless the client decodes replies)."""
+    return raw.decode() if isinstance(raw, bytes) else raw

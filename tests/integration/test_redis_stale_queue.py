@@ -1,4 +1,4 @@
-"""The Redis stale queue against a real Redis: what two workers sharing it rely on."""
+"""The Redis stale queue and miss claims against a real Redis: what workers sharing them rely on."""
 
 from __future__ import annotations
 
@@ -9,7 +9,11 @@ from redis.asyncio import Redis
 
 from influencer_stats.interpreters.redis_keys import RedisKeys
 from influencer_stats.interpreters.videos.synthetic import synthetic_stats
-from influencer_stats.interpreters.videos.video_cache_redis import RedisStaleQueue, RedisVideoEntries
+from influencer_stats.interpreters.videos.video_cache_redis import (
+    RedisMissClaims,
+    RedisStaleQueue,
+    RedisVideoEntries,
+)
 from influencer_stats.interpreters.videos.video_entries import Held
 from influencer_stats.logic.models import VideoId
 from influencer_stats.testing.event_log import CapturingEventLog
@@ -96,3 +100,66 @@ async def test_redis_unreachable_a_push_hands_the_videos_back_and_a_take_takes_n
     finally:
         await dead.aclose()
     assert [e.event for e in log.events] == ["videos.stale_queue_unavailable"] * 3
+
+
+def claims(client: Redis, keys: RedisKeys, token: str, hold_ms: int = 2_000) -> RedisMissClaims:
+    return RedisMissClaims(client, keys, token, hold_ms, CapturingEventLog())
+
+
+async def test_two_workers_missing_one_video_only_the_first_claims_it_and_each_releases_only_its_own(
+    client: Redis,
+) -> None:
+    keys = RedisKeys(unique_prefix())
+    one, other = claims(client, keys, "one"), claims(client, keys, "other")
+
+    assert await one.claim([A, B], NOW, FRESH) == []
+    assert await other.claim([B, C], NOW, FRESH) == [B]
+    assert await one.claim([A, C], NOW, FRESH) == [C]  # A is its own already
+    await other.release([A, B, C])  # only C is the other's
+    assert await one.claim([A, B], NOW, FRESH) == []
+    assert await client.exists(keys.video_claim(C)) == 0
+
+    await one.release([A, B])
+    assert await other.claim([A, B], NOW, FRESH) == []
+
+
+async def test_settled_gives_the_videos_no_longer_claimed_with_their_entries_or_none(client: Redis) -> None:
+    keys = RedisKeys(unique_prefix())
+    one, other = claims(client, keys, "one"), claims(client, keys, "other")
+    await one.claim([A, B, C], NOW, FRESH)
+    assert await other.settled([A, B, C, D]) == {D: None}  # D: nobody claims it, nothing stored
+
+    await store(client, keys, NOW, A)
+    await one.release([A, B])  # A was stored, B's call failed
+
+    assert await other.settled([A, B, C]) == {A: Held(synthetic_stats(A), NOW), B: None}
+
+
+async def test_a_video_stored_fresh_since_it_was_read_is_not_claimed_but_a_due_one_is(client: Redis) -> None:
+    keys = RedisKeys(unique_prefix())
+    await store(client, keys, NOW - 1, A)  # another worker's call brought it meanwhile
+    await store(client, keys, NOW - 30, B)  # due
+
+    assert await claims(client, keys, "one").claim([A, B, C], NOW, FRESH) == [A]
+    assert await client.exists(keys.video_claim(A)) == 0
+    assert await client.exists(keys.video_claim(B), keys.video_claim(C)) == 2
+
+
+async def test_a_claim_lapses_after_its_hold_even_if_its_worker_never_releases_it(client: Redis) -> None:
+    keys = RedisKeys(unique_prefix())
+    await claims(client, keys, "one", hold_ms=1_500).claim([A], NOW, FRESH)
+
+    assert 0 < await client.pttl(keys.video_claim(A)) <= 1_500
+
+
+async def test_redis_unreachable_a_claim_claims_nothing_and_a_release_is_dropped() -> None:
+    dead = Redis(host="127.0.0.1", port=free_port(), socket_timeout=1, socket_connect_timeout=1)
+    log = CapturingEventLog()
+    c = RedisMissClaims(dead, RedisKeys(unique_prefix()), "one", 2_000, log)
+    try:
+        assert await c.claim([A, B], NOW, FRESH) == []  # this worker calls for them all
+        await c.release([A, B])
+        assert await c.settled([A, B]) == {}  # nothing settles: waiters wait out their polls
+    finally:
+        await dead.aclose()
+    assert [e.event for e in log.events] == ["videos.claims_unavailable"] * 3

@@ -8,7 +8,7 @@ import orjson
 import redis.asyncio as redis
 from returns.result import Failure, Result, Success
 
-from influencer_stats.interpreters.redis_keys import RedisKeys
+from influencer_stats.interpreters.redis_keys import RedisKeys, as_text
 from influencer_stats.logic.models import (
     Collection,
     CollectionId,
@@ -175,7 +175,7 @@ class RedisCollectionStore:
                 await self._catch_up()
             while len(found) < limit:  # more than once only past ids without a collection
                 wanted = limit - len(found)
-                joined = _text(await self._page(keys=[self._sorted_index], args=[low, wanted]))
+                joined = as_text(await self._page(keys=[self._sorted_index], args=[low, wanted]))
                 members = joined.split("\n") if joined else []
                 found.extend(await self._existing(members))
                 if len(members) < wanted:
@@ -210,7 +210,7 @@ class RedisCollectionStore:
                 cursor = await self._copy(
                     keys=[self._index, self._sorted_index], args=[cursor, _CATCH_UP_CHUNK]
                 )
-                if _text(cursor) == "0":
+                if as_text(cursor) == "0":
                     return
 
     async def _behind(self) -> bool:
@@ -219,7 +219,3 @@ class RedisCollectionStore:
             pipe.zcard(self._sorted_index)
             in_set, in_sorted = await pipe.execute()
         return bool(in_set > in_sorted)
-
-
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value

@@ -12,26 +12,16 @@ from returns.result import Failure, Result, Success
 
 from influencer_stats.algebras import EventLog, Metrics, VideoStatsSource
 from influencer_stats.interpreters.stats.cache import CachePolicy
+from influencer_stats.interpreters.videos.miss_claims import Landings, MissClaims
 from influencer_stats.interpreters.videos.stale_queue import MemoryStaleQueue, StaleQueue
-from influencer_stats.interpreters.videos.video_entries import Held, VideoEntries
+from influencer_stats.interpreters.videos.video_entries import Held, VideoEntries, batch_of, oldest_info
 from influencer_stats.logic.models import (
     CacheInfo,
     QuotaExhausted,
     UpstreamError,
     VideoBatch,
     VideoId,
-    VideoStats,
 )
-
-_STALE_ORDER = {None: 0, "revalidating": 1, "stale-if-error": 2, "quota-exhausted": 3}
-
-
-def _oldest(infos: Sequence[CacheInfo]) -> CacheInfo | None:
-    """One answer's freshness: the oldest entry's age, the least ttl left, the most serious staleness."""
-    if not infos:
-        return None
-    reason = max((i.stale_reason for i in infos), key=_STALE_ORDER.__getitem__)
-    return CacheInfo(True, max(i.age_s for i in infos), min(i.ttl_s for i in infos), reason)
 
 
 class CachedVideoSource:
@@ -52,6 +42,9 @@ class CachedVideoSource:
       (``quota-exhausted``), however old. A fetch that still lacks an id fails.
     - The answer's ``cache`` is the oldest served entry's (``None``: all fetched now).
     - Entries live in ``entries`` (this process, or Redis for every worker).
+    - With ``claims`` (workers sharing entries), a miss's call first claims its ids;
+      the ones another worker is calling for are waited for (``Landings``), and
+      called for here only if their entries do not come.
     - Refresh-ahead: a call of fewer than ``fill_to`` ids (the inner source's
       ids per call; 0 = off) is topped up with videos that will soon be due:
       asked for since they were fetched (by this process, or, with ``shared``
@@ -78,6 +71,7 @@ class CachedVideoSource:
         fill_to: int,
         shared: bool,
         stale: StaleQueue | None = None,
+        claims: tuple[MissClaims, Landings] | None = None,
         refresh_wait_s: float = 1.0,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
@@ -93,6 +87,10 @@ class CachedVideoSource:
         self._refresh_wait_s = refresh_wait_s
         self._sleep = sleep
         self._stale = stale if stale is not None else MemoryStaleQueue(fill_to)
+        self._claims: MissClaims | None = None
+        self._landings: Landings | None = None
+        if claims is not None:
+            self._claims, self._landings = claims
         self._pushing: dict[VideoId, None] = {}  # stale videos on their way to the queue
         self._pusher: asyncio.Task[None] | None = None
         self._stale_timer: asyncio.Task[None] | None = None
@@ -142,7 +140,7 @@ class CachedVideoSource:
             info = CacheInfo(True, age, fresh_s - age, "revalidating" if revalidate else None)
         if not due:
             metrics.calls_saved("video_cache", 1)
-            return Success(_batch(ids, held, info))
+            return Success(batch_of(ids, held, info))
         metrics.video_cache_event("miss", len(due))
         tasks = self._load(due)
         outcomes = await asyncio.gather(*(asyncio.shield(t) for t in tasks))
@@ -152,7 +150,7 @@ class CachedVideoSource:
                     held.update(fetched)
                 case Failure(error):
                     return self._instead_of(error, ids, due, held, info)
-        return Success(_batch(ids, held, info))
+        return Success(batch_of(ids, held, info))
 
     def _refresh(self, ids: Sequence[VideoId]) -> None:
         """Refresh stale entries in the background: at once without refresh-ahead; else they are
@@ -241,26 +239,60 @@ class CachedVideoSource:
                 ids.append(video_id)
 
     async def _call(self, ids: list[VideoId], take_stale: bool) -> Result[dict[VideoId, Held], UpstreamError]:
+        theirs: list[VideoId] = []  # misses another worker is calling for (see MissClaims)
+        claims = self._claims if take_stale else None
         try:
-            if self._fill_to:
-                await self._top_up(ids, take_stale)
-            outcome = await self._inner.fetch(ids)
-            if isinstance(outcome, Failure):
-                return Failure(outcome.failure())
-            batch = outcome.unwrap()
-            # An inner cache (memory over Redis) may answer with older entries.
-            stored_at = self._clock() - (batch.cache.age_s if batch.cache is not None else 0.0)
-            stats = batch.stats
-            fetched = {i: Held(stats.get(i), stored_at) for i in ids}
-            await self._entries.put_many(fetched)
-            if self._fill_to:
-                self._remember(ids, stored_at)
+            if claims is not None and (theirs := await claims.claim(ids, self._clock(), self._fresh_s())):
+                skip = set(theirs)
+                ids[:] = [i for i in ids if i not in skip]
+            claimed = list(ids) if claims is not None else []
+            fetched: dict[VideoId, Held] = {}
+            if ids:
+                try:
+                    if self._fill_to:
+                        await self._top_up(ids, take_stale)
+                    outcome = await self._stored(ids)
+                finally:
+                    if claims is not None and claimed:
+                        await claims.release(claimed)
+                if isinstance(outcome, Failure):
+                    return outcome
+                fetched = outcome.unwrap()
+            if theirs:
+                return (await self._landed(theirs)).map(lambda landed: {**fetched, **landed})
             return Success(fetched)
         finally:
             me = asyncio.current_task()
-            for video_id in ids:
+            for video_id in (*ids, *theirs):
                 if self._flights.get(video_id) is me:
                     del self._flights[video_id]
+
+    async def _stored(self, ids: list[VideoId]) -> Result[dict[VideoId, Held], UpstreamError]:
+        """Call for ``ids`` and store what comes back."""
+        outcome = await self._inner.fetch(ids)
+        if isinstance(outcome, Failure):
+            return Failure(outcome.failure())
+        batch = outcome.unwrap()
+        # An inner cache (memory over Redis) may answer with older entries.
+        stored_at = self._clock() - (batch.cache.age_s if batch.cache is not None else 0.0)
+        stats = batch.stats
+        fetched = {i: Held(stats.get(i), stored_at) for i in ids}
+        await self._entries.put_many(fetched)
+        if self._fill_to:
+            self._remember(ids, stored_at)
+        return Success(fetched)
+
+    async def _landed(self, theirs: list[VideoId]) -> Result[dict[VideoId, Held], UpstreamError]:
+        """The entries other workers were fetching, waited for; a call for those that did not come."""
+        assert self._landings is not None
+        landed = dict(await self._landings.wait(theirs, self._fresh_s()))
+        self._metrics.video_cache_event("waited_for_another", len(landed))
+        if self._learn:
+            self._learned(landed)
+        lacking = [i for i in theirs if i not in landed]
+        if not lacking:
+            return Success(landed)
+        return (await self._stored(lacking)).map(lambda fetched: {**landed, **fetched})
 
     def _due_soon(self, room: int, taken: set[VideoId]) -> list[VideoId]:
         """Up to ``room`` videos to refresh ahead in a call that has room for them (it costs one
@@ -341,16 +373,4 @@ class CachedVideoSource:
             self._log.debug("videos.served_stale", reason=kind, videos=len(due))
         else:
             self._log.warning("videos.served_stale", reason=kind, videos=len(due), error=error.detail)
-        return Success(_batch(ids, held, _oldest(infos)))
-
-
-def _batch(ids: Sequence[VideoId], held: Mapping[VideoId, Held], cache: CacheInfo | None) -> VideoBatch:
-    stats: dict[VideoId, VideoStats] = {}
-    missing: list[VideoId] = []
-    for video_id in ids:
-        found = held[video_id].stats
-        if found is None:
-            missing.append(video_id)
-        else:
-            stats[video_id] = found
-    return VideoBatch(stats, tuple(missing), cache)
+        return Success(batch_of(ids, held, oldest_info(infos)))

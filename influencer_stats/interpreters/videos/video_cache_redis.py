@@ -9,9 +9,10 @@ import orjson
 import redis.asyncio as redis
 
 from influencer_stats.algebras import EventLog
-from influencer_stats.interpreters.redis_keys import RedisKeys
+from influencer_stats.interpreters.redis_keys import RedisKeys, as_text
 from influencer_stats.interpreters.videos.video_entries import Held
 from influencer_stats.logic.models import VideoId, VideoStats
+from influencer_stats.memo import BoundedMemo
 
 
 class RedisVideoEntries:
@@ -20,16 +21,26 @@ class RedisVideoEntries:
     A read is one ``MGET``; a write one pipeline of ``SET … PX`` (no
     transaction: each entry stands alone), keys from ``RedisKeys.video``, each
     kept ``keep_ms``. A value is ``[stored_at, views, likes, comments,
-    dislikes]``, or ``[stored_at]`` for a missing video. Redis failing never
-    fails a fetch: a failed read is no entries (the caller fetches), a failed
-    write is dropped; each is logged as a warning.
+    dislikes]``, or ``[stored_at]`` for a missing video. The same value is read
+    again and again until the video is refreshed, so each is decoded once
+    (``decoded`` of them remembered). Redis failing never fails a fetch: a
+    failed read is no entries (the caller fetches), a failed write is dropped;
+    each is logged as a warning.
     """
 
-    def __init__(self, client: redis.Redis, key: Callable[[str], str], keep_ms: int, log: EventLog) -> None:
+    def __init__(
+        self,
+        client: redis.Redis,
+        key: Callable[[str], str],
+        keep_ms: int,
+        log: EventLog,
+        decoded: int = 100_000,
+    ) -> None:
         self._redis = client
         self._key = key
         self._keep_ms = keep_ms
         self._log = log
+        self._decoded: BoundedMemo[bytes | str, Held] = BoundedMemo(decoded)
 
     async def get_many(self, ids: Sequence[VideoId]) -> Mapping[VideoId, Held]:
         try:
@@ -37,11 +48,17 @@ class RedisVideoEntries:
         except (redis.RedisError, OSError) as exc:
             self._log.warning("videos.cache_unavailable", operation="read", error=type(exc).__name__)
             return {}
-        found = {}
+        found, decoded = {}, self._decoded
         for video_id, raw in zip(ids, raws, strict=True):
-            held = _decode(raw)
-            if held is not None:
-                found[video_id] = held
+            if raw is None:
+                continue
+            held = decoded.get(raw)
+            if held is None:
+                held = _decode(raw)
+                if held is None:
+                    continue
+                decoded.keep(raw, held)
+            found[video_id] = held
         return found
 
     async def put_many(self, entries: Mapping[VideoId, Held]) -> None:
@@ -152,7 +169,7 @@ class RedisStaleQueue:
         except (redis.RedisError, OSError) as exc:
             self._log.warning("videos.stale_queue_unavailable", operation="push", error=type(exc).__name__)
             return list(ids)  # refresh them now rather than never
-        return [VideoId(_text(i)) for i in taken]
+        return [VideoId(as_text(i)) for i in taken]
 
     async def take(self, room: int, now: float, fresh_s: float) -> list[VideoId]:
         return (await self._taken(room, now, fresh_s, ""))[0]
@@ -168,8 +185,90 @@ class RedisStaleQueue:
         except (redis.RedisError, OSError) as exc:
             self._log.warning("videos.stale_queue_unavailable", operation="take", error=type(exc).__name__)
             return [], False
-        return [VideoId(_text(i)) for i in ids], bool(left)
+        return [VideoId(as_text(i)) for i in ids], bool(left)
 
 
-def _text(raw: bytes | str) -> str:
-    return raw.decode() if isinstance(raw, bytes) else raw
+#: Claim each claim key KEYS[k] (k <= n, half the keys) for ARGV[1] for ARGV[2] ms unless another
+#: token holds it or its entry KEYS[n + k] is fresh (ARGV[3]: now, ARGV[4]: fresh_s); returns the
+#: 1-based positions of those not claimed.
+_CLAIM: Final = """
+local n, now, fresh = #KEYS / 2, tonumber(ARGV[3]), tonumber(ARGV[4])
+local theirs = {}
+for k = 1, n do
+  local raw = redis.call('GET', KEYS[n + k])
+  local stored = raw and tonumber(string.match(raw, '^%[([^,%]]+)'))
+  if (stored and now - stored < fresh)
+    or (not redis.call('SET', KEYS[k], ARGV[1], 'NX', 'PX', ARGV[2]) and redis.call('GET', KEYS[k]) ~= ARGV[1]) then
+    theirs[#theirs + 1] = k
+  end
+end
+return theirs
+"""
+
+#: Delete each key (KEYS) that ARGV[1] holds, and no other.
+_RELEASE: Final = """
+for k = 1, #KEYS do
+  if redis.call('GET', KEYS[k]) == ARGV[1] then redis.call('DEL', KEYS[k]) end
+end
+return 0
+"""
+
+
+#: Of the claim keys KEYS[1..n], those that are gone, each with its entry (KEYS[n+k], '' if none):
+#: returns {k, entry, ...}.
+_SETTLED: Final = """
+local n = #KEYS / 2
+local out = {}
+for k = 1, n do
+  if redis.call('EXISTS', KEYS[k]) == 0 then
+    out[#out + 1] = k
+    out[#out + 1] = redis.call('GET', KEYS[n + k]) or ''
+  end
+end
+return out
+"""
+
+
+class RedisMissClaims:
+    """``MissClaims`` in Redis (``RedisKeys.video_claim``), shared by every worker and host.
+
+    A claim is a key holding this worker's ``token`` for ``hold_ms`` (``SET NX PX``);
+    claiming and releasing are one script each, so two workers never both claim a
+    video, and a worker releases only its own claims; ``settled`` reads the claims and
+    the entries in one script. The keys share the videos' hash slot, so the scripts
+    work on Cluster too.
+    """
+
+    def __init__(self, client: redis.Redis, keys: RedisKeys, token: str, hold_ms: int, log: EventLog) -> None:
+        self._claim = client.register_script(_CLAIM)
+        self._release = client.register_script(_RELEASE)
+        self._settled = client.register_script(_SETTLED)
+        self._key = keys.video_claim
+        self._entry = keys.video
+        self._token = token
+        self._hold_ms = hold_ms
+        self._log = log
+
+    async def claim(self, ids: Sequence[VideoId], now: float, fresh_s: float) -> list[VideoId]:
+        keys = [*(self._key(i) for i in ids), *(self._entry(i) for i in ids)]
+        try:
+            theirs = await self._claim(keys=keys, args=[self._token, self._hold_ms, now, fresh_s])
+        except (redis.RedisError, OSError) as exc:
+            self._log.warning("videos.claims_unavailable", operation="claim", error=type(exc).__name__)
+            return []  # call for all of them
+        return [ids[int(k) - 1] for k in theirs]
+
+    async def release(self, ids: Sequence[VideoId]) -> None:
+        try:
+            await self._release(keys=[self._key(i) for i in ids], args=[self._token])
+        except (redis.RedisError, OSError) as exc:
+            self._log.warning("videos.claims_unavailable", operation="release", error=type(exc).__name__)
+
+    async def settled(self, ids: Sequence[VideoId]) -> Mapping[VideoId, Held | None]:
+        keys = [*(self._key(i) for i in ids), *(self._entry(i) for i in ids)]
+        try:
+            flat = await self._settled(keys=keys)
+        except (redis.RedisError, OSError) as exc:
+            self._log.warning("videos.claims_unavailable", operation="settled", error=type(exc).__name__)
+            return {}
+        return {ids[int(k) - 1]: _decode(raw or None) for k, raw in zip(flat[::2], flat[1::2], strict=True)}

@@ -6,7 +6,7 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple, Protocol
 
-from influencer_stats.logic.models import VideoId, VideoStats
+from influencer_stats.logic.models import CacheInfo, VideoBatch, VideoId, VideoStats
 
 
 class Held(NamedTuple):
@@ -55,3 +55,27 @@ class MemoryVideoEntries:
 
     def __len__(self) -> int:
         return len(self._entries)
+
+
+_STALE_ORDER = {None: 0, "revalidating": 1, "stale-if-error": 2, "quota-exhausted": 3}
+
+
+def oldest_info(infos: Sequence[CacheInfo]) -> CacheInfo | None:
+    """One answer's freshness: the oldest entry's age, the least ttl left, the most serious staleness."""
+    if not infos:
+        return None
+    reason = max((i.stale_reason for i in infos), key=_STALE_ORDER.__getitem__)
+    return CacheInfo(True, max(i.age_s for i in infos), min(i.ttl_s for i in infos), reason)
+
+
+def batch_of(ids: Sequence[VideoId], held: Mapping[VideoId, Held], cache: CacheInfo | None) -> VideoBatch:
+    """The answer for ``ids`` from their entries (every id is held)."""
+    stats: dict[VideoId, VideoStats] = {}
+    missing: list[VideoId] = []
+    for video_id in ids:
+        found = held[video_id].stats
+        if found is None:
+            missing.append(video_id)
+        else:
+            stats[video_id] = found
+    return VideoBatch(stats, tuple(missing), cache)

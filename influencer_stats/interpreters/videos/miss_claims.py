@@ -1,0 +1,158 @@
+"""Which worker calls for a video that several miss at once: the first to claim it.
+
+Workers sharing a per-video cache (Redis) share its entries and its stale
+queue, but each batches and single-flights only its own misses. At a cold
+start every worker misses the same popular videos in the same second, and each
+spent a unit on them. A claim says "this worker is fetching it now": a worker
+that misses a video another claimed waits for that worker's entry instead
+(:class:`Landings`), and calls for it itself only if the entry does not come
+(that worker's call failed, or it took longer than the wait).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from influencer_stats.interpreters.videos.video_entries import Held, MemoryVideoEntries
+from influencer_stats.logic.models import VideoId
+
+
+class MissClaims(Protocol):
+    """Claims on the videos a worker is calling for because it lacks them.
+
+    Contract: ``claim`` claims for this worker every id nobody holds and returns
+    the ids another worker holds or stored fresh meanwhile (by ``now`` and
+    ``fresh_s``: a video another worker's call brought after this worker read
+    its entry is not called for again); a claim lapses after its hold time even if
+    never released (a worker that dies holds nothing for long); ``release``
+    gives up this worker's claims on ``ids`` (never another's); ``settled``
+    returns, of ``ids``, those nobody claims any more, each with its entry
+    (``None``: none stored, so the claimer's call failed). None raises for its
+    backend failing: ``claim`` then returns no ids (this worker calls for all
+    of them), ``release`` leaves the claims to lapse, ``settled`` returns none.
+    """
+
+    async def claim(self, ids: Sequence[VideoId], now: float, fresh_s: float) -> list[VideoId]: ...
+
+    async def release(self, ids: Sequence[VideoId]) -> None: ...
+
+    async def settled(self, ids: Sequence[VideoId]) -> Mapping[VideoId, Held | None]: ...
+
+
+@dataclass(slots=True)
+class MemoryMissClaims:
+    """``MissClaims`` in one process, for workers modelled in one (tests): share ``entries`` and
+    ``held``, one instance per worker. Claims lapse ``hold_s`` after they were made, by ``clock``."""
+
+    clock: Callable[[], float]
+    hold_s: float
+    entries: MemoryVideoEntries
+    held: dict[VideoId, tuple[object, float]] = field(default_factory=dict)
+
+    async def claim(self, ids: Sequence[VideoId], now: float, fresh_s: float) -> list[VideoId]:
+        held, theirs = self.held, []
+        stored = await self.entries.get_many(ids)
+        for video_id in ids:
+            owner, until = held.get(video_id, (self, now))
+            entry = stored.get(video_id)
+            if (owner is not self and until > now) or (entry is not None and now - entry.stored_at < fresh_s):
+                theirs.append(video_id)
+            else:
+                held[video_id] = (self, now + self.hold_s)
+        return theirs
+
+    async def release(self, ids: Sequence[VideoId]) -> None:
+        held = self.held
+        for video_id in ids:
+            if held.get(video_id, (None, 0.0))[0] is self:
+                del held[video_id]
+
+    async def settled(self, ids: Sequence[VideoId]) -> Mapping[VideoId, Held | None]:
+        now, held = self.clock(), self.held
+        gone = [i for i in ids if held.get(i, (None, now))[1] <= now]
+        entries = await self.entries.get_many(gone)
+        return {i: entries.get(i) for i in gone}
+
+
+@dataclass(slots=True)
+class _Waiter:
+    ids: tuple[VideoId, ...]
+    fresh_s: float
+    polls_left: int
+    done: asyncio.Future[dict[VideoId, Held]]
+    settled: dict[VideoId, Held | None] = field(default_factory=dict)
+
+
+class Landings:
+    """Waits for the videos other workers are calling for: one read of ``claims.settled``
+    every ``poll_s`` for all the waiters of this process (however many requests wait, one
+    read, of the ids not settled yet), until each waiter's ids are settled or it has waited
+    ``polls`` reads. A waiter gets the entries stored fresh (younger than its ``fresh_s``
+    by ``clock``); its caller calls for the others. Bounded: never more than ``max_ids``
+    ids waited for at once (a waiter beyond them gets nothing at once)."""
+
+    def __init__(
+        self,
+        claims: MissClaims,
+        clock: Callable[[], float],
+        *,
+        poll_s: float,
+        polls: int,
+        max_ids: int,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self._claims = claims
+        self._clock = clock
+        self._poll_s = poll_s
+        self._polls = polls
+        self._max_ids = max_ids
+        self._sleep = sleep
+        self._waiters: list[_Waiter] = []
+        self._waited = 0  # ids of the waiters
+        self._poller: asyncio.Task[None] | None = None
+
+    async def wait(self, ids: Sequence[VideoId], fresh_s: float) -> Mapping[VideoId, Held]:
+        """The entries of ``ids`` stored fresh before the wait ends (some may lack)."""
+        if not ids or self._waited + len(ids) > self._max_ids:
+            return {}
+        waiter = _Waiter(tuple(ids), fresh_s, self._polls, asyncio.get_running_loop().create_future())
+        self._waiters.append(waiter)
+        self._waited += len(ids)
+        if self._poller is None:
+            self._poller = asyncio.create_task(self._poll(), name="video-cache:landings")
+        return await asyncio.shield(waiter.done)  # a caller that goes away leaves the poll be
+
+    async def _poll(self) -> None:
+        try:
+            while self._waiters:
+                await self._sleep(self._poll_s)
+                lacking = {i: None for w in self._waiters for i in w.ids if i not in w.settled}
+                read = await self._claims.settled(list(lacking))
+                waiting = []
+                for waiter in self._waiters:
+                    waiter.settled.update((i, read[i]) for i in waiter.ids if i in read)
+                    waiter.polls_left -= 1
+                    if len(waiter.settled) == len(waiter.ids) or waiter.polls_left <= 0:
+                        self._done(waiter)
+                    else:
+                        waiting.append(waiter)
+                self._waiters = waiting
+        finally:
+            self._poller = None
+            for waiter in self._waiters:  # cancelled (the loop closing): nobody waits forever
+                self._done(waiter)
+            self._waiters = []
+
+    def _done(self, waiter: _Waiter) -> None:
+        self._waited -= len(waiter.ids)
+        if not waiter.done.done():
+            now = self._clock()
+            fresh = {
+                i: e
+                for i, e in waiter.settled.items()
+                if e is not None and now - e.stored_at < waiter.fresh_s
+            }
+            waiter.done.set_result(fresh)

@@ -1,0 +1,227 @@
+"""Miss claims and landings, and two caches sharing them (two workers on one Redis, modelled in memory).
+
+Fake clock, scripted inner sources, a test-controlled poll: no sleeps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+
+from returns.result import Success
+
+from influencer_stats.interpreters.videos.miss_claims import Landings, MemoryMissClaims
+from influencer_stats.interpreters.videos.stale_queue import MemoryStaleQueue
+from influencer_stats.interpreters.videos.synthetic import synthetic_stats
+from influencer_stats.interpreters.videos.video_cache import CachedVideoSource
+from influencer_stats.interpreters.videos.video_entries import Held, MemoryVideoEntries
+from influencer_stats.logic.models import UpstreamUnavailable, VideoId
+from influencer_stats.testing.clock import ManualClock as Clock
+from influencer_stats.testing.event_log import CapturingEventLog
+from tests.support import RecordingMetrics
+from tests.unit.test_video_cache import POLICY, A, B, C, Inner, Wait, settle
+
+FRESH = 10.0
+
+
+class Polls:
+    """The landings' ``sleep``: each poll waits until the test lets one through."""
+
+    def __init__(self) -> None:
+        self._go = asyncio.Semaphore(0)
+
+    async def __call__(self, seconds: float) -> None:
+        await self._go.acquire()
+
+    async def run(self, n: int = 1) -> None:
+        for _ in range(n):
+            self._go.release()
+            await settle()
+
+
+class CountingClaims(MemoryMissClaims):
+    """Claims that record each ``settled`` read."""
+
+    def __init__(self, clock: Clock, entries: MemoryVideoEntries) -> None:
+        super().__init__(clock, 2.0, entries)
+        self.reads: list[tuple[VideoId, ...]] = []
+
+    async def settled(self, ids: Sequence[VideoId]) -> Mapping[VideoId, Held | None]:
+        self.reads.append(tuple(ids))
+        return await super().settled(ids)
+
+
+async def test_a_video_claimed_by_one_worker_is_reported_to_the_other_until_released_or_lapsed() -> None:
+    clock, entries = Clock(), MemoryVideoEntries(100)
+    one = MemoryMissClaims(clock, 2.0, entries)
+    other = MemoryMissClaims(clock, 2.0, entries, one.held)
+
+    assert await one.claim([A, B], clock.now, FRESH) == []
+    assert await other.claim([B, C], clock.now, FRESH) == [B]  # C is the other's now
+    assert await one.claim([C], clock.now, FRESH) == [C]
+    await other.release([A, B])  # not its claims: nothing changes
+    assert await other.claim([A], clock.now, FRESH) == [A]
+
+    await one.release([A])
+    assert await other.claim([A], clock.now, FRESH) == []
+    clock.now += 2.0  # one's claim on B lapses: a worker that died holds nothing for long
+    assert await other.claim([B], clock.now, FRESH) == []
+
+
+async def test_a_video_another_worker_stored_fresh_since_it_was_read_is_not_claimed_again() -> None:
+    clock, entries = Clock(), MemoryVideoEntries(100)
+    claims = MemoryMissClaims(clock, 2.0, entries)
+    await entries.put_many({A: Held(synthetic_stats(A), clock.now - 1), B: Held(None, clock.now - 30)})
+
+    assert await claims.claim([A, B], clock.now, FRESH) == [A]  # B is due: this worker claims it
+    assert claims.held.keys() == {B}
+
+
+async def test_landings_hand_each_waiter_its_entries_once_settled_with_one_read_per_poll() -> None:
+    clock, polls, entries = Clock(), Polls(), MemoryVideoEntries(100)
+    claims = CountingClaims(clock, entries)
+    other = MemoryMissClaims(clock, 2.0, entries, claims.held)
+    await other.claim([A, B, C], clock.now, FRESH)  # another worker is calling for them
+    landings = Landings(claims, clock, poll_s=0.005, polls=10, max_ids=100, sleep=polls)
+    first = asyncio.create_task(landings.wait([A, B], FRESH))
+    second = asyncio.create_task(landings.wait([B, C], FRESH))
+    await settle()
+
+    await entries.put_many({A: Held(synthetic_stats(A), clock.now), B: Held(None, clock.now)})
+    await other.release([A, B])
+    await polls.run()
+    assert first.done() and not second.done()
+    assert await first == {A: Held(synthetic_stats(A), clock.now), B: Held(None, clock.now)}
+    await entries.put_many({C: Held(synthetic_stats(C), clock.now)})
+    await other.release([C])
+    await polls.run()
+
+    assert await second == {B: Held(None, clock.now), C: Held(synthetic_stats(C), clock.now)}
+    assert claims.reads == [(A, B, C), (C,)]  # one read for both waiters, then only what is unsettled
+
+
+async def test_a_waiter_gets_only_fresh_entries_and_stops_waiting_once_its_videos_are_settled() -> None:
+    clock, polls, entries = Clock(), Polls(), MemoryVideoEntries(100)
+    claims = CountingClaims(clock, entries)
+    other = MemoryMissClaims(clock, 2.0, entries, claims.held)
+    await other.claim([A, B], clock.now, FRESH)
+    await entries.put_many({B: Held(synthetic_stats(B), clock.now - 30)})  # old: not what is awaited
+    landings = Landings(claims, clock, poll_s=0.005, polls=100, max_ids=100, sleep=polls)
+    waiting = asyncio.create_task(landings.wait([A, B], FRESH))
+    await polls.run()
+    assert not waiting.done()
+
+    await other.release([A, B])  # its call failed: nothing new stored
+    await polls.run()
+
+    assert await waiting == {}  # the caller calls for both itself, without waiting out its polls
+    assert len(claims.reads) == 2
+
+
+async def test_a_waiter_whose_videos_stay_claimed_gets_what_settled_after_its_polls() -> None:
+    clock, polls, entries = Clock(), Polls(), MemoryVideoEntries(100)
+    claims = CountingClaims(clock, entries)
+    other = MemoryMissClaims(clock, 2.0, entries, claims.held)
+    await other.claim([A, B], clock.now, FRESH)
+    landings = Landings(claims, clock, poll_s=0.005, polls=3, max_ids=100, sleep=polls)
+    waiting = asyncio.create_task(landings.wait([A, B], FRESH))
+    await polls.run()
+    await entries.put_many({A: Held(synthetic_stats(A), clock.now)})
+    await other.release([A])
+    await polls.run()
+    assert not waiting.done()
+
+    await polls.run()
+
+    assert await waiting == {A: Held(synthetic_stats(A), clock.now)}
+    assert len(claims.reads) == 3
+
+
+async def test_landings_are_bounded_a_waiter_past_the_bound_gets_nothing_at_once() -> None:
+    clock, polls, entries = Clock(), Polls(), MemoryVideoEntries(100)
+    claims = MemoryMissClaims(clock, 2.0, entries)
+    await MemoryMissClaims(clock, 2.0, entries, claims.held).claim([A, B, C], clock.now, FRESH)
+    landings = Landings(claims, clock, poll_s=0.005, polls=3, max_ids=2, sleep=polls)
+    waiting = asyncio.create_task(landings.wait([A, B], FRESH))
+    await settle()
+
+    assert await landings.wait([C], FRESH) == {}  # its caller calls for C itself
+    await polls.run(3)
+    assert await waiting == {}
+    again = asyncio.create_task(landings.wait([C], FRESH))  # room again: it waits
+    await settle()
+    assert not again.done()
+    await polls.run(3)
+    assert await again == {}
+
+
+def worker(inner: Inner, claims: MemoryMissClaims, polls: Polls) -> CachedVideoSource:
+    """A worker's cache: its own claims on the entries and claims every worker shares."""
+    clock, entries = claims.clock, claims.entries
+    assert isinstance(clock, Clock)
+    return CachedVideoSource(
+        inner,
+        entries,
+        clock,
+        POLICY,
+        CapturingEventLog(),
+        RecordingMetrics(),
+        lambda: 1.0,
+        fill_to=50,
+        shared=True,
+        stale=MemoryStaleQueue(50),
+        claims=(claims, Landings(claims, clock, poll_s=0.005, polls=3, max_ids=1_000, sleep=polls)),
+        sleep=Wait(),
+    )
+
+
+async def test_a_video_two_workers_miss_at_once_is_called_for_by_the_first_and_waited_for_by_the_other() -> (
+    None
+):
+    clock, entries, polls = Clock(), MemoryVideoEntries(100), Polls()
+    one, other = Inner(), Inner()
+    first_claims = MemoryMissClaims(clock, 2.0, entries)
+    first = worker(one, first_claims, polls)
+    second = worker(other, MemoryMissClaims(clock, 2.0, entries, first_claims.held), polls)
+    one.gate.clear()  # the first worker's call is in flight
+
+    first_fetch = asyncio.create_task(first.fetch([A, B]))
+    await settle()
+    second_fetch = asyncio.create_task(second.fetch([B, C]))
+    await settle()
+    one.gate.set()
+    await settle()
+    await polls.run()
+
+    await settle()
+    assert second_fetch.done()  # one poll after the first released B
+    assert one.fetches == [(A, B)]
+    assert other.fetches == [(C,)]  # B was the first's to call for
+    answer = (await second_fetch).unwrap()
+    assert answer.stats == {B: synthetic_stats(B), C: synthetic_stats(C)}
+    assert (await first_fetch).unwrap().stats == {A: synthetic_stats(A), B: synthetic_stats(B)}
+    assert first_claims.held == {}  # each released its claims once its entries were stored
+
+
+async def test_when_the_claimers_call_fails_the_waiter_calls_for_the_video_itself() -> None:
+    clock, entries, polls = Clock(), MemoryVideoEntries(100), Polls()
+    one, other = Inner(), Inner()
+    first_claims = MemoryMissClaims(clock, 2.0, entries)
+    first = worker(one, first_claims, polls)
+    second = worker(other, MemoryMissClaims(clock, 2.0, entries, first_claims.held), polls)
+    one.gate.clear()
+    one.error = UpstreamUnavailable("down")
+
+    first_fetch = asyncio.create_task(first.fetch([A, B]))
+    await settle()
+    second_fetch = asyncio.create_task(second.fetch([B, C]))
+    await settle()
+    one.gate.set()
+    await settle()
+    await polls.run()  # the first released B without storing it
+    await settle()
+
+    assert second_fetch.done()
+    assert other.fetches == [(C,), (B,)]
+    assert (await second_fetch).unwrap().stats == {B: synthetic_stats(B), C: synthetic_stats(C)}
+    assert not isinstance(await first_fetch, Success)
