@@ -29,7 +29,7 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
-from itertools import accumulate
+from itertools import accumulate, pairwise
 from pathlib import Path
 from typing import Final
 
@@ -143,6 +143,7 @@ class Tally:
     ages: list[int] = field(default_factory=list)
     statuses: dict[int, int] = field(default_factory=dict)
     errors: int = 0
+    counts: list[int] = field(default_factory=list)  # the double's call counter every --slice-s
 
 
 async def _seed(urls: Sequence[str], collections: dict[str, tuple[str, ...]]) -> None:
@@ -157,11 +158,20 @@ async def _seed(urls: Sequence[str], collections: dict[str, tuple[str, ...]]) ->
         await asyncio.gather(*(put(n, ids) for n, ids in collections.items()))
 
 
-async def _load(urls: Sequence[str], requests: Sequence[str], rate: float) -> tuple[Tally, float]:
-    """Open loop: request i leaves at i/rate seconds (round-robin over the replicas)."""
+async def _load(
+    urls: Sequence[str], requests: Sequence[str], rate: float, counter_url: str = "", slice_s: float = 0.0
+) -> tuple[Tally, float]:
+    """Open loop: request i leaves at i/rate seconds (round-robin over the replicas). With
+    ``slice_s``, the double's counter (``counter_url``) is read every ``slice_s`` meanwhile."""
     tally = Tally()
     connector = aiohttp.TCPConnector(limit=256)
     async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=10)) as session:
+
+        async def sample() -> None:
+            while True:
+                await asyncio.sleep(slice_s)
+                async with session.get(counter_url) as r:
+                    tally.counts.append(int((await r.json())["calls"]))
 
         async def one(i: int, name: str) -> None:
             started = time.perf_counter()
@@ -175,6 +185,7 @@ async def _load(urls: Sequence[str], requests: Sequence[str], rate: float) -> tu
                 return
             tally.latencies.append(time.perf_counter() - started)
 
+        sampler = asyncio.create_task(sample()) if slice_s else None
         began = time.perf_counter()
         tasks = []
         for i, name in enumerate(requests):
@@ -183,6 +194,8 @@ async def _load(urls: Sequence[str], requests: Sequence[str], rate: float) -> tu
                 await asyncio.sleep(delay)
             tasks.append(asyncio.create_task(one(i, name)))
         await asyncio.gather(*tasks)
+        if sampler is not None:
+            sampler.cancel()
         return tally, time.perf_counter() - began
 
 
@@ -215,6 +228,13 @@ class Row:
     units: int
     seconds: float
     tally: Tally
+    before: int = 0  # the double's counter when the load began
+    saved: str = ""  # calls saved by each wrapper, from the replicas' /metrics
+
+    def slices(self) -> str:
+        """Units spent in each --slice-s of the run (the last slice may be short)."""
+        counts = [self.before, *self.tally.counts, self.before + self.units]
+        return " / ".join(f"{b - a:,}" for a, b in pairwise(counts))
 
     def cells(self, baseline: int | None) -> list[str]:
         t = self.tally
@@ -241,7 +261,28 @@ def _pct(values: Sequence[float], p: int) -> float:
     return values[min(len(values) - 1, round(p / 100 * (len(values) - 1)))]
 
 
-def measure(variant: Variant, load: World, rate: float, double_url: str, double_port: int, out: Path) -> Row:
+def _saved(urls: Sequence[str]) -> str:
+    """``upstream_calls_saved_total`` by wrapper, summed over the replicas' ``/metrics``."""
+    saved: dict[str, float] = {}
+    for url in urls:
+        status, body = http_get(int(url.rsplit(":", 1)[1]), "/metrics", 30)
+        for line in body.decode().splitlines() if status == 200 else ():
+            if line.startswith("influencer_stats_upstream_calls_saved_total{"):
+                label, _, value = line.partition("} ")
+                by = label.partition('by="')[2].rstrip('"')
+                saved[by] = saved.get(by, 0.0) + float(value)
+    return ", ".join(f"{by} {n:,.0f}" for by, n in sorted(saved.items())) or "none"
+
+
+def measure(
+    variant: Variant,
+    load: World,
+    rate: float,
+    double_url: str,
+    double_port: int,
+    out: Path,
+    slice_s: float = 0.0,
+) -> Row:
     settings = {
         "INFLUENCER_STATS_CACHE_TTL": FRESH_S,
         "INFLUENCER_STATS_VIDEO_TTL": FRESH_S,
@@ -263,12 +304,14 @@ def measure(variant: Variant, load: World, rate: float, double_url: str, double_
             urls.append(f"http://{HOST}:{port}")
         asyncio.run(_seed(urls, load.collections))
         before = _calls(double_port)
-        tally, seconds = asyncio.run(_load(urls, load.requests, rate))
+        counter = f"http://{HOST}:{double_port}/_control/stats"
+        tally, seconds = asyncio.run(_load(urls, load.requests, rate, counter, slice_s))
         units = _calls(double_port) - before
-    return Row(variant, len(load.requests), units, seconds, tally)
+        saved = _saved(urls) if slice_s else ""
+    return Row(variant, len(load.requests), units, seconds, tally, before, saved)
 
 
-def table(rows: Sequence[Row], command: str) -> str:
+def table(rows: Sequence[Row], command: str, slice_s: float = 0.0) -> str:
     baseline = rows[0].units if rows else None
     head = [
         "variant",
@@ -289,6 +332,9 @@ def table(rows: Sequence[Row], command: str) -> str:
     lines += ["| " + " | ".join(r.cells(baseline)) + " |" for r in rows]
     lines.append("")
     lines += [f"- **{r.variant.name}**: {r.variant.sentence}." for r in rows]
+    if slice_s:
+        lines += ["", f"Units every {slice_s:g} s, run by run (calls saved, from `/metrics`):", ""]
+        lines += [f"- {r.variant.name}: {r.slices()} (saved: {r.saved})" for r in rows]
     return "\n".join(lines) + "\n"
 
 
@@ -297,12 +343,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rate", type=float, default=200.0, help="stats requests per second (200)")
     parser.add_argument("--duration", type=int, default=60, help="seconds of load per variant (60)")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--variants", help="comma-separated numbers (1-based) of the variants to run")
+    parser.add_argument(
+        "--variants",
+        help="comma-separated numbers (1-based) of the variants to run, in that order; a number may "
+        "repeat (5,6,6,5 alternates one and two distributed processes)",
+    )
+    parser.add_argument(
+        "--slice-s", type=float, default=0.0, help="also report the units spent every this many seconds"
+    )
     parser.add_argument("--out", type=Path, default=Path("perf/out"))
     parser.add_argument("--publish", action="store_true", help="also write the table into perf/RESULTS.md")
     args = parser.parse_args(sys.argv[1:] if argv is None else list(argv))
-    if args.rate <= 0 or not 1 <= args.duration <= 600:
-        parser.error("--rate must be positive and --duration 1-600 s")
+    if args.rate <= 0 or not 1 <= args.duration <= 600 or args.slice_s < 0:
+        parser.error("--rate must be positive, --duration 1-600 s and --slice-s 0 or more")
     chosen: tuple[Variant, ...] = VARIANTS
     if args.variants:
         chosen = tuple(VARIANTS[int(n) - 1] for n in args.variants.split(","))
@@ -316,13 +369,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         url = f"http://{HOST}:{port}/youtube/v3/videos"
         for variant in chosen:
             print(f"overlap: {variant.name} …", file=sys.stderr, flush=True)
-            rows.append(measure(variant, load, args.rate, url, port, args.out))
+            rows.append(measure(variant, load, args.rate, url, port, args.out, args.slice_s))
             print(f"overlap: {variant.name}: {rows[-1].units:,} units", file=sys.stderr, flush=True)
-    command = "python perf/run.py --workload overlap " + " ".join(
-        f"--{k} {v}"
-        for k, v in (("rate", f"{args.rate:g}"), ("duration", args.duration), ("seed", args.seed))
-    )
-    text = table(rows, command)
+    flags = [("rate", f"{args.rate:g}"), ("duration", args.duration), ("seed", args.seed)]
+    if args.variants:
+        flags.append(("variants", args.variants))
+    if args.slice_s:
+        flags.append(("slice-s", f"{args.slice_s:g}"))
+    command = "python perf/run.py --workload overlap " + " ".join(f"--{k} {v}" for k, v in flags)
+    text = table(rows, command, args.slice_s)
     (args.out / "overlap.md").write_text(text)
     print(text)
     if args.publish:

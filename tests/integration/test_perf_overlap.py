@@ -1,0 +1,31 @@
+"""The overlap lab end to end, briefly: the youtube profile against the Python double, over loopback."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from perf import overlap
+
+
+def test_a_short_overlap_run_counts_units_slice_by_slice_and_the_calls_each_wrapper_saved(
+    tmp_path: Path,
+) -> None:
+    code = overlap.main(
+        ["--variants", "4,4", "--duration", "3", "--rate", "40", "--slice-s", "1", "--out", str(tmp_path)]
+    )
+
+    assert code == 0
+    report = (tmp_path / "overlap.md").read_text()
+    assert "--variants 4,4 --slice-s 1" in report
+    rows = [line for line in report.splitlines() if line.startswith("| **+ both (the youtube profile)**")]
+    assert len(rows) == 2  # a variant may run twice (alternating runs)
+    units = [int(row.split("|")[2].strip().replace(",", "")) for row in rows]
+    assert all(u > 0 for u in units)
+    slices = [line for line in report.splitlines() if line.startswith("- + both (the youtube profile): ")]
+    assert len(slices) == 2
+    for line, total in zip(slices, units, strict=True):
+        per_slice, _, saved = line.partition(": ")[2].partition(" (saved: ")
+        parts = [int(p.replace(",", "")) for p in per_slice.split(" / ")]
+        assert len(parts) >= 3 and sum(parts) == total  # every unit lands in one slice
+        assert re.fullmatch(r"(batching|video_cache) [\d,]+(, video_cache [\d,]+)?\)|none\)", saved)
