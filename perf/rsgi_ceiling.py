@@ -10,15 +10,20 @@ runs with (:func:`perf.profiles.granian_flags`); the defaults here are the
 service's defaults. It is the floor of every Granian profile::
 
     python -m perf.rsgi_ceiling --port 8091
+    python -m perf.rsgi_ceiling --port 8093 --work-us 10   # plus 10 µs of Python per request
 
-:func:`serve` is shared with :mod:`perf.minimal`, so both references run on
+``--work-us`` answers the same after spinning that long in Python, holding the
+GIL as an app's own code does: beside the plain ceiling it shows what each µs of
+app time costs a Granian server in req/s. :func:`serve` is shared with :mod:`perf.minimal`, so both references run on
 exactly the same server.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import resource
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
@@ -34,6 +39,8 @@ if TYPE_CHECKING:
 _RESERVED_FDS: Final = 256 + 64 + 64
 _OK_HEADERS: Final = [("content-type", "application/json")]
 _NOT_ALLOWED_HEADERS: Final = [("allow", "GET")]
+_WORK_ENV: Final = "PERF_CEILING_WORK_US"  # --work-us, for the worker processes that import this
+_WORK_S: Final = float(os.environ.get(_WORK_ENV, "0")) / 1e6
 
 
 def default_backpressure() -> int:
@@ -111,13 +118,26 @@ async def app(scope: Scope, proto: HTTPProtocol) -> None:
         proto.response_bytes(405, _NOT_ALLOWED_HEADERS, b"")
 
 
+async def busy_app(scope: Scope, proto: HTTPProtocol) -> None:
+    """:func:`app` after ``--work-us`` µs of Python work (a busy loop on the clock)."""
+    end = time.perf_counter() + _WORK_S
+    while time.perf_counter() < end:
+        pass
+    await app(scope, proto)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m perf.rsgi_ceiling", description=__doc__.split("\n\n")[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8091)
+    parser.add_argument("--work-us", type=float, default=0.0, help="µs of Python work before each answer")
     add_granian_arguments(parser)
     args = parser.parse_args(argv)
-    serve("perf.rsgi_ceiling:app", args.host, args.port, granian_options(args))
+    if args.work_us < 0:
+        parser.error("--work-us must be 0 or more")
+    os.environ[_WORK_ENV] = repr(args.work_us)
+    target = "perf.rsgi_ceiling:busy_app" if args.work_us else "perf.rsgi_ceiling:app"
+    serve(target, args.host, args.port, granian_options(args))
 
 
 if __name__ == "__main__":

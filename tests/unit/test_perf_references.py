@@ -288,3 +288,35 @@ async def test_the_rsgi_ceiling_answers_the_uvicorn_ceilings_body_to_any_get() -
         (200, [("content-type", "application/json")], BODY),
         (405, [("allow", "GET")], b""),
     ]
+
+
+async def test_the_busy_ceiling_answers_what_the_ceiling_answers() -> None:
+    from types import SimpleNamespace
+
+    from perf.rsgi_ceiling import app, busy_app
+
+    plain, busy = _Proto(), _Proto()
+    for method in ("GET", "POST"):
+        scope = cast(Any, SimpleNamespace(proto="http", method=method, path="/x"))
+        await app(scope, cast(Any, plain))
+        await busy_app(scope, cast(Any, busy))
+
+    assert busy.answers == plain.answers
+
+
+def test_work_us_serves_the_busy_app_and_tells_its_workers_how_long_to_work(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import os
+
+    import perf.rsgi_ceiling as ceiling
+
+    served: list[str] = []
+    monkeypatch.setattr(ceiling, "serve", lambda target, *_: served.append(target))
+    monkeypatch.setenv("PERF_CEILING_WORK_US", "0")
+
+    ceiling.main(["--work-us", "10"])
+    assert os.environ["PERF_CEILING_WORK_US"] == "10.0"  # the worker processes read it when they import
+    ceiling.main([])
+
+    assert served == ["perf.rsgi_ceiling:busy_app", "perf.rsgi_ceiling:app"]
