@@ -30,7 +30,8 @@ VIDEO_WRAPPERS: Registry[SourceWrapper] = Registry("video wrapper")
 VIDEO_CACHES: Registry[SourceWrapper] = Registry("video cache")
 QUOTA_LEDGERS: Registry[LedgerBuilder] = Registry("quota")
 _LANDING_POLL_S = 0.005  # how often a worker reads the entries it waits for from another worker
-_MAX_WAITED_IDS = 10_000  # ids a process waits for at once; beyond, a miss calls for its ids itself
+# Ids a process waits for at once (each poll reads them all); beyond, a miss calls for its own.
+_MAX_WAITED_IDS = 2_000
 
 
 @VIDEO_CLIENTS.add("fake", "offline: stable stats derived from each id; ids starting with X are missing")

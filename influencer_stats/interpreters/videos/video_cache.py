@@ -52,8 +52,8 @@ class CachedVideoSource:
       ago first. A call costs one quota unit whatever its ids, so the
       popular videos are refreshed for free instead of each costing a call later.
     - Every video served is a video-cache event (hit, stale, miss,
-      stale_if_error, quota_exhausted; refreshed_ahead); a fetch answered
-      without calling is a call saved by ``video_cache``.
+      stale_if_error, quota_exhausted; refreshed_ahead, waited_for_another); a
+      fetch answered without calling is a call saved by ``video_cache``.
 
     The clock is injected (wall time when ``entries`` are shared by hosts).
     """
