@@ -6,20 +6,22 @@ Fake clock, scripted inner sources, a test-controlled poll: no sleeps.
 from __future__ import annotations
 
 import asyncio
+from asyncio import Task
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
-from returns.result import Success
+from returns.result import Result, Success
 
 from influencer_stats.interpreters.videos.miss_claims import Landings, MemoryMissClaims
 from influencer_stats.interpreters.videos.stale_queue import MemoryStaleQueue
 from influencer_stats.interpreters.videos.synthetic import synthetic_stats
-from influencer_stats.interpreters.videos.video_cache import CachedVideoSource
 from influencer_stats.interpreters.videos.video_entries import Held, MemoryVideoEntries
-from influencer_stats.logic.models import UpstreamUnavailable, VideoId
+from influencer_stats.logic.models import UpstreamError, UpstreamUnavailable, VideoBatch, VideoId
 from influencer_stats.testing.clock import ManualClock as Clock
-from influencer_stats.testing.event_log import CapturingEventLog
-from tests.support import RecordingMetrics
-from tests.unit.test_video_cache import POLICY, A, B, C, Inner, Wait, settle
+from tests.unit.test_stale_queue import worker
+from tests.unit.test_video_cache import A, B, C, Inner, Wait, settle
+
+FetchResult = Result[VideoBatch, UpstreamError]
 
 FRESH = 10.0
 
@@ -155,73 +157,69 @@ async def test_landings_are_bounded_a_waiter_past_the_bound_gets_nothing_at_once
     assert await again == {}
 
 
-def worker(inner: Inner, claims: MemoryMissClaims, polls: Polls) -> CachedVideoSource:
-    """A worker's cache: its own claims on the entries and claims every worker shares."""
-    clock, entries = claims.clock, claims.entries
-    assert isinstance(clock, Clock)
-    return CachedVideoSource(
-        inner,
-        entries,
-        clock,
-        POLICY,
-        CapturingEventLog(),
-        RecordingMetrics(),
-        lambda: 1.0,
-        fill_to=50,
-        shared=True,
-        stale=MemoryStaleQueue(50),
-        claims=(claims, Landings(claims, clock, poll_s=0.005, polls=3, max_ids=1_000, sleep=polls)),
-        sleep=Wait(),
-    )
+@dataclass
+class TwoWorkers:
+    """Two workers' caches sharing entries, a stale queue and claims; the first's call held."""
+
+    one: Inner = field(default_factory=Inner)
+    other: Inner = field(default_factory=Inner)
+    polls: Polls = field(default_factory=Polls)
+    held: dict[VideoId, tuple[object, float]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        clock, entries, queue = Clock(), MemoryVideoEntries(100), MemoryStaleQueue(50)
+        self.first, self.second = (
+            worker(
+                inner,
+                entries,
+                queue,
+                clock,
+                Wait(),
+                (claims, Landings(claims, clock, poll_s=0.005, polls=3, max_ids=1_000, sleep=self.polls)),
+            )
+            for inner, claims in (
+                (self.one, MemoryMissClaims(clock, 2.0, entries, self.held)),
+                (self.other, MemoryMissClaims(clock, 2.0, entries, self.held)),
+            )
+        )
+        self.one.gate.clear()  # the first worker's call is in flight
+
+    async def both_miss(self) -> tuple[Task[FetchResult], Task[FetchResult]]:
+        """The first misses A and B, then the second B and C; the first's call answers."""
+        first_fetch = asyncio.create_task(self.first.fetch([A, B]))
+        await settle()
+        second_fetch = asyncio.create_task(self.second.fetch([B, C]))
+        await settle()
+        self.one.gate.set()
+        await settle()
+        await self.polls.run()
+        await settle()
+        return first_fetch, second_fetch
 
 
 async def test_a_video_two_workers_miss_at_once_is_called_for_by_the_first_and_waited_for_by_the_other() -> (
     None
 ):
-    clock, entries, polls = Clock(), MemoryVideoEntries(100), Polls()
-    one, other = Inner(), Inner()
-    first_claims = MemoryMissClaims(clock, 2.0, entries)
-    first = worker(one, first_claims, polls)
-    second = worker(other, MemoryMissClaims(clock, 2.0, entries, first_claims.held), polls)
-    one.gate.clear()  # the first worker's call is in flight
+    workers = TwoWorkers()
 
-    first_fetch = asyncio.create_task(first.fetch([A, B]))
-    await settle()
-    second_fetch = asyncio.create_task(second.fetch([B, C]))
-    await settle()
-    one.gate.set()
-    await settle()
-    await polls.run()
+    first_fetch, second_fetch = await workers.both_miss()
 
-    await settle()
     assert second_fetch.done()  # one poll after the first released B
-    assert one.fetches == [(A, B)]
-    assert other.fetches == [(C,)]  # B was the first's to call for
+    assert workers.one.fetches == [(A, B)]
+    assert workers.other.fetches == [(C,)]  # B was the first's to call for
     answer = (await second_fetch).unwrap()
     assert answer.stats == {B: synthetic_stats(B), C: synthetic_stats(C)}
     assert (await first_fetch).unwrap().stats == {A: synthetic_stats(A), B: synthetic_stats(B)}
-    assert first_claims.held == {}  # each released its claims once its entries were stored
+    assert workers.held == {}  # each released its claims once its entries were stored
 
 
 async def test_when_the_claimers_call_fails_the_waiter_calls_for_the_video_itself() -> None:
-    clock, entries, polls = Clock(), MemoryVideoEntries(100), Polls()
-    one, other = Inner(), Inner()
-    first_claims = MemoryMissClaims(clock, 2.0, entries)
-    first = worker(one, first_claims, polls)
-    second = worker(other, MemoryMissClaims(clock, 2.0, entries, first_claims.held), polls)
-    one.gate.clear()
-    one.error = UpstreamUnavailable("down")
+    workers = TwoWorkers()
+    workers.one.error = UpstreamUnavailable("down")
 
-    first_fetch = asyncio.create_task(first.fetch([A, B]))
-    await settle()
-    second_fetch = asyncio.create_task(second.fetch([B, C]))
-    await settle()
-    one.gate.set()
-    await settle()
-    await polls.run()  # the first released B without storing it
-    await settle()
+    first_fetch, second_fetch = await workers.both_miss()  # the first released B without storing it
 
     assert second_fetch.done()
-    assert other.fetches == [(C,), (B,)]
+    assert workers.other.fetches == [(C,), (B,)]
     assert (await second_fetch).unwrap().stats == {B: synthetic_stats(B), C: synthetic_stats(C)}
     assert not isinstance(await first_fetch, Success)

@@ -5,6 +5,7 @@ Fake clock, scripted inner sources, a test-controlled wait: no sleeps.
 
 from __future__ import annotations
 
+from influencer_stats.interpreters.videos.miss_claims import Landings, MissClaims
 from influencer_stats.interpreters.videos.stale_queue import MemoryStaleQueue
 from influencer_stats.interpreters.videos.video_cache import CachedVideoSource
 from influencer_stats.interpreters.videos.video_entries import MemoryVideoEntries
@@ -46,7 +47,12 @@ async def test_take_due_waits_for_the_oldest_to_be_queued_at_or_before_the_cutof
 
 
 def worker(
-    inner: Inner, entries: MemoryVideoEntries, queue: MemoryStaleQueue, clock: Clock, wait: Wait
+    inner: Inner,
+    entries: MemoryVideoEntries,
+    queue: MemoryStaleQueue,
+    clock: Clock,
+    wait: Wait,
+    claims: tuple[MissClaims, Landings] | None = None,
 ) -> CachedVideoSource:
     return CachedVideoSource(
         inner,
@@ -59,6 +65,7 @@ def worker(
         fill_to=50,
         shared=True,
         stale=queue,
+        claims=claims,
         refresh_wait_s=1.0,
         sleep=wait,
     )
