@@ -221,12 +221,14 @@ async def _redis_cache(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSou
     )
     # One queue of stale videos for every worker: each is refreshed once, not once per worker.
     stale = RedisStaleQueue(client, keys, max(1, _ids_per_call(settings)), round(1000 * keep_s), wiring.log)
-    # A video several workers miss at once is called for by the first to claim it; the others
-    # wait (a call's deadline at most) for its entry, reading Redis every few ms, once per process.
+    # A video several workers miss at once is called for by the first to claim it (held a request's
+    # upstream deadline at most); the others wait for its entry, reading Redis every few ms, once
+    # per process, one call's timeout at most: then they call themselves with the rest of their
+    # deadline (the claimer's process may have died, or its call be retrying).
     claims = RedisMissClaims(
         client, keys, secrets.token_hex(8), round(1000 * settings.upstream_deadline_s), wiring.log
     )
-    polls = max(1, math.ceil(settings.upstream_deadline_s / _LANDING_POLL_S))
+    polls = max(1, math.ceil(settings.upstream_call_timeout_s / _LANDING_POLL_S))
     landings = Landings(claims, time.time, poll_s=_LANDING_POLL_S, polls=polls, max_ids=_MAX_WAITED_IDS)
     return _cached(  # wall time: shared by hosts
         wiring, inner, entries, time.time, shared=True, stale=stale, claims=(claims, landings)
