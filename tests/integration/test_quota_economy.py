@@ -1,6 +1,7 @@
 """Quota economy as a user runs it: real service processes, the YouTube double, real Redis.
 
-The double counts every videos.list call it answers: that count is the quota spent.
+The double counts every videos.list call it answers: that count is the quota spent. Two
+processes on one Redis share one budget, and a cold miss of both costs one call.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from influencer_stats.testing.youtube_double import VIDEOS_PATH
 from tests.integration.shared_redis import shared_redis_url, unique_prefix
 from tests.integration.youtube_clients_support import YouTubeDouble
-from tests.support import running_double_process, running_service
+from tests.support import expected_stats, running_double_process, running_service
 
 #: Every stats answer under a budget is one of these.
 ALLOWED = {200, 503}
@@ -121,3 +122,34 @@ def test_two_processes_on_one_redis_spend_one_budget_between_them(double: str, t
     assert set(statuses) <= ALLOWED, statuses
     assert 200 in statuses and 503 in statuses
     assert _calls(double) == BUDGET  # all of it, and not one unit more
+
+
+def test_two_processes_missing_the_same_videos_at_once_make_one_call_between_them(tmp_path: Path) -> None:
+    videos = _videos(7, 40)  # one call's worth
+    with running_double_process(tmp_path / "double.log", latency_ms=300) as slow_double:
+        env = {
+            "YOUTUBE_API_URL": slow_double,
+            "YOUTUBE_API_KEY": "any",
+            "REDIS_URL": shared_redis_url(),
+            "INFLUENCER_STATS_REDIS_PREFIX": unique_prefix(),
+        }
+        with (
+            running_service(["--profile", "distributed"], tmp_path / "one.log", env=env) as one,
+            running_service(["--profile", "distributed"], tmp_path / "two.log", env=env) as two,
+            httpx.Client(base_url=one.url, timeout=10) as client,
+        ):
+            assert client.put("/collections/cold", json={"videos": videos}).status_code == 201
+
+            async def both() -> list[httpx.Response]:
+                async with httpx.AsyncClient(timeout=10) as http:  # both miss while the call is out
+                    return list(
+                        await asyncio.gather(
+                            *(http.get(f"{s.url}/collections/cold/stats") for s in (one, two))
+                        )
+                    )
+
+            answers = asyncio.run(both())
+            calls = _calls(slow_double)
+
+    assert [a.json() for a in answers] == [expected_stats(videos)] * 2
+    assert calls == 1  # the second process waited for the first's call instead of making its own
