@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -187,3 +187,16 @@ def expected_stats(videos: Sequence[str]) -> dict[str, Any]:
         "videos": stats.videos,
         "missing": [],
     }
+
+
+def wait_for(condition: Callable[[], bool], timeout: float) -> bool:
+    """Poll ``condition()`` every 50 ms until true or ``timeout`` seconds pass."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if condition():
+                return True
+        except (httpx.TransportError, OSError, RuntimeError):
+            pass
+        time.sleep(0.05)
+    return False

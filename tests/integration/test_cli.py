@@ -13,7 +13,7 @@ import httpx
 import orjson
 import pytest
 
-from tests.support import ROOT, SERVERS, running_double_process, running_service
+from tests.support import ROOT, SERVERS, running_double_process, running_service, wait_for
 
 
 def run_main(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -163,6 +163,8 @@ def test_the_package_runs_as_a_command_with_main_py_s_arguments(command: list[st
 def test_every_server_says_where_it_listens_once_the_port_is_bound(server: str, tmp_path: Path) -> None:
     with running_service(["--server", server, "--store", "dict"], tmp_path / "start.log") as service:
         answered = httpx.get(f"{service.url}/healthz").status_code
+        # Granian's line comes from a thread that looks at the port every 50 ms: a first answer may beat it.
+        wait_for(lambda: "influencer-stats: listening on" in service.output(), 5)
 
     said = [
         line for line in service.output().splitlines() if line.startswith("influencer-stats: listening on")

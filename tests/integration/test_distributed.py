@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -29,7 +29,7 @@ from tests.integration.containers import (
     redis_server,
     require_docker,
 )
-from tests.support import RunningService, expected_stats, free_port, running_service
+from tests.support import RunningService, expected_stats, free_port, running_service, wait_for
 
 FAKE_VIDEOS = {"INFLUENCER_STATS_VIDEO_CLIENT": "fake"}
 PROBLEM = "application/problem+json"
@@ -91,7 +91,7 @@ def test_uvicorn_with_two_workers_answers_every_read_with_the_latest_write(
         running_service([], tmp_path / "uvicorn.log", env=env, command=command) as service,
         httpx.Client(base_url=service.url, timeout=10, limits=one_shot) as http,
     ):
-        both_up = _wait_for(lambda: service.output().count('"event":"service.started"') == 2, 10)
+        both_up = wait_for(lambda: service.output().count('"event":"service.started"') == 2, 10)
         assert both_up, service.output()
         for n in range(1, 41):
             videos = videos_of(n % 7)
@@ -122,19 +122,6 @@ def persistent_redis() -> Iterator[tuple[HostNetworkMixin, str]]:
         container = HostNetworkMixin("redis:7-alpine", _wait_strategy=wait).with_bind_ports(6379, port)
     with container.with_command(command):
         yield container, f"redis://127.0.0.1:{port}"
-
-
-def _wait_for(condition: Callable[[], bool], timeout: float) -> bool:
-    """Poll ``condition()`` every 50 ms until true or ``timeout`` seconds pass."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if condition():
-                return True
-        except (httpx.TransportError, OSError, RuntimeError):
-            pass
-        time.sleep(0.05)
-    return False
 
 
 def _timed(request: httpx.Request, http: httpx.Client) -> tuple[httpx.Response, float]:
@@ -201,7 +188,7 @@ def test_while_redis_is_down_requests_fail_fast_and_afterwards_the_service_recov
                 docker.unpause()
             else:
                 docker.start()  # same port, data from the append-only file
-            assert _wait_for(lambda: http.get(service.url + "/readyz").status_code == 200, 20), (
+            assert wait_for(lambda: http.get(service.url + "/readyz").status_code == 200, 20), (
                 service.output()
             )
 
