@@ -91,14 +91,24 @@ def _decode(raw: bytes | str | None) -> Held | None:
         return None
 
 
+#: Lua, put before the scripts that read entries (push, take, claim): whether the entry at ``key`` was stored less than
+#: ``fresh`` seconds before ``now``. Its stored_at is the first number of the JSON array ``_encode``
+#: writes.
+_IS_FRESH: Final = """
+local function is_fresh(key, now, fresh)
+  local raw = redis.call('GET', key)
+  local stored = raw and tonumber(string.match(raw, '^%[([^,%]]+)'))
+  if not stored then return false end  -- no entry (GET gives false), or not one of ours
+  return now - stored < fresh
+end
+"""
+
 #: Queue the ids (ARGV[5..]) whose entries (KEYS[2..]) are missing or stale, unless queued;
 #: once ``room`` wait, take them out. ARGV: now, fresh_s, room, keep_ms.
 _PUSH: Final = """
 local now, fresh, room = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 for k = 2, #KEYS do
-  local raw = redis.call('GET', KEYS[k])
-  local stored = raw and tonumber(string.match(raw, '^%[([^,%]]+)'))
-  if not stored or now - stored >= fresh then
+  if not is_fresh(KEYS[k], now, fresh) then
     redis.call('ZADD', KEYS[1], 'NX', now, ARGV[3 + k])
   end
 end
@@ -124,9 +134,7 @@ end
 local popped = redis.call('ZPOPMIN', KEYS[1], room)
 local out = {redis.call('ZCARD', KEYS[1]) > 0 and 1 or 0}
 for i = 1, #popped, 2 do
-  local raw = redis.call('GET', prefix .. popped[i])
-  local stored = raw and tonumber(string.match(raw, '^%[([^,%]]+)'))
-  if not stored or now - stored >= fresh then out[#out + 1] = popped[i] end
+  if not is_fresh(prefix .. popped[i], now, fresh) then out[#out + 1] = popped[i] end
 end
 return out
 """
@@ -153,8 +161,8 @@ class RedisStaleQueue:
         keep_ms: int,
         log: EventLog,
     ) -> None:
-        self._push = client.register_script(_PUSH)
-        self._take = client.register_script(_TAKE)
+        self._push = client.register_script(_IS_FRESH + _PUSH)
+        self._take = client.register_script(_IS_FRESH + _TAKE)
         self._keys = keys
         self._queue = keys.stale_videos
         self._entry_prefix = keys.video("")
@@ -195,9 +203,7 @@ _CLAIM: Final = """
 local n, now, fresh = #KEYS / 2, tonumber(ARGV[3]), tonumber(ARGV[4])
 local theirs = {}
 for k = 1, n do
-  local raw = redis.call('GET', KEYS[n + k])
-  local stored = raw and tonumber(string.match(raw, '^%[([^,%]]+)'))
-  if (stored and now - stored < fresh)
+  if is_fresh(KEYS[n + k], now, fresh)
     or (not redis.call('SET', KEYS[k], ARGV[1], 'NX', 'PX', ARGV[2]) and redis.call('GET', KEYS[k]) ~= ARGV[1]) then
     theirs[#theirs + 1] = k
   end
@@ -240,7 +246,7 @@ class RedisMissClaims:
     """
 
     def __init__(self, client: redis.Redis, keys: RedisKeys, token: str, hold_ms: int, log: EventLog) -> None:
-        self._claim = client.register_script(_CLAIM)
+        self._claim = client.register_script(_IS_FRESH + _CLAIM)
         self._release = client.register_script(_RELEASE)
         self._settled = client.register_script(_SETTLED)
         self._key = keys.video_claim
