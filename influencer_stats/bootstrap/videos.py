@@ -16,7 +16,7 @@ from influencer_stats.bootstrap.wiring import Wiring
 if TYPE_CHECKING:
     from influencer_stats.config.settings import Settings
     from influencer_stats.interpreters.stats.cache import CachePolicy
-    from influencer_stats.interpreters.videos.miss_claims import Landings, MissClaims
+    from influencer_stats.interpreters.videos.miss_claims import Landings
     from influencer_stats.interpreters.videos.quota import QuotaLedger
     from influencer_stats.interpreters.videos.stale_queue import StaleQueue
     from influencer_stats.interpreters.videos.video_entries import VideoEntries
@@ -231,7 +231,7 @@ async def _redis_cache(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSou
     polls = max(1, math.ceil(settings.upstream_call_timeout_s / _LANDING_POLL_S))
     landings = Landings(claims, time.time, poll_s=_LANDING_POLL_S, polls=polls, max_ids=_MAX_WAITED_IDS)
     return _cached(  # wall time: shared by hosts
-        wiring, inner, entries, time.time, shared=True, stale=stale, claims=(claims, landings)
+        wiring, inner, entries, time.time, shared=True, stale=stale, landings=landings
     )
 
 
@@ -243,7 +243,7 @@ def _cached(
     *,
     shared: bool,
     stale: StaleQueue | None = None,
-    claims: tuple[MissClaims, Landings] | None = None,
+    landings: Landings | None = None,
 ) -> VideoStatsSource:
     from influencer_stats.interpreters.videos.video_cache import CachedVideoSource
 
@@ -259,7 +259,7 @@ def _cached(
         fill_to=_ids_per_call(settings),
         shared=shared,
         stale=stale,
-        claims=claims,
+        landings=landings,
     )
 
 

@@ -175,7 +175,7 @@ class TwoWorkers:
                 queue,
                 clock,
                 Wait(),
-                (claims, Landings(claims, clock, poll_s=0.005, polls=3, max_ids=1_000, sleep=self.polls)),
+                Landings(claims, clock, poll_s=0.005, polls=3, max_ids=1_000, sleep=self.polls),
             )
             for inner, claims in (
                 (self.one, MemoryMissClaims(clock, 2.0, entries, self.held)),

@@ -5,7 +5,7 @@ Fake clock, scripted inner sources, a test-controlled wait: no sleeps.
 
 from __future__ import annotations
 
-from influencer_stats.interpreters.videos.miss_claims import Landings, MissClaims
+from influencer_stats.interpreters.videos.miss_claims import Landings
 from influencer_stats.interpreters.videos.stale_queue import MemoryStaleQueue
 from influencer_stats.interpreters.videos.video_cache import CachedVideoSource
 from influencer_stats.interpreters.videos.video_entries import MemoryVideoEntries
@@ -52,7 +52,7 @@ def worker(
     queue: MemoryStaleQueue,
     clock: Clock,
     wait: Wait,
-    claims: tuple[MissClaims, Landings] | None = None,
+    landings: Landings | None = None,
 ) -> CachedVideoSource:
     return CachedVideoSource(
         inner,
@@ -65,7 +65,7 @@ def worker(
         fill_to=50,
         shared=True,
         stale=queue,
-        claims=claims,
+        landings=landings,
         refresh_wait_s=1.0,
         sleep=wait,
     )

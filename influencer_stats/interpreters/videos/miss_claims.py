@@ -104,7 +104,7 @@ class Landings:
         max_ids: int,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
-        self._claims = claims
+        self.claims = claims  # the caller claims and releases through it too
         self._clock = clock
         self._poll_s = poll_s
         self._polls = polls
@@ -130,7 +130,7 @@ class Landings:
             while self._waiters:
                 await self._sleep(self._poll_s)
                 lacking = {i: None for w in self._waiters for i in w.ids if i not in w.settled}
-                read = await self._claims.settled(list(lacking))
+                read = await self.claims.settled(list(lacking))
                 waiting = []
                 for waiter in self._waiters:
                     waiter.settled.update((i, read[i]) for i in waiter.ids if i in read)

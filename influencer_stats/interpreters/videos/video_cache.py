@@ -42,9 +42,9 @@ class CachedVideoSource:
       (``quota-exhausted``), however old. A fetch that still lacks an id fails.
     - The answer's ``cache`` is the oldest served entry's (``None``: all fetched now).
     - Entries live in ``entries`` (this process, or Redis for every worker).
-    - With ``claims`` (workers sharing entries), a miss's call first claims its ids;
-      the ones another worker is calling for are waited for (``Landings``), and
-      called for here only if their entries do not come.
+    - With ``landings`` (workers sharing entries), a miss's call first claims its ids
+      (``landings.claims``); the ones another worker is calling for are waited for,
+      and called for here only if their entries do not come.
     - Refresh-ahead: a call of fewer than ``fill_to`` ids (the inner source's
       ids per call; 0 = off) is topped up with videos that will soon be due:
       asked for since they were fetched (by this process, or, with ``shared``
@@ -71,7 +71,7 @@ class CachedVideoSource:
         fill_to: int,
         shared: bool,
         stale: StaleQueue | None = None,
-        claims: tuple[MissClaims, Landings] | None = None,
+        landings: Landings | None = None,
         refresh_wait_s: float = 1.0,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
@@ -87,10 +87,8 @@ class CachedVideoSource:
         self._refresh_wait_s = refresh_wait_s
         self._sleep = sleep
         self._stale = stale if stale is not None else MemoryStaleQueue(fill_to)
-        self._claims: MissClaims | None = None
-        self._landings: Landings | None = None
-        if claims is not None:
-            self._claims, self._landings = claims
+        self._landings = landings
+        self._claims: MissClaims | None = landings.claims if landings is not None else None
         self._pushing: dict[VideoId, None] = {}  # stale videos on their way to the queue
         self._pusher: asyncio.Task[None] | None = None
         self._stale_timer: asyncio.Task[None] | None = None

@@ -91,9 +91,9 @@ def _decode(raw: bytes | str | None) -> Held | None:
         return None
 
 
-#: Lua, put before the scripts that read entries (push, take, claim): whether the entry at ``key`` was stored less than
-#: ``fresh`` seconds before ``now``. Its stored_at is the first number of the JSON array ``_encode``
-#: writes.
+#: Lua, put before the scripts that read entries (push, take, claim): whether the entry at
+#: ``key`` was stored less than ``fresh`` seconds before ``now``. Its stored_at is the first
+#: number of the JSON array ``_encode`` writes.
 _IS_FRESH: Final = """
 local function is_fresh(key, now, fresh)
   local raw = redis.call('GET', key)
