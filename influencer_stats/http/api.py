@@ -47,7 +47,6 @@ Checks = dict[str, Callable[[], Awaitable[bool]]]
 _HEALTHY = Reply(200, b'{"status":"ok"}')
 _NO_CONTENT = Reply(204, b"")
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
-_valid_request_id = _REQUEST_ID.fullmatch
 _clock = time.perf_counter
 #: Methods that need the write token (when one is set), on whichever route answers them.
 _WRITES = frozenset({"DELETE", "PATCH", "POST", "PUT"})
@@ -172,9 +171,7 @@ class HttpApi:
     async def serve(self, incoming: Incoming) -> Reply:
         """Answer one request: bind its id to the logs, dispatch, count it."""
         started = _clock()
-        request_id = incoming.request_id  # the client's when it is a sane one, else a new one
-        if request_id is None or not _valid_request_id(request_id):
-            request_id = f"{_random_bits(64):016x}"
+        request_id = _request_id(incoming.request_id)
         bound = LOG_CONTEXT.set({"request_id": request_id})
         route, method = incoming.route, incoming.method
         try:
@@ -199,11 +196,8 @@ class HttpApi:
             reply = problems.internal_error()
         finally:
             LOG_CONTEXT.reset(bound)
-        self.metrics.request(
-            route.template, method if method in HTTP_METHODS else "other", reply.status, _clock() - started
-        )
-        status, body, content_type, headers = reply  # Reply(...): _replace costs twice as much
-        return Reply(status, body, content_type, (*headers, ("x-request-id", request_id)))
+        self.metrics.request(route.template, _method_label(method), reply.status, _clock() - started)
+        return _with_request_id(reply, request_id)
 
     def unmatched(self, path: str, method: str, request_id: str | None) -> Reply:
         """The answer when no route matches ``path`` (percent-decoded), in the order parsers refuse:
