@@ -18,6 +18,7 @@ from returns.result import Result, Success
 from tenacity import AsyncRetrying, retry_if_result, stop_after_attempt, wait_random_exponential
 
 from influencer_stats.interpreters.metrics.noop import NoMetrics
+from influencer_stats.interpreters.videos.call_gate import CallGate
 from influencer_stats.interpreters.videos.youtube_api import MAX_IDS_PER_CALL, StatsByVideo, is_transient
 from influencer_stats.interpreters.videos.youtube_source import UpstreamPolicy, YouTubeVideoStatsSource
 from influencer_stats.logic.models import UpstreamError, VideoId
@@ -51,16 +52,20 @@ async def tenacity_call() -> Result[StatsByVideo, UpstreamError]:
 
 
 async def main(n: int = 20_000) -> None:
-    policy = UpstreamPolicy(
-        ids_per_call=MAX_IDS_PER_CALL, concurrency=16, call_timeout_s=1.0, deadline_s=2.0, retries=2
+    policy = UpstreamPolicy(ids_per_call=MAX_IDS_PER_CALL, call_timeout_s=1.0, retries=2)
+    gate = CallGate(64, per_flow=16, max_waiting=2048)
+    source = YouTubeVideoStatsSource(
+        call, policy, gate, CapturingEventLog(), NoMetrics(), clock=time.monotonic
     )
-    source = YouTubeVideoStatsSource(call, policy, CapturingEventLog(), NoMetrics(), clock=time.monotonic)
 
     def ours() -> Awaitable[Result[StatsByVideo, UpstreamError]]:
-        return source._call_with_retries(IDS, 1e18)
+        return source._call_with_retries(IDS, None)
 
     runs: list[tuple[str, Callable[[], Awaitable[Result[StatsByVideo, UpstreamError]]]]] = [
-        ("ours (YouTubeVideoStatsSource._call_with_retries, asyncio.timeout included)", ours),
+        (
+            "ours (YouTubeVideoStatsSource._call_with_retries, the call gate and asyncio.timeout included)",
+            ours,
+        ),
         ("tenacity AsyncRetrying", tenacity_call),
     ]
     for label, run in runs:

@@ -53,10 +53,15 @@ async def build_store(wiring: Wiring) -> CollectionStore:
 
 
 async def build_source(wiring: Wiring) -> VideoStatsSource:
+    """The video source stack; the outermost layer bounds a request's wait by its deadline."""
+    from influencer_stats.interpreters.videos.deadline import DeadlineSource
+
     choices = wiring.settings.choices
     base = await VIDEO_CLIENTS[choices.one("video_client")].build(wiring)
     wrapped = await fold(wiring, base, choices["video_wrappers"], VIDEO_WRAPPERS)
-    return await fold(wiring, wrapped, choices["video_cache"], VIDEO_CACHES)
+    if choices["video_cache"]:  # a per-video cache bounds its callers' waits itself, and keeps late calls
+        return await fold(wiring, wrapped, choices["video_cache"], VIDEO_CACHES)
+    return DeadlineSource(wrapped, wiring.settings.upstream_deadline_s)
 
 
 async def build_stats(

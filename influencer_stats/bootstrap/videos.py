@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import secrets
 import time
 from collections.abc import Awaitable, Callable
@@ -95,19 +94,25 @@ async def _youtube(
     client: Callable[[Wiring], Awaitable[VideosListCall]], batched: bool, wiring: Wiring
 ) -> VideoStatsSource:
     """``videos.list`` through ``client``: one id per call, or up to 50 when ``batched``."""
+    from influencer_stats.interpreters.videos.call_gate import CallGate
     from influencer_stats.interpreters.videos.youtube_api import MAX_IDS_PER_CALL
     from influencer_stats.interpreters.videos.youtube_source import UpstreamPolicy, YouTubeVideoStatsSource
 
     settings = wiring.settings
     policy = UpstreamPolicy(
         ids_per_call=MAX_IDS_PER_CALL if batched else 1,
-        concurrency=settings.upstream_concurrency,
         call_timeout_s=settings.upstream_call_timeout_s,
-        deadline_s=settings.upstream_deadline_s,
         retries=settings.upstream_retries,
     )
+    # As many calls at once as the pool has connections, so no call's timer runs while it
+    # waits for one; requests take turns for them.
+    gate = CallGate(
+        settings.upstream_connections,
+        per_flow=settings.upstream_concurrency,
+        max_waiting=settings.upstream_queue,
+    )
     call = await _governed(wiring, await client(wiring))
-    return YouTubeVideoStatsSource(call, policy, wiring.log, wiring.metrics, clock=time.monotonic)
+    return YouTubeVideoStatsSource(call, policy, gate, wiring.log, wiring.metrics, clock=time.monotonic)
 
 
 async def _governed(wiring: Wiring, call: VideosListCall) -> VideosListCall:
@@ -169,13 +174,7 @@ async def _batch(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
     settings = wiring.settings
     if settings.batch_window_ms == 0:
         return inner  # off
-    return BatchingSource(
-        inner,
-        wiring.metrics,
-        window_s=settings.batch_window_ms / 1000,
-        deadline_s=settings.upstream_deadline_s,
-        concurrency=settings.upstream_connections,
-    )
+    return BatchingSource(inner, wiring.metrics, window_s=settings.batch_window_ms / 1000)
 
 
 def _video_policy(settings: Settings) -> CachePolicy:
@@ -223,13 +222,18 @@ async def _redis_cache(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSou
     stale = RedisStaleQueue(client, keys, max(1, _ids_per_call(settings)), round(1000 * keep_s), wiring.log)
     # A video several workers miss at once is called for by the first to claim it (held a request's
     # upstream deadline at most); the others wait for its entry, reading Redis every few ms, once
-    # per process, one call's timeout at most: then they call themselves with the rest of their
-    # deadline (the claimer's process may have died, or its call be retrying).
+    # per process, one call's timeout at most (by a timer: a stalled Redis holds nobody longer):
+    # then they call themselves (the claimer's process may have died, or its call be retrying).
     claims = RedisMissClaims(
         client, keys, secrets.token_hex(8), round(1000 * settings.upstream_deadline_s), wiring.log
     )
-    polls = max(1, math.ceil(settings.upstream_call_timeout_s / _LANDING_POLL_S))
-    landings = Landings(claims, time.time, poll_s=_LANDING_POLL_S, polls=polls, max_ids=_MAX_WAITED_IDS)
+    landings = Landings(
+        claims,
+        time.time,
+        poll_s=_LANDING_POLL_S,
+        wait_s=settings.upstream_call_timeout_s,
+        max_ids=_MAX_WAITED_IDS,
+    )
     return _cached(  # wall time: shared by hosts
         wiring, inner, entries, time.time, shared=True, stale=stale, landings=landings
     )
@@ -256,6 +260,7 @@ def _cached(
         wiring.log,
         wiring.metrics,
         wiring.stretch(),
+        deadline_s=settings.upstream_deadline_s,
         fill_to=_ids_per_call(settings),
         shared=shared,
         stale=stale,

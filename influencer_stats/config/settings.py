@@ -211,13 +211,23 @@ class Settings:
     )
     upstream_call_timeout_s: float = seconds("INFLUENCER_STATS_UPSTREAM_TIMEOUT", 1.0, "per YouTube call")
     upstream_deadline_s: float = seconds(
-        "INFLUENCER_STATS_UPSTREAM_DEADLINE", 2.0, "per stats request, retries included"
+        "INFLUENCER_STATS_UPSTREAM_DEADLINE",
+        2.0,
+        "a stats request waits this long for YouTube, retries included (with a video cache its calls go on)",
     )
     upstream_concurrency: int = integer(
         "INFLUENCER_STATS_UPSTREAM_CONCURRENCY", 16, "YouTube calls in flight per stats request"
     )
     upstream_connections: int = integer(
-        "INFLUENCER_STATS_UPSTREAM_CONNECTIONS", 64, "YouTube connection pool per process"
+        "INFLUENCER_STATS_UPSTREAM_CONNECTIONS",
+        64,
+        "YouTube connection pool per process (the request with the fewest calls waiting goes next)",
+    )
+    upstream_queue: int = integer(
+        "INFLUENCER_STATS_UPSTREAM_QUEUE",
+        2_048,
+        "YouTube calls waiting for a connection per process, at most (503 upstream-busy beyond)",
+        low=0,
     )
     upstream_retries: int = integer(
         "INFLUENCER_STATS_UPSTREAM_RETRIES", 2, "retries of a transient YouTube failure (5xx, 429)", low=0

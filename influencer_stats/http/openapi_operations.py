@@ -26,7 +26,9 @@ from influencer_stats.logic.models import (
     CollectionId,
     CollectionNotFound,
     QuotaExceeded,
+    SharedStateUnavailable,
     StoreUnavailable,
+    UpstreamBusy,
     UpstreamTimeout,
     UpstreamUnavailable,
 )
@@ -354,9 +356,17 @@ def operations() -> dict[str, dict[str, Any]]:
                     ),
                     "503": problem_response(
                         "YouTube's quota exceeded (upstream-quota-exceeded), this deployment's daily "
-                        "YouTube budget spent (quota-exhausted), or storage down; Retry-After says when to retry",
+                        "YouTube budget spent (quota-exhausted), too many YouTube calls waiting in this "
+                        "process (upstream-busy), the shared quota count not answering "
+                        "(shared-state-unavailable), or storage down; Retry-After says when to retry",
                         problems.for_error(QuotaExceeded("YouTube answered 403 quotaExceeded", 60)),
                         QUOTA_EXHAUSTED_EXAMPLE,
+                        problems.for_error(UpstreamBusy("2048 YouTube calls are waiting for a connection")),
+                        problems.for_error(
+                            SharedStateUnavailable(
+                                "the shared quota count did not answer; no YouTube call was made"
+                            )
+                        ),
                         _STORE_DOWN_REPLY,
                         **{"Retry-After": _RETRY_AFTER},
                     ),

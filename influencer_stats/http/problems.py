@@ -15,8 +15,10 @@ from influencer_stats.logic.models import (
     InvalidUpstreamData,
     QuotaExceeded,
     QuotaExhausted,
+    SharedStateUnavailable,
     StatsError,
     StoreUnavailable,
+    UpstreamBusy,
     UpstreamMisconfigured,
     UpstreamTimeout,
     UpstreamUnavailable,
@@ -174,3 +176,19 @@ def for_error(error: StatsError) -> Reply:
             return problem(504, "upstream-timeout", "YouTube timed out", detail)
         case InvalidUpstreamData(detail=detail):
             return problem(502, "upstream-invalid-response", "YouTube sent an invalid response", detail)
+        case UpstreamBusy(detail=detail):
+            return problem(
+                503,
+                "upstream-busy",
+                "Too many YouTube calls waiting",
+                detail,
+                headers=(("retry-after", "1"),),
+            )
+        case SharedStateUnavailable(detail=detail):
+            return problem(
+                503,
+                "shared-state-unavailable",
+                "Shared state unavailable",
+                detail,
+                headers=(("retry-after", "1"),),
+            )

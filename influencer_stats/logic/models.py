@@ -134,6 +134,20 @@ class InvalidUpstreamData:
     detail: str
 
 
+@dataclass(frozen=True, slots=True)
+class UpstreamBusy:
+    """This process has as many YouTube calls waiting for a connection as it may; none was made."""
+
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class SharedStateUnavailable:
+    """State this service keeps for every worker (the quota count in Redis) did not answer; no call was made."""
+
+    detail: str
+
+
 UpstreamError = (
     QuotaExceeded
     | QuotaExhausted
@@ -141,7 +155,12 @@ UpstreamError = (
     | UpstreamUnavailable
     | UpstreamTimeout
     | InvalidUpstreamData
+    | UpstreamBusy
+    | SharedStateUnavailable
 )
+#: Failures of this service's own limits or state, not of YouTube: no call was made, so
+#: nothing about YouTube's health follows from them (the circuit breaker counts none).
+NOT_YOUTUBES_FAULT = (QuotaExhausted, UpstreamBusy, SharedStateUnavailable)
 StoreError = StoreUnavailable
 StatsError = CollectionNotFound | StoreUnavailable | UpstreamError
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
+import pytest
 from returns.result import Failure, Result, Success
 
 from influencer_stats.algebras import Metrics
@@ -12,6 +13,9 @@ from influencer_stats.interpreters.metrics.noop import NoMetrics
 from influencer_stats.interpreters.videos.circuit_breaker import CircuitBreakerSource
 from influencer_stats.logic.models import (
     QuotaExceeded,
+    QuotaExhausted,
+    SharedStateUnavailable,
+    UpstreamBusy,
     UpstreamError,
     UpstreamUnavailable,
     VideoBatch,
@@ -168,3 +172,26 @@ async def test_every_change_of_state_is_recorded_as_a_metric() -> None:
     await cb.fetch(IDS)
 
     assert metrics.breaker_states == ["open", "half_open", "closed"]
+
+
+@pytest.mark.parametrize(
+    "ours",
+    [
+        QuotaExhausted("the day's budget is spent", retry_after_s=60),
+        UpstreamBusy("2,048 YouTube calls are waiting for a connection"),
+        SharedStateUnavailable("the shared quota count did not answer"),
+    ],
+    ids=lambda error: type(error).__name__,
+)
+async def test_failures_of_this_services_own_limits_or_state_never_open_it(ours: UpstreamError) -> None:
+    upstream, clock = Upstream(), Clock()
+    upstream.answer = Failure(ours)
+    cb = breaker(upstream, clock)
+
+    for _ in range(10):
+        assert await cb.fetch(IDS) == Failure(ours)
+    upstream.answer = OK
+
+    assert cb.state == "closed"
+    assert await cb.fetch(IDS) == OK
+    assert upstream.calls == 11

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from asyncio import Task
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from returns.result import Result, Success
@@ -39,6 +39,33 @@ class Polls:
         for _ in range(n):
             self._go.release()
             await settle()
+
+
+class Timers:
+    """The landings' ``later``: timers that fire only when the test says."""
+
+    def __init__(self) -> None:
+        self.pending: list[tuple[float, Callable[[], None], list[bool]]] = []
+
+    def __call__(self, seconds: float, callback: Callable[[], None]) -> Timers.Handle:
+        cancelled = [False]
+        self.pending.append((seconds, callback, cancelled))
+        return Timers.Handle(cancelled)
+
+    async def fire(self) -> None:
+        """Every timer not called off ends now."""
+        pending, self.pending = self.pending, []
+        for _, callback, cancelled in pending:
+            if not cancelled[0]:
+                callback()
+        await settle()
+
+    class Handle:
+        def __init__(self, cancelled: list[bool]) -> None:
+            self._cancelled = cancelled
+
+        def cancel(self) -> None:
+            self._cancelled[0] = True
 
 
 class CountingClaims(MemoryMissClaims):
@@ -84,7 +111,7 @@ async def test_landings_hand_each_waiter_its_entries_once_settled_with_one_read_
     claims = CountingClaims(clock, entries)
     other = MemoryMissClaims(clock, 2.0, entries, claims.held)
     await other.claim([A, B, C], clock.now, FRESH)  # another worker is calling for them
-    landings = Landings(claims, clock, poll_s=0.005, polls=10, max_ids=100, sleep=polls)
+    landings = Landings(claims, clock, poll_s=0.005, wait_s=1.0, max_ids=100, sleep=polls)
     first = asyncio.create_task(landings.wait([A, B], FRESH))
     second = asyncio.create_task(landings.wait([B, C], FRESH))
     await settle()
@@ -108,7 +135,7 @@ async def test_a_waiter_gets_only_fresh_entries_and_stops_waiting_once_its_video
     other = MemoryMissClaims(clock, 2.0, entries, claims.held)
     await other.claim([A, B], clock.now, FRESH)
     await entries.put_many({B: Held(synthetic_stats(B), clock.now - 30)})  # old: not what is awaited
-    landings = Landings(claims, clock, poll_s=0.005, polls=100, max_ids=100, sleep=polls)
+    landings = Landings(claims, clock, poll_s=0.005, wait_s=1.0, max_ids=100, sleep=polls)
     waiting = asyncio.create_task(landings.wait([A, B], FRESH))
     await polls.run()
     assert not waiting.done()
@@ -120,41 +147,47 @@ async def test_a_waiter_gets_only_fresh_entries_and_stops_waiting_once_its_video
     assert len(claims.reads) == 2
 
 
-async def test_a_waiter_whose_videos_stay_claimed_gets_what_settled_after_its_polls() -> None:
-    clock, polls, entries = Clock(), Polls(), MemoryVideoEntries(100)
+async def test_a_waiter_whose_videos_stay_claimed_gets_what_settled_when_its_wait_ends() -> None:
+    clock, polls, timers, entries = Clock(), Polls(), Timers(), MemoryVideoEntries(100)
     claims = CountingClaims(clock, entries)
     other = MemoryMissClaims(clock, 2.0, entries, claims.held)
     await other.claim([A, B], clock.now, FRESH)
-    landings = Landings(claims, clock, poll_s=0.005, polls=3, max_ids=100, sleep=polls)
+    landings = Landings(claims, clock, poll_s=0.005, wait_s=1.0, max_ids=100, sleep=polls, later=timers)
     waiting = asyncio.create_task(landings.wait([A, B], FRESH))
     await polls.run()
     await entries.put_many({A: Held(synthetic_stats(A), clock.now)})
     await other.release([A])
     await polls.run()
     assert not waiting.done()
+    assert [seconds for seconds, _, _ in timers.pending] == [1.0]
 
-    await polls.run()
+    await timers.fire()
 
     assert await waiting == {A: Held(synthetic_stats(A), clock.now)}
-    assert len(claims.reads) == 3
+    assert len(claims.reads) == 2
 
 
-async def test_landings_are_bounded_a_waiter_past_the_bound_gets_nothing_at_once() -> None:
-    clock, polls, entries = Clock(), Polls(), MemoryVideoEntries(100)
-    claims = MemoryMissClaims(clock, 2.0, entries)
-    await MemoryMissClaims(clock, 2.0, entries, claims.held).claim([A, B, C], clock.now, FRESH)
-    landings = Landings(claims, clock, poll_s=0.005, polls=3, max_ids=2, sleep=polls)
-    waiting = asyncio.create_task(landings.wait([A, B], FRESH))
+async def test_a_read_that_hangs_does_not_hold_a_waiter_past_its_wait() -> None:
+    clock, timers, entries = Clock(), Timers(), MemoryVideoEntries(100)
+    stalled = asyncio.Event()
+
+    class StalledClaims(MemoryMissClaims):  # Redis stopped answering (SIGSTOP): a read never returns
+        async def settled(self, ids: Sequence[VideoId]) -> Mapping[VideoId, Held | None]:
+            stalled.set()
+            await asyncio.Event().wait()
+            raise AssertionError("unreachable")
+
+    claims = StalledClaims(clock, 2.0, entries)
+    await MemoryMissClaims(clock, 2.0, entries, claims.held).claim([A], clock.now, FRESH)
+    landings = Landings(claims, clock, poll_s=0.0, wait_s=1.0, max_ids=100, later=timers)
+    waiting = asyncio.create_task(landings.wait([A], FRESH))
+    await stalled.wait()
     await settle()
+    assert not waiting.done()
 
-    assert await landings.wait([C], FRESH) == {}  # its caller calls for C itself
-    await polls.run(3)
-    assert await waiting == {}
-    again = asyncio.create_task(landings.wait([C], FRESH))  # room again: it waits
-    await settle()
-    assert not again.done()
-    await polls.run(3)
-    assert await again == {}
+    await timers.fire()
+
+    assert await waiting == {}  # its caller calls for A itself
 
 
 @dataclass
@@ -164,6 +197,7 @@ class TwoWorkers:
     one: Inner = field(default_factory=Inner)
     other: Inner = field(default_factory=Inner)
     polls: Polls = field(default_factory=Polls)
+    timers: Timers = field(default_factory=Timers)
     held: dict[VideoId, tuple[object, float]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -175,7 +209,15 @@ class TwoWorkers:
                 queue,
                 clock,
                 Wait(),
-                Landings(claims, clock, poll_s=0.005, polls=3, max_ids=1_000, sleep=self.polls),
+                Landings(
+                    claims,
+                    clock,
+                    poll_s=0.005,
+                    wait_s=1.0,
+                    max_ids=1_000,
+                    sleep=self.polls,
+                    later=self.timers,
+                ),
             )
             for inner, claims in (
                 (self.one, MemoryMissClaims(clock, 2.0, entries, self.held)),

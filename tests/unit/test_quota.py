@@ -18,7 +18,7 @@ from influencer_stats.interpreters.videos.quota import (
 )
 from influencer_stats.interpreters.videos.synthetic import synthetic_stats
 from influencer_stats.interpreters.videos.youtube_api import StatsByVideo
-from influencer_stats.logic.models import QuotaExhausted, UpstreamError, UpstreamUnavailable, VideoId
+from influencer_stats.logic.models import QuotaExhausted, SharedStateUnavailable, UpstreamError, VideoId
 from influencer_stats.testing.clock import ManualClock as Clock
 from influencer_stats.testing.event_log import CapturingEventLog
 from tests.support import RecordingMetrics
@@ -135,7 +135,7 @@ async def test_freshness_stretches_when_spending_runs_ahead_of_the_day() -> None
     assert governed.stretch() == 1.0
 
 
-async def test_an_unreachable_ledger_makes_no_call() -> None:
+async def test_an_unreachable_ledger_makes_no_call_and_says_it_is_this_services_state_not_youtube() -> None:
     call = Call()
     governed = QuotaGovernor(
         call, DownLedger(), QuotaDay(), 10, Clock(TEN_AM), CapturingEventLog(), RecordingMetrics()
@@ -143,7 +143,7 @@ async def test_an_unreachable_ledger_makes_no_call() -> None:
 
     answer = await governed([A])
 
-    assert isinstance(answer.failure(), UpstreamUnavailable)
+    assert isinstance(answer.failure(), SharedStateUnavailable)
     assert call.calls == 0
 
 

@@ -13,7 +13,7 @@ from influencer_stats.logic.models import VideoId
 from influencer_stats.testing.clock import ManualClock as Clock
 from influencer_stats.testing.event_log import CapturingEventLog
 from tests.support import RecordingMetrics
-from tests.unit.test_video_cache import POLICY, A, B, C, Inner, Wait, settle
+from tests.unit.test_video_cache import DEADLINE_S, POLICY, A, B, C, Inner, Wait, settle
 
 D = VideoId("ddddddddddd")
 
@@ -62,6 +62,7 @@ def worker(
         CapturingEventLog(),
         RecordingMetrics(),
         lambda: 1.0,
+        deadline_s=DEADLINE_S,
         fill_to=50,
         shared=True,
         stale=queue,
@@ -117,8 +118,9 @@ async def test_a_call_is_filled_to_a_whole_number_of_calls_of_the_client() -> No
 
     await cache.fetch(new)  # 60 ids are two calls of the client: the second has room for 40
 
-    assert len(inner.fetches[-1]) == 100
-    assert inner.fetches[-1][:60] == tuple(new)
+    assert [len(f) for f in inner.fetches[-2:]] == [50, 50]  # asked a call's worth at a time
+    assert (*inner.fetches[-2], *inner.fetches[-1][:10]) == tuple(new)
+    assert set(inner.fetches[-1][10:]) <= set(old)
 
 
 async def test_refresh_ahead_skips_what_another_worker_refreshed_since_this_one_read_it() -> None:

@@ -24,6 +24,7 @@ from tests.support import RecordingMetrics
 
 A, B, C, GONE = VideoId("aaaaaaaaaaa"), VideoId("bbbbbbbbbbb"), VideoId("ccccccccccc"), VideoId("XXXXXXXXXXX")
 POLICY = CachePolicy(ttl_s=10, stale_while_revalidate_s=30, stale_if_error_s=300, max_entries=100)
+DEADLINE_S = 60.0  # a request's wait: far longer than any test holds a call back, unless it says
 
 
 class Inner:
@@ -61,6 +62,7 @@ def make(
         CapturingEventLog(),
         metrics or RecordingMetrics(),
         lambda: stretch,
+        deadline_s=DEADLINE_S,
         fill_to=fill_to,
         shared=False,
     )
@@ -332,6 +334,7 @@ def with_wait(inner: Inner, clock: Clock, wait: Wait, fill_to: int) -> CachedVid
         CapturingEventLog(),
         RecordingMetrics(),
         lambda: 1.0,
+        deadline_s=DEADLINE_S,
         fill_to=fill_to,
         shared=False,
         refresh_wait_s=1.0,

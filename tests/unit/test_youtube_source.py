@@ -1,4 +1,4 @@
-"""Fan-out, batching, retries and deadline of the YouTube source, on fakes.
+"""Fan-out, batching, the call gate and retries of the YouTube source, on fakes.
 
 Time is a fake clock advanced by a fake sleep: no test waits for real time.
 """
@@ -13,12 +13,14 @@ import pytest
 from returns.result import Failure, Result, Success
 
 from influencer_stats.interpreters.metrics.noop import NoMetrics
+from influencer_stats.interpreters.videos.call_gate import CallGate
 from influencer_stats.interpreters.videos.synthetic import is_unknown, synthetic_stats, synthetic_video_id
 from influencer_stats.interpreters.videos.youtube_api import StatsByVideo, VideosListCall
 from influencer_stats.interpreters.videos.youtube_source import UpstreamPolicy, YouTubeVideoStatsSource
 from influencer_stats.logic.models import (
     InvalidUpstreamData,
     QuotaExceeded,
+    UpstreamBusy,
     UpstreamError,
     UpstreamMisconfigured,
     UpstreamTimeout,
@@ -59,21 +61,20 @@ class ScriptedCall:
 
 
 #: The policy of every test unless it says otherwise.
-POLICY: dict[str, Any] = {
-    "ids_per_call": 50,
-    "concurrency": 16,
-    "call_timeout_s": 1.0,
-    "deadline_s": 2.0,
-    "retries": 2,
-}
+POLICY: dict[str, Any] = {"ids_per_call": 50, "call_timeout_s": 1.0, "retries": 2}
 
 
 def make_source(
-    call: VideosListCall, time: FakeTime, log: CapturingEventLog | None = None, **policy: Any
+    call: VideosListCall,
+    time: FakeTime,
+    log: CapturingEventLog | None = None,
+    gate: CallGate | None = None,
+    **policy: Any,
 ) -> YouTubeVideoStatsSource:
     return YouTubeVideoStatsSource(
         call,
         UpstreamPolicy(**{**POLICY, **policy}),
+        gate or CallGate(64, per_flow=16, max_waiting=100),
         log or CapturingEventLog(),
         NoMetrics(),
         clock=time.clock,
@@ -105,7 +106,7 @@ async def test_per_video_calls_make_one_call_per_id() -> None:
     assert sorted(call.calls) == sorted((i,) for i in IDS)
 
 
-async def test_calls_run_concurrently_up_to_the_limit() -> None:
+async def test_calls_run_concurrently_up_to_the_gates_share_per_request() -> None:
     in_flight = peak = 0
     release = asyncio.Event()
 
@@ -120,7 +121,8 @@ async def test_calls_run_concurrently_up_to_the_limit() -> None:
             in_flight -= 1
             return await super().__call__(ids)
 
-    result = await make_source(SlowCall(), FakeTime(), ids_per_call=1, concurrency=4).fetch(IDS[:20])
+    gate = CallGate(64, per_flow=4, max_waiting=100)
+    result = await make_source(SlowCall(), FakeTime(), gate=gate, ids_per_call=1).fetch(IDS[:20])
 
     assert peak == 4
     assert isinstance(result, Success)
@@ -150,22 +152,9 @@ async def test_backoff_is_capped() -> None:
     time = FakeTime()
     call = ScriptedCall([UpstreamUnavailable("500")] * 5)
 
-    await make_source(call, time, retries=4, backoff_base_s=0.1, backoff_cap_s=0.25, deadline_s=100).fetch(
-        IDS[:3]
-    )
+    await make_source(call, time, retries=4, backoff_base_s=0.1, backoff_cap_s=0.25).fetch(IDS[:3])
 
     assert time.sleeps == [0.1, 0.2, 0.25, 0.25]
-
-
-async def test_no_retry_when_the_backoff_would_pass_the_deadline() -> None:
-    time = FakeTime()
-    call = ScriptedCall([UpstreamUnavailable("500")] * 5)
-
-    result = await make_source(call, time, backoff_base_s=1.5, backoff_cap_s=5, deadline_s=2.0).fetch(IDS[:3])
-
-    assert isinstance(result, Failure)
-    assert time.sleeps == [1.5]  # the second backoff (3 s) would end after the 2 s deadline
-    assert len(call.calls) == 2
 
 
 @pytest.mark.parametrize(
@@ -184,7 +173,8 @@ async def test_non_transient_failures_are_never_retried(error: UpstreamError) ->
 async def test_after_a_failure_calls_not_yet_started_are_not_made() -> None:
     call = ScriptedCall([QuotaExceeded("403")])
 
-    result = await make_source(call, FakeTime(), ids_per_call=1, concurrency=1).fetch(IDS[:10])
+    gate = CallGate(64, per_flow=1, max_waiting=100)
+    result = await make_source(call, FakeTime(), gate=gate, ids_per_call=1).fetch(IDS[:10])
 
     assert isinstance(result, Failure)
     assert len(call.calls) == 1
@@ -213,16 +203,59 @@ async def test_a_call_that_never_answers_times_out_as_a_value() -> None:
     assert isinstance(result.failure(), UpstreamTimeout)
 
 
-async def test_the_whole_fetch_is_bounded_by_the_deadline() -> None:
+async def test_an_attempt_waits_for_a_connection_before_its_timer_starts_and_spends_nothing_meanwhile() -> (
+    None
+):
+    gate = CallGate(1, per_flow=1, max_waiting=100)
+    call = ScriptedCall()
+    assert await gate.enter("another request")  # holds the only connection
+    # A timeout of 0 s fires at the first moment the attempt waits inside its timer: so it
+    # succeeds only if the wait for the connection is outside it.
+    source = make_source(call, FakeTime(), gate=gate, call_timeout_s=0.0)
+    fetch = asyncio.create_task(source.fetch(IDS[:1]))
+    for _ in range(10):
+        await asyncio.sleep(0)  # the attempt waits for the connection meanwhile
+
+    assert call.calls == []  # no unit spent while waiting
+    gate.leave("another request")
+    result = await fetch
+
+    assert isinstance(result, Success)
+    assert call.calls == [tuple(IDS[:1])]
+
+
+async def test_when_too_many_calls_wait_for_a_connection_a_call_fails_busy_at_once() -> None:
+    gate = CallGate(1, per_flow=1, max_waiting=0)
+    call = ScriptedCall()
+    assert await gate.enter("another request")
+
+    result = await make_source(call, FakeTime(), gate=gate).fetch(IDS[:1])
+
+    assert isinstance(result, Failure)
+    assert isinstance(result.failure(), UpstreamBusy)
+    assert call.calls == []
+
+
+async def test_a_fetch_that_is_cancelled_cancels_its_calls_and_gives_back_every_connection() -> None:
+    gate = CallGate(2, per_flow=16, max_waiting=100)
+    started = asyncio.Event()
+
     class HangingCall:
         async def __call__(self, ids: Sequence[VideoId]) -> CallResult:
+            started.set()
             await asyncio.Event().wait()
             raise AssertionError("unreachable")
 
-    result = await make_source(HangingCall(), FakeTime(), call_timeout_s=10, deadline_s=0.01).fetch(IDS)
+    fetch = asyncio.create_task(
+        make_source(HangingCall(), FakeTime(), gate=gate, ids_per_call=1).fetch(IDS[:5])
+    )
+    await started.wait()
+    fetch.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await fetch
 
-    assert isinstance(result, Failure)
-    assert "deadline" in result.failure().detail
+    assert gate.waiting == 0
+    assert await gate.enter(None) and await gate.enter(None)  # both connections are free again
 
 
 async def test_an_empty_request_makes_no_call() -> None:

@@ -11,7 +11,6 @@ from returns.result import Failure, Result, Success
 from influencer_stats.algebras import Metrics, VideoStatsSource
 from influencer_stats.logic.models import (
     UpstreamError,
-    UpstreamTimeout,
     VideoBatch,
     VideoId,
     VideoStats,
@@ -40,10 +39,12 @@ class BatchingSource:
     An id already waiting or in flight is shared, not asked twice.
 
     Each waiting fetch gets exactly its ids. A failed inner fetch fails only the
-    fetches that needed one of its ids. A fetch waits at most ``deadline_s``
-    (then ``UpstreamTimeout``); the inner fetch goes on for the others. At most
-    ``concurrency`` inner fetches run at once. Calls saved (what the fetches
-    would have cost one by one, less what they cost together) are recorded as
+    fetches that needed one of its ids. A fetch waits until its calls answer
+    (the request's deadline is applied above, by the per-video cache or
+    ``DeadlineSource``); a fetch that stops waiting leaves its calls to the
+    others, never cancels them (the source below shares out the connections
+    and bounds what waits for them). Calls saved (what the fetches would have
+    cost one by one, less what they cost together) are recorded as
     ``calls_saved("batching", n)``. The cost per id is two dict operations; a
     future is made per call, not per id. ``sleep`` is injected, so tests drive
     the window without waiting.
@@ -55,18 +56,14 @@ class BatchingSource:
         metrics: Metrics,
         *,
         window_s: float,
-        deadline_s: float,
-        concurrency: int,
         max_ids: int = 50,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self._inner = inner
         self._metrics = metrics
         self._window_s = window_s
-        self._deadline_s = deadline_s
         self._max_ids = max_ids
         self._sleep = sleep
-        self._gate = asyncio.Semaphore(concurrency)
         self._open: _Call | None = None
         self._where: dict[VideoId, _Call] = {}  # ids waiting or in flight, and their call
         self._tasks: set[asyncio.Task[None]] = set()
@@ -88,12 +85,7 @@ class BatchingSource:
                     self._send(call)
             mine.append((video_id, call))
         self._alone += -(-len(ids) // self._max_ids)
-        waits = {call.done for _, call in mine}
-        try:
-            async with asyncio.timeout(self._deadline_s):
-                await asyncio.wait(waits)  # never cancels them: others may wait too
-        except TimeoutError:
-            return Failure(UpstreamTimeout(f"no complete answer within the {self._deadline_s:g}s deadline"))
+        await asyncio.wait({call.done for _, call in mine})  # never cancels them: others may wait too
         stats: dict[VideoId, VideoStats] = {}
         missing: list[VideoId] = []
         for video_id, call in mine:
@@ -134,8 +126,7 @@ class BatchingSource:
 
     async def _call(self, call: _Call) -> None:
         try:
-            async with self._gate:
-                outcome = await self._inner.fetch(call.ids)
+            outcome = await self._inner.fetch(call.ids)
         except BaseException as exc:  # cancelled at shutdown, or a bug below: nobody waits forever
             if isinstance(exc, Exception):
                 call.done.set_exception(exc)

@@ -9,7 +9,7 @@ from typing import Literal
 from returns.result import Failure, Result
 
 from influencer_stats.algebras import EventLog, Metrics, VideoStatsSource
-from influencer_stats.logic.models import QuotaExhausted, UpstreamError, VideoBatch, VideoId
+from influencer_stats.logic.models import NOT_YOUTUBES_FAULT, UpstreamError, VideoBatch, VideoId
 
 State = Literal["closed", "open", "half_open"]
 
@@ -22,8 +22,10 @@ class CircuitBreakerSource:
     (so a quota error still answers 503 with its ``Retry-After``), without
     calling the upstream. Then one fetch is let through (half-open): success
     closes the circuit, failure opens it for another cooldown; fetches that
-    arrive while the probe runs fail fast. ``QuotaExhausted`` (this service's
-    own daily budget, no call made) is passed on and counts neither way.
+    arrive while the probe runs fail fast. Failures of this service's own
+    limits or state (``NOT_YOUTUBES_FAULT``: the daily budget spent, too many
+    calls waiting, the shared quota count not answering; no call was made) are
+    passed on and count neither way.
     The clock is injected.
     """
 
@@ -63,7 +65,7 @@ class CircuitBreakerSource:
             if probe:
                 self._probing = False
         if isinstance(result, Failure):
-            if not isinstance(result.failure(), QuotaExhausted):  # our own budget: YouTube is fine
+            if not isinstance(result.failure(), NOT_YOUTUBES_FAULT):  # ours, not YouTube's
                 self._on_failure(result.failure())
         elif self.state != "closed" or self._failures:
             if self.state != "closed":

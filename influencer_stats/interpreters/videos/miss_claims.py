@@ -77,22 +77,34 @@ class MemoryMissClaims:
         return {i: entries.get(i) for i in gone}
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class _Waiter:
     ids: tuple[VideoId, ...]
     fresh_s: float
-    polls_left: int
     done: asyncio.Future[dict[VideoId, Held]]
     settled: dict[VideoId, Held | None] = field(default_factory=dict)
+    timer: Cancellable | None = None
+
+
+class Cancellable(Protocol):
+    """A timer that can be called off (``asyncio.TimerHandle``)."""
+
+    def cancel(self) -> None: ...
+
+
+#: ``later(seconds, callback)``: call ``callback`` once ``seconds`` have passed (the loop's ``call_later``).
+Later = Callable[[float, Callable[[], None]], Cancellable]
 
 
 class Landings:
     """Waits for the videos other workers are calling for: one read of ``claims.settled``
     every ``poll_s`` for all the waiters of this process (however many requests wait, one
     read, of the ids not settled yet), until each waiter's ids are settled or it has waited
-    ``polls`` reads. A waiter gets the entries stored fresh (younger than its ``fresh_s``
-    by ``clock``); its caller calls for the others. Bounded: never more than ``max_ids``
-    ids waited for at once (a waiter beyond them gets nothing at once)."""
+    ``wait_s``. That bound is a timer of its own, not a count of reads: a read that hangs
+    (Redis stalled) does not hold a waiter past it. A waiter gets the entries stored fresh
+    (younger than its ``fresh_s`` by ``clock``); its caller calls for the others. Bounded:
+    never more than ``max_ids`` ids waited for at once (a waiter beyond them gets nothing
+    at once). ``sleep`` and ``later`` are injected, so tests drive polls and timers by hand."""
 
     def __init__(
         self,
@@ -100,16 +112,18 @@ class Landings:
         clock: Callable[[], float],
         *,
         poll_s: float,
-        polls: int,
+        wait_s: float,
         max_ids: int,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        later: Later | None = None,
     ) -> None:
         self.claims = claims  # the caller claims and releases through it too
         self._clock = clock
         self._poll_s = poll_s
-        self._polls = polls
+        self._wait_s = wait_s
         self._max_ids = max_ids
         self._sleep = sleep
+        self._later = later
         self._waiters: list[_Waiter] = []
         self._waited = 0  # ids of the waiters
         self._poller: asyncio.Task[None] | None = None
@@ -118,7 +132,9 @@ class Landings:
         """The entries of ``ids`` stored fresh before the wait ends (some may lack)."""
         if not ids or self._waited + len(ids) > self._max_ids:
             return {}
-        waiter = _Waiter(tuple(ids), fresh_s, self._polls, asyncio.get_running_loop().create_future())
+        loop = asyncio.get_running_loop()
+        waiter = _Waiter(tuple(ids), fresh_s, loop.create_future())
+        waiter.timer = (self._later or loop.call_later)(self._wait_s, lambda: self._expired(waiter))
         self._waiters.append(waiter)
         self._waited += len(ids)
         if self._poller is None:
@@ -132,10 +148,9 @@ class Landings:
                 lacking = {i: None for w in self._waiters for i in w.ids if i not in w.settled}
                 read = await self.claims.settled(list(lacking))
                 waiting = []
-                for waiter in self._waiters:
+                for waiter in self._waiters:  # those whose wait did not end during the read
                     waiter.settled.update((i, read[i]) for i in waiter.ids if i in read)
-                    waiter.polls_left -= 1
-                    if len(waiter.settled) == len(waiter.ids) or waiter.polls_left <= 0:
+                    if len(waiter.settled) == len(waiter.ids):
                         self._done(waiter)
                     else:
                         waiting.append(waiter)
@@ -146,8 +161,15 @@ class Landings:
                 self._done(waiter)
             self._waiters = []
 
+    def _expired(self, waiter: _Waiter) -> None:
+        if waiter in self._waiters:
+            self._waiters.remove(waiter)
+            self._done(waiter)
+
     def _done(self, waiter: _Waiter) -> None:
         self._waited -= len(waiter.ids)
+        if waiter.timer is not None:
+            waiter.timer.cancel()
         if not waiter.done.done():
             now = self._clock()
             fresh = {

@@ -12,7 +12,7 @@ from returns.result import Failure, Result, Success
 
 from influencer_stats.algebras import EventLog, Metrics
 from influencer_stats.interpreters.videos.youtube_api import StatsByVideo, VideosListCall
-from influencer_stats.logic.models import QuotaExhausted, UpstreamError, UpstreamUnavailable, VideoId
+from influencer_stats.logic.models import QuotaExhausted, SharedStateUnavailable, UpstreamError, VideoId
 
 #: YouTube's quota day: it resets at midnight Pacific time (REFERENCE.md).
 PACIFIC: Final = ZoneInfo("America/Los_Angeles")
@@ -84,8 +84,9 @@ class QuotaGovernor:
     ledger for the current quota day; when the day's ``budget`` is spent it
     makes no call and answers ``QuotaExhausted`` with ``retry_after_s`` until
     the reset (the caches above then serve what they hold). A ledger that
-    cannot be asked is ``UpstreamUnavailable``: no call is made whose unit was
-    not counted, so the budget holds even then.
+    cannot be asked is ``SharedStateUnavailable`` (this service's fault, not
+    YouTube's): no call is made whose unit was not counted, so the budget
+    holds even then.
 
     ``stretch()`` is how much the caches above should stretch freshness: 1
     while the share of the budget left is at least the share of the day left,
@@ -142,7 +143,9 @@ class QuotaGovernor:
                         retry_after_s=max(1, math.ceil(seconds_left)),
                     )
                 )
-        return Failure(UpstreamUnavailable("the shared quota count did not answer; no call was made"))
+        return Failure(
+            SharedStateUnavailable("the shared quota count did not answer; no YouTube call was made")
+        )
 
     def stretch(self) -> float:
         """The factor by which caches should stretch freshness now (1 = not at all)."""

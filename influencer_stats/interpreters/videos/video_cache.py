@@ -12,9 +12,12 @@ from returns.result import Failure, Result, Success
 
 from influencer_stats.algebras import EventLog, Metrics, VideoStatsSource
 from influencer_stats.interpreters.stats.cache import CachePolicy
+from influencer_stats.interpreters.videos.call_gate import own_flow
+from influencer_stats.interpreters.videos.deadline import timed_out
 from influencer_stats.interpreters.videos.miss_claims import Landings, MissClaims
 from influencer_stats.interpreters.videos.stale_queue import MemoryStaleQueue, StaleQueue
 from influencer_stats.interpreters.videos.video_entries import Held, VideoEntries, batch_of, oldest_info
+from influencer_stats.interpreters.videos.youtube_api import MAX_IDS_PER_CALL
 from influencer_stats.logic.models import (
     CacheInfo,
     QuotaExhausted,
@@ -28,18 +31,24 @@ class CachedVideoSource:
     """``VideoStatsSource`` wrapper that caches each video's counters, missing ones included.
 
     - A fetch asks ``inner`` only for the ids it lacks (fresh or stale-while-
-      revalidate entries are served), in one call, so batching below still works.
-    - Concurrent fetches of the same id share one call (single-flight per id);
-      a caller that goes away does not cancel it for the others.
+      revalidate entries are served), in fetches of a call's worth (50 ids)
+      each stored as soon as it lands.
+    - A fetch waits for them at most ``deadline_s`` (the request's deadline; this
+      cache bounds its callers' waits, so no layer below cuts a call short).
+      Calls go on after the caller stops waiting, or goes away, and fill the
+      cache: they are paid for. Concurrent fetches of the same id share one
+      call (single-flight per id), so asking again does not pay again for a
+      call in flight.
     - Fresh for ``policy.ttl_s`` times ``stretch()`` (1 unless the quota
       governor says spending runs ahead of the day); then, for
       ``stale_while_revalidate_s``, served stale while one background refresh runs
       (with refresh-ahead, stale videos wait up to ``refresh_wait_s`` to ride
       the next call, or leave together once a call's worth is waiting).
-    - Failures are never cached. When the inner source fails, entries younger
-      than ``ttl_s + stale_if_error_s`` are served (``stale-if-error``); when it
-      fails because the day's quota budget is spent, every entry held is served
-      (``quota-exhausted``), however old. A fetch that still lacks an id fails.
+    - Failures are never cached. When the inner source fails or the deadline
+      passes, entries younger than ``ttl_s + stale_if_error_s`` are served
+      (``stale-if-error``); when it fails because the day's quota budget is
+      spent, every entry held is served (``quota-exhausted``), however old. A
+      fetch that still lacks an id fails.
     - The answer's ``cache`` is the oldest served entry's (``None``: all fetched now).
     - Entries live in ``entries`` (this process, or Redis for every worker).
     - With ``landings`` (workers sharing entries), a miss's call first claims its ids
@@ -49,7 +58,7 @@ class CachedVideoSource:
       ids per call; 0 = off) is topped up with videos that will soon be due:
       asked for since they were fetched (by this process, or, with ``shared``
       entries, by any), past a quarter of their freshness, those asked longest
-      ago first. A call costs one quota unit whatever its ids, so the
+      ago first (at most ``policy.max_entries`` remembered). A call costs one quota unit whatever its ids, so the
       popular videos are refreshed for free instead of each costing a call later.
     - Every video served is a video-cache event (hit, stale, miss,
       stale_if_error, quota_exhausted; refreshed_ahead, waited_for_another); a
@@ -68,6 +77,7 @@ class CachedVideoSource:
         metrics: Metrics,
         stretch: Callable[[], float],
         *,
+        deadline_s: float,
         fill_to: int,
         shared: bool,
         stale: StaleQueue | None = None,
@@ -82,6 +92,7 @@ class CachedVideoSource:
         self._log = log
         self._metrics = metrics
         self._stretch = stretch
+        self._deadline_s = deadline_s
         self._fill_to = fill_to
         self._learn = bool(fill_to) and shared  # entries others stored count for refresh-ahead too
         self._refresh_wait_s = refresh_wait_s
@@ -93,8 +104,8 @@ class CachedVideoSource:
         self._pusher: asyncio.Task[None] | None = None
         self._stale_timer: asyncio.Task[None] | None = None
         self._flights: dict[VideoId, asyncio.Task[Result[dict[VideoId, Held], UpstreamError]]] = {}
-        # Refresh-ahead: when this process fetched each video, and the ones asked for since,
-        # in the order they were first asked (so roughly oldest first).
+        # Refresh-ahead: when this process fetched each video, and the ones held that were asked
+        # for since, in the order they were first asked (so roughly oldest first); both bounded.
         self._fetched_at: OrderedDict[VideoId, float] = OrderedDict()
         self._asked: dict[VideoId, None] = {}
 
@@ -105,7 +116,7 @@ class CachedVideoSource:
         if self._fill_to:
             if self._learn:
                 self._learned(held)
-            self._asked.update(dict.fromkeys(ids))  # an id asked before keeps its place
+            self._ask(held)
         policy = self._policy
         now, fresh_s = self._clock(), policy.ttl_s * self._stretch()
         stale_s = fresh_s + policy.stale_while_revalidate_s
@@ -140,14 +151,20 @@ class CachedVideoSource:
             metrics.calls_saved("video_cache", 1)
             return Success(batch_of(ids, held, info))
         metrics.video_cache_event("miss", len(due))
-        tasks = self._load(due)
-        outcomes = await asyncio.gather(*(asyncio.shield(t) for t in tasks))
-        for outcome in outcomes:
-            match outcome:
-                case Success(fetched):
-                    held.update(fetched)
-                case Failure(error):
-                    return self._instead_of(error, ids, due, held, info)
+        with own_flow():  # this request's calls: one flow at the call gate
+            tasks = self._load(due)
+        done, _ = await asyncio.wait(tasks, timeout=self._deadline_s)  # never cancels them
+        error: UpstreamError | None = None if len(done) == len(tasks) else timed_out(self._deadline_s)
+        fetched: set[VideoId] = set()
+        for task in done:
+            match task.result():
+                case Success(landed):
+                    held.update(landed)
+                    fetched.update(landed)
+                case Failure(failed):
+                    error = error or failed
+        if error is not None:
+            return self._instead_of(error, ids, [i for i in due if i not in fetched], held, info)
         return Success(batch_of(ids, held, info))
 
     def _refresh(self, ids: Sequence[VideoId]) -> None:
@@ -265,8 +282,25 @@ class CachedVideoSource:
                 if self._flights.get(video_id) is me:
                     del self._flights[video_id]
 
-    async def _stored(self, ids: list[VideoId]) -> Result[dict[VideoId, Held], UpstreamError]:
-        """Call for ``ids`` and store what comes back."""
+    async def _stored(self, ids: Sequence[VideoId]) -> Result[dict[VideoId, Held], UpstreamError]:
+        """Call for ``ids`` a call's worth at a time, each stored as it lands (so what a failed or
+        slow call does not hold up is kept); the first failure, else every entry."""
+        if len(ids) <= MAX_IDS_PER_CALL:
+            return await self._stored_call(ids)
+        fetched: dict[VideoId, Held] = {}
+        steps = range(0, len(ids), MAX_IDS_PER_CALL)
+        for outcome in await asyncio.gather(
+            *(self._stored_call(ids[i : i + MAX_IDS_PER_CALL]) for i in steps)
+        ):
+            match outcome:
+                case Success(landed):
+                    fetched.update(landed)
+                case Failure(_):
+                    return outcome
+        return Success(fetched)
+
+    async def _stored_call(self, ids: Sequence[VideoId]) -> Result[dict[VideoId, Held], UpstreamError]:
+        """Call for ``ids`` (a call's worth) and store what comes back."""
         outcome = await self._inner.fetch(ids)
         if isinstance(outcome, Failure):
             return Failure(outcome.failure())
@@ -329,6 +363,16 @@ class CachedVideoSource:
         while len(fetched) > self._policy.max_entries:
             gone, _ = fetched.popitem(last=False)
             self._asked.pop(gone, None)
+
+    def _ask(self, held: Mapping[VideoId, Held]) -> None:
+        """Note the held videos a fetch asked for: due for refresh-ahead once past a quarter of
+        their freshness (a miss is fetched now, and one whose call fails is not noted)."""
+        asked = self._asked
+        asked.update(dict.fromkeys(held))  # an id asked before keeps its place
+        over = len(asked) - self._policy.max_entries
+        if over > 0:  # the longest asked go: they were refreshed ahead or soon will be due anyway
+            for video_id in list(itertools.islice(asked, over)):
+                del asked[video_id]
 
     def _remember(self, ids: Sequence[VideoId], stored_at: float) -> None:
         fetched_at, asked = self._fetched_at, self._asked
