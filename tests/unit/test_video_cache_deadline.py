@@ -6,12 +6,15 @@ deadline of 0 s ends a request's wait at once, while its calls are still out.
 
 from __future__ import annotations
 
+import math
+
 from returns.result import Failure, Success
 
 from influencer_stats.interpreters.stats.cache import CachePolicy
+from influencer_stats.interpreters.videos.asked_since import AskedSince
 from influencer_stats.interpreters.videos.synthetic import synthetic_stats, synthetic_video_id
 from influencer_stats.interpreters.videos.video_cache import CachedVideoSource
-from influencer_stats.interpreters.videos.video_entries import MemoryVideoEntries
+from influencer_stats.interpreters.videos.video_entries import Held, MemoryVideoEntries
 from influencer_stats.logic.models import QuotaExhausted, UpstreamTimeout, VideoId
 from influencer_stats.testing.clock import ManualClock as Clock
 from influencer_stats.testing.event_log import CapturingEventLog
@@ -99,19 +102,19 @@ async def test_ids_asked_for_while_every_call_fails_leave_no_trace_behind() -> N
         assert isinstance(await cache.fetch(videos(round_ * 5_000, 5_000)), Failure)
     await settle()
 
-    assert len(cache._asked) == 0
+    assert len(cache._since) == 0  # nothing noted for refresh-ahead
     assert len(cache._flights) == 0
 
 
-async def test_the_videos_remembered_for_refresh_ahead_are_bounded_by_the_entries_kept() -> None:
-    inner, clock = Inner(), Clock()
-    policy = CachePolicy(ttl_s=10, stale_while_revalidate_s=30, stale_if_error_s=300, max_entries=100)
-    cache = make(inner, clock, deadline_s=60.0, policy=policy)
+def test_the_videos_remembered_for_refresh_ahead_are_bounded_by_the_entries_kept() -> None:
+    since = AskedSince(max_entries=100)
 
     for round_ in range(10):  # each round: 100 new videos fetched, then asked for again
         batch = videos(round_ * 100, 100)
-        await cache.fetch(batch)
-        await cache.fetch(batch)
+        since.fetched(batch, at=float(round_))
+        since.asked({i: Held(synthetic_stats(i), float(round_)) for i in batch})
+        since.learned({i: Held(synthetic_stats(i), round_ + 0.5) for i in videos(50_000 + round_ * 100, 100)})
 
-    assert len(cache._asked) <= policy.max_entries
-    assert len(cache._fetched_at) <= policy.max_entries
+    assert len(since) <= 100
+    assert since.fetched_at(videos(0, 1)[0]) == -math.inf  # the oldest are forgotten
+    assert since.fetched_at(videos(50_900, 1)[0]) == 9.5

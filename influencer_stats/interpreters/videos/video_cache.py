@@ -3,20 +3,25 @@
 from __future__ import annotations
 
 import asyncio
-import itertools
 import math
-from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from returns.result import Failure, Result, Success
 
 from influencer_stats.algebras import EventLog, Metrics, VideoStatsSource
 from influencer_stats.interpreters.stats.cache import CachePolicy
+from influencer_stats.interpreters.videos.asked_since import AskedSince
 from influencer_stats.interpreters.videos.call_gate import own_flow
 from influencer_stats.interpreters.videos.deadline import timed_out
 from influencer_stats.interpreters.videos.miss_claims import Landings, MissClaims
 from influencer_stats.interpreters.videos.stale_queue import MemoryStaleQueue, StaleQueue
-from influencer_stats.interpreters.videos.video_entries import Held, VideoEntries, batch_of, oldest_info
+from influencer_stats.interpreters.videos.video_entries import (
+    Held,
+    VideoEntries,
+    batch_of,
+    oldest_info,
+    served_instead,
+)
 from influencer_stats.interpreters.videos.youtube_api import MAX_IDS_PER_CALL
 from influencer_stats.logic.models import (
     CacheInfo,
@@ -31,14 +36,11 @@ class CachedVideoSource:
     """``VideoStatsSource`` wrapper that caches each video's counters, missing ones included.
 
     - A fetch asks ``inner`` only for the ids it lacks (fresh or stale-while-
-      revalidate entries are served), in fetches of a call's worth (50 ids)
-      each stored as soon as it lands.
-    - A fetch waits for them at most ``deadline_s`` (the request's deadline; this
-      cache bounds its callers' waits, so no layer below cuts a call short).
-      Calls go on after the caller stops waiting, or goes away, and fill the
-      cache: they are paid for. Concurrent fetches of the same id share one
-      call (single-flight per id), so asking again does not pay again for a
-      call in flight.
+      revalidate entries are served), a call's worth (50 ids) at a time, each
+      stored as soon as it lands; it waits at most ``deadline_s`` (the
+      request's deadline: no layer below cuts a call short). Calls go on after
+      the caller stops waiting or goes away, and fill the cache (they are paid
+      for); concurrent fetches of an id share one call (single-flight per id).
     - Fresh for ``policy.ttl_s`` times ``stretch()`` (1 unless the quota
       governor says spending runs ahead of the day); then, for
       ``stale_while_revalidate_s``, served stale while one background refresh runs
@@ -55,11 +57,9 @@ class CachedVideoSource:
       (``landings.claims``); the ones another worker is calling for are waited for,
       and called for here only if their entries do not come.
     - Refresh-ahead: a call of fewer than ``fill_to`` ids (the inner source's
-      ids per call; 0 = off) is topped up with videos that will soon be due:
-      asked for since they were fetched (by this process, or, with ``shared``
-      entries, by any), past a quarter of their freshness, those asked longest
-      ago first (at most ``policy.max_entries`` remembered). A call costs one quota unit whatever its ids, so the
-      popular videos are refreshed for free instead of each costing a call later.
+      ids per call; 0 = off) is topped up with videos that will soon be due
+      (``AskedSince``; with ``shared`` entries, others' fetches count too): a
+      call costs one unit whatever its ids, so popular videos ride for free.
     - Every video served is a video-cache event (hit, stale, miss,
       stale_if_error, quota_exhausted; refreshed_ahead, waited_for_another); a
       fetch answered without calling is a call saved by ``video_cache``.
@@ -104,10 +104,7 @@ class CachedVideoSource:
         self._pusher: asyncio.Task[None] | None = None
         self._stale_timer: asyncio.Task[None] | None = None
         self._flights: dict[VideoId, asyncio.Task[Result[dict[VideoId, Held], UpstreamError]]] = {}
-        # Refresh-ahead: when this process fetched each video, and the ones held that were asked
-        # for since, in the order they were first asked (so roughly oldest first); both bounded.
-        self._fetched_at: OrderedDict[VideoId, float] = OrderedDict()
-        self._asked: dict[VideoId, None] = {}
+        self._since = AskedSince(policy.max_entries)  # what to refresh ahead
 
     async def fetch(self, ids: Sequence[VideoId]) -> Result[VideoBatch, UpstreamError]:
         if not ids:
@@ -115,8 +112,8 @@ class CachedVideoSource:
         held = dict(await self._entries.get_many(ids))
         if self._fill_to:
             if self._learn:
-                self._learned(held)
-            self._ask(held)
+                self._since.learned(held)
+            self._since.asked(held)
         policy = self._policy
         now, fresh_s = self._clock(), policy.ttl_s * self._stretch()
         stale_s = fresh_s + policy.stale_while_revalidate_s
@@ -153,8 +150,8 @@ class CachedVideoSource:
         metrics.video_cache_event("miss", len(due))
         with own_flow():  # this request's calls: one flow at the call gate
             tasks = self._load(due)
-        done, _ = await asyncio.wait(tasks, timeout=self._deadline_s)  # never cancels them
-        error: UpstreamError | None = None if len(done) == len(tasks) else timed_out(self._deadline_s)
+        done, pending = await asyncio.wait(tasks, timeout=self._deadline_s)  # never cancels them
+        error: UpstreamError | None = None
         fetched: set[VideoId] = set()
         for task in done:
             match task.result():
@@ -163,6 +160,8 @@ class CachedVideoSource:
                     fetched.update(landed)
                 case Failure(failed):
                     error = error or failed
+        if pending and error is None:
+            error = timed_out(self._deadline_s)
         if error is not None:
             return self._instead_of(error, ids, [i for i in due if i not in fetched], held, info)
         return Success(batch_of(ids, held, info))
@@ -213,8 +212,8 @@ class CachedVideoSource:
         """Queued stale videos less those refreshed meanwhile (here, or by another worker as far
         as this one has read) and those in flight."""
         fresh_s = self._fresh_s()
-        now, flights, fetched = self._clock(), self._flights, self._fetched_at
-        return [i for i in taken if i not in flights and now - fetched.get(i, -math.inf) >= fresh_s]
+        now, flights, since = self._clock(), self._flights, self._since
+        return [i for i in taken if i not in flights and now - since.fetched_at(i) >= fresh_s]
 
     def _load(
         self, ids: Sequence[VideoId], *, take_stale: bool = True
@@ -238,13 +237,18 @@ class CachedVideoSource:
         room = -len(ids) % self._fill_to  # the room left in the last call of the ids
         added: list[VideoId] = []
         if take_stale and room:
-            taken = await self._stale.take(room, self._clock(), self._fresh_s())
+            queued = await self._stale.take(room, self._clock(), self._fresh_s())
             known = set(ids)
-            added += [i for i in self._still_stale(taken) if i not in known]
+            added += [i for i in self._still_stale(queued) if i not in known]
         if len(added) < room:
             if self._learn:  # what other workers refreshed meanwhile is not due here either
-                self._learned(await self._entries.get_many(list(itertools.islice(self._asked, 3 * room))))
-            added += self._due_soon(room - len(added), {*ids, *added})
+                self._since.learned(await self._entries.get_many(self._since.oldest_asked(3 * room)))
+            # Videos due soon, not in flight: each would otherwise cost a call of its own later.
+            taken = {*ids, *added} | self._flights.keys()
+            ahead = self._since.due_soon(room - len(added), taken, self._clock(), self._fresh_s() / 4)
+            if ahead:
+                self._metrics.video_cache_event("refreshed_ahead", len(ahead))
+            added += ahead
         me = asyncio.current_task()
         assert me is not None
         flights = self._flights
@@ -283,20 +287,17 @@ class CachedVideoSource:
                     del self._flights[video_id]
 
     async def _stored(self, ids: Sequence[VideoId]) -> Result[dict[VideoId, Held], UpstreamError]:
-        """Call for ``ids`` a call's worth at a time, each stored as it lands (so what a failed or
+        """Call for ``ids`` a call's worth at a time, each stored as it lands (what a failed or
         slow call does not hold up is kept); the first failure, else every entry."""
-        if len(ids) <= MAX_IDS_PER_CALL:
-            return await self._stored_call(ids)
+        step = MAX_IDS_PER_CALL
+        outcomes = await asyncio.gather(
+            *(self._stored_call(ids[i : i + step]) for i in range(0, len(ids), step))
+        )
         fetched: dict[VideoId, Held] = {}
-        steps = range(0, len(ids), MAX_IDS_PER_CALL)
-        for outcome in await asyncio.gather(
-            *(self._stored_call(ids[i : i + MAX_IDS_PER_CALL]) for i in steps)
-        ):
-            match outcome:
-                case Success(landed):
-                    fetched.update(landed)
-                case Failure(_):
-                    return outcome
+        for outcome in outcomes:
+            if isinstance(outcome, Failure):
+                return outcome
+            fetched.update(outcome.unwrap())
         return Success(fetched)
 
     async def _stored_call(self, ids: Sequence[VideoId]) -> Result[dict[VideoId, Held], UpstreamError]:
@@ -311,7 +312,7 @@ class CachedVideoSource:
         fetched = {i: Held(stats.get(i), stored_at) for i in ids}
         await self._entries.put_many(fetched)
         if self._fill_to:
-            self._remember(ids, stored_at)
+            self._since.fetched(ids, stored_at)
         return Success(fetched)
 
     async def _landed(self, theirs: list[VideoId]) -> Result[dict[VideoId, Held], UpstreamError]:
@@ -320,99 +321,30 @@ class CachedVideoSource:
         landed = dict(await self._landings.wait(theirs, self._fresh_s()))
         self._metrics.video_cache_event("waited_for_another", len(landed))
         if self._learn:
-            self._learned(landed)
+            self._since.learned(landed)
         lacking = [i for i in theirs if i not in landed]
         if not lacking:
             return Success(landed)
         return (await self._stored(lacking)).map(lambda fetched: {**landed, **fetched})
 
-    def _due_soon(self, room: int, taken: set[VideoId]) -> list[VideoId]:
-        """Up to ``room`` videos to refresh ahead in a call that has room for them (it costs one
-        unit whatever its ids): videos asked for since this process fetched them, past a
-        quarter of their freshness, not in flight, those asked longest ago first. Each would
-        otherwise cost a call of its own soon; the quarter keeps hot videos from being
-        refreshed again a moment after."""
-        quarter = self._fresh_s() / 4
-        now, flights, asked, fetched = self._clock(), self._flights, self._asked, self._fetched_at
-        extra: list[VideoId] = []
-        unknown: list[VideoId] = []
-        for scanned, video_id in enumerate(asked):
-            if len(extra) >= room or scanned >= 4 * room:
-                break  # the scan stays short
-            fetched_at = fetched.get(video_id)
-            if fetched_at is None:
-                unknown.append(video_id)  # not fetched here (read from a shared cache, or evicted)
-            elif now - fetched_at >= quarter and video_id not in flights and video_id not in taken:
-                extra.append(video_id)
-        for video_id in unknown:
-            del asked[video_id]
-        if extra:
-            self._metrics.video_cache_event("refreshed_ahead", len(extra))
-        return extra
-
-    def _learned(self, held: Mapping[VideoId, Held]) -> None:
-        """Entries another worker or host stored: refreshed ahead here as if fetched here (so
-        asked since then only from now on: it leaves its place among the asked)."""
-        fetched, asked = self._fetched_at, self._asked
-        for video_id, entry in held.items():
-            known = fetched.get(video_id)
-            if known is None or known < entry.stored_at:
-                fetched[video_id] = entry.stored_at
-                fetched.move_to_end(video_id)
-                asked.pop(video_id, None)
-        while len(fetched) > self._policy.max_entries:
-            gone, _ = fetched.popitem(last=False)
-            self._asked.pop(gone, None)
-
-    def _ask(self, held: Mapping[VideoId, Held]) -> None:
-        """Note the held videos a fetch asked for: due for refresh-ahead once past a quarter of
-        their freshness (a miss is fetched now, and one whose call fails is not noted)."""
-        asked = self._asked
-        asked.update(dict.fromkeys(held))  # an id asked before keeps its place
-        over = len(asked) - self._policy.max_entries
-        if over > 0:  # the longest asked go: they were refreshed ahead or soon will be due anyway
-            for video_id in list(itertools.islice(asked, over)):
-                del asked[video_id]
-
-    def _remember(self, ids: Sequence[VideoId], stored_at: float) -> None:
-        fetched_at, asked = self._fetched_at, self._asked
-        for video_id in ids:
-            fetched_at[video_id] = stored_at
-            fetched_at.move_to_end(video_id)
-            asked.pop(video_id, None)
-        while len(fetched_at) > self._policy.max_entries:
-            gone, _ = fetched_at.popitem(last=False)
-            asked.pop(gone, None)
-
     def _instead_of(
         self,
         error: UpstreamError,
         ids: Sequence[VideoId],
-        due: Sequence[VideoId],
+        lacking: Sequence[VideoId],
         held: dict[VideoId, Held],
         served: CacheInfo | None,
     ) -> Result[VideoBatch, UpstreamError]:
         """The answer from held entries in place of a failed call, or the failure if one is lacking."""
-        now, policy = self._clock(), self._policy
         exhausted = isinstance(error, QuotaExhausted)
+        infos = served_instead(lacking, held, self._policy, self._clock(), exhausted=exhausted)
+        if infos is None:
+            return Failure(error)
         kind = "quota_exhausted" if exhausted else "stale_if_error"
-        infos = [] if served is None else [served]
-        for video_id in due:
-            entry = held.get(video_id)
-            if entry is None:
-                return Failure(error)
-            if exhausted:
-                age = max(0.0, now - entry.stored_at)
-                info: CacheInfo | None = CacheInfo(True, age, policy.ttl_s - age, "quota-exhausted")
-            else:
-                info = policy.serve_if_error(entry.stored_at, now)
-            if info is None:
-                return Failure(error)
-            infos.append(info)
-        self._metrics.video_cache_event(kind, len(due))
+        self._metrics.video_cache_event(kind, len(lacking))
         if exhausted:
             self._metrics.quota_stale_answer()
-            self._log.debug("videos.served_stale", reason=kind, videos=len(due))
+            self._log.debug("videos.served_stale", reason=kind, videos=len(lacking))
         else:
-            self._log.warning("videos.served_stale", reason=kind, videos=len(due), error=error.detail)
-        return Success(batch_of(ids, held, oldest_info(infos)))
+            self._log.warning("videos.served_stale", reason=kind, videos=len(lacking), error=error.detail)
+        return Success(batch_of(ids, held, oldest_info(infos if served is None else [served, *infos])))
