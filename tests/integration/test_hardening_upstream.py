@@ -1,0 +1,231 @@
+"""What the quota economy opened (issue 22), on every server: real service processes, real sockets,
+the YouTube double as its own process, a real Redis where Redis is involved.
+
+- Anonymous clients writing new ids and asking for their stats while every call fails (the
+  day's budget spent): the video cache keeps nothing per id it could not fetch, RSS stays flat
+  (it grew 56 → 454 MB in 25 s on starlette before).
+- A request that times out (a slow YouTube) pays each call once: the calls go on, fill the
+  cache, and asking again while they are out waits for them (five asks paid 500 units for 100
+  before).
+- One-video requests beside twenty 5,000-video ones are answered, not starved (all 504 at 2 s
+  before).
+- The Redis quota count not answering is a 503 of its own (``shared-state-unavailable``) that
+  leaves YouTube's circuit closed (a 502 that opened it for 5 s before).
+- A worker waiting for another's call while Redis is frozen answers by its deadline (it waited
+  out the whole freeze before).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
+from influencer_stats.testing.youtube_double import VIDEOS_PATH
+from perf.procs import memory_of_tree
+from tests.integration.containers import redis_server
+from tests.integration.youtube_clients_support import YouTubeDouble
+from tests.support import (
+    SERVERS,
+    RunningService,
+    expected_stats,
+    running_double_process,
+    running_service,
+    wait_for,
+)
+
+PROBLEM = "urn:influencer-stats:problem:"
+BIG = 5_000
+
+
+def youtube_env(double: str, **settings: str) -> dict[str, str]:
+    """The ``youtube`` profile's settings against the double (its key is any)."""
+    return {"YOUTUBE_API_URL": double, "YOUTUBE_API_KEY": "any", **settings}
+
+
+def calls_made(double: str) -> int:
+    """videos.list calls the double answered: the quota units spent."""
+    return int(YouTubeDouble(double.removesuffix(VIDEOS_PATH)).counters()["calls"])
+
+
+def new_videos(first: int, count: int = BIG) -> list[str]:
+    return [synthetic_video_id(first + n) for n in range(count)]
+
+
+@pytest.fixture
+def double(tmp_path: Path) -> Iterator[str]:
+    with running_double_process(tmp_path / "double.log") as url:
+        yield url
+
+
+@pytest.mark.parametrize("server", SERVERS)
+def test_new_videos_asked_for_while_every_call_fails_leave_memory_flat(
+    server: str, double: str, tmp_path: Path
+) -> None:
+    env = youtube_env(double, INFLUENCER_STATS_QUOTA_PER_DAY="1")
+    argv = ["--profile", "youtube", "--server", server]
+    with (
+        running_service(argv, tmp_path / "service.log", env=env) as service,
+        httpx.Client(base_url=service.url, timeout=30) as client,
+    ):
+        client.put("/collections/warm", json={"videos": new_videos(0, 1)})
+        assert client.get("/collections/warm/stats").status_code == 200  # the day's one unit
+        statuses = _write_and_ask(client, rounds=30, first=1_000_000)  # the allocator settles
+        before = memory_of_tree(service.process.pid).rss_mb
+        statuses += _write_and_ask(client, rounds=200, first=10_000_000)
+        after = memory_of_tree(service.process.pid).rss_mb
+
+    assert set(statuses) == {503}  # quota-exhausted: none of them was ever fetched
+    assert after - before < 30, f"RSS grew {before:.0f} -> {after:.0f} MB over 200 x {BIG:,} new ids"
+
+
+def _write_and_ask(client: httpx.Client, rounds: int, first: int) -> list[int]:
+    statuses = []
+    for n in range(rounds):
+        assert client.put(f"/collections/c{n % 10}", json={"videos": new_videos(first + n * BIG)}).is_success
+        reply = client.get(f"/collections/c{n % 10}/stats")
+        assert reply.json()["type"] == PROBLEM + "quota-exhausted"
+        statuses.append(reply.status_code)
+    return statuses
+
+
+@pytest.mark.parametrize("server", SERVERS)
+def test_a_request_that_times_out_pays_each_call_once_and_its_calls_fill_the_cache(
+    server: str, tmp_path: Path
+) -> None:
+    # 100 calls, 16 at once, 500 ms each: about 3.1 s of calls for a 2 s deadline.
+    with (
+        running_double_process(tmp_path / "double.log", latency_ms=500) as double,
+        running_service(
+            ["--profile", "youtube", "--server", server],
+            tmp_path / "service.log",
+            env=youtube_env(double, INFLUENCER_STATS_UPSTREAM_CONNECTIONS="16"),
+        ) as service,
+        httpx.Client(base_url=service.url, timeout=30) as client,
+    ):
+        videos = new_videos(0)
+        assert client.put("/collections/big", json={"videos": videos}).status_code == 201
+        first = client.get("/collections/big/stats")
+        again = client.get("/collections/big/stats")  # at once: the calls are still out
+        assert wait_for(lambda: calls_made(double) >= 100, 10)
+        third = client.get("/collections/big/stats")
+        spent = calls_made(double)
+
+    assert (first.status_code, first.json()["type"]) == (504, PROBLEM + "upstream-timeout")
+    assert again.status_code == 200  # waited for the first request's calls
+    assert third.status_code == 200 and third.json() == expected_stats(videos)
+    assert spent == 100  # 5,000 ids in calls of 50, each paid once
+
+
+@pytest.mark.parametrize("server", SERVERS)
+def test_one_video_requests_beside_twenty_big_ones_are_answered_not_starved(
+    server: str, tmp_path: Path
+) -> None:
+    with (
+        running_double_process(tmp_path / "double.log", latency_ms=100) as double,
+        running_service(
+            ["--profile", "youtube", "--server", server], tmp_path / "service.log", env=youtube_env(double)
+        ) as service,
+        httpx.Client(base_url=service.url, timeout=30) as client,
+    ):
+        for n in range(20):
+            client.put(f"/collections/big{n}", json={"videos": new_videos(n * BIG)})
+        for n in range(10):
+            client.put(f"/collections/small{n}", json={"videos": new_videos(1_000_000 + n, 1)})
+        small, big = asyncio.run(_small_beside_big(service))
+
+    assert small == [200] * 10  # each waited for a call or two, not for the 2,000 before it
+    assert len(big) == 20 and set(big) <= {200, 504}
+
+
+async def _small_beside_big(service: RunningService) -> tuple[list[int], list[int]]:
+    limits = httpx.Limits(max_connections=64)
+    async with httpx.AsyncClient(base_url=service.url, timeout=30, limits=limits) as client:
+        big = [asyncio.create_task(client.get(f"/collections/big{n}/stats")) for n in range(20)]
+        await asyncio.sleep(0.3)  # their 2,000 calls are queued by now (a pacing, not an assertion)
+        small = await asyncio.gather(*(client.get(f"/collections/small{n}/stats") for n in range(10)))
+        return [r.status_code for r in small], [r.status_code for r in await asyncio.gather(*big)]
+
+
+@pytest.mark.parametrize("server", SERVERS)
+def test_the_redis_quota_count_down_is_a_503_of_its_own_and_leaves_youtube_trusted(
+    server: str, double: str, tmp_path: Path
+) -> None:
+    with redis_server() as redis:
+        env = youtube_env(double, REDIS_URL=redis.url, INFLUENCER_STATS_QUOTA="redis")
+        with (
+            running_service(
+                ["--profile", "youtube", "--server", server], tmp_path / "svc.log", env=env
+            ) as service,
+            httpx.Client(base_url=service.url, timeout=30) as client,
+        ):
+            for n in range(8):
+                client.put(f"/collections/c{n}", json={"videos": new_videos(n * 10, 3)})
+            docker = redis.container.get_wrapped_container()
+            docker.pause()
+            try:
+                down = [client.get(f"/collections/c{n}/stats") for n in range(7)]  # past the breaker's 5
+            finally:
+                docker.unpause()
+            back = client.get("/collections/c7/stats")
+
+    assert {(r.status_code, r.json()["type"], r.headers["retry-after"]) for r in down} == {
+        (503, PROBLEM + "shared-state-unavailable", "1")
+    }
+    assert back.status_code == 200  # no circuit opened against YouTube
+    assert back.json() == expected_stats(new_videos(70, 3))
+
+
+@pytest.mark.parametrize("server", SERVERS)
+def test_a_worker_waiting_for_anothers_call_answers_by_its_deadline_while_redis_is_frozen(
+    server: str, tmp_path: Path
+) -> None:
+    videos = new_videos(0, 40)
+    timeouts = {"INFLUENCER_STATS_UPSTREAM_TIMEOUT": "5"}  # the double takes 1 s a call
+    with (
+        redis_server() as redis,
+        running_double_process(tmp_path / "double.log", latency_ms=1_000) as double,
+    ):
+        env = youtube_env(double, REDIS_URL=redis.url, **timeouts)
+        argv = ["--profile", "distributed", "--server", server]
+        with (
+            running_service(argv, tmp_path / "a.log", env=env) as a,
+            running_service(argv, tmp_path / "b.log", env=env) as b,
+            httpx.Client(timeout=30) as client,
+        ):
+            assert client.put(f"{a.url}/collections/c", json={"videos": videos}).status_code == 201
+            waited = asyncio.run(_wait_while_frozen(a, b, redis.container.get_wrapped_container()))
+            assert wait_for(lambda: client.get(f"{b.url}/readyz").status_code == 200, 20)
+            after = client.get(f"{b.url}/collections/c/stats")
+
+    status, seconds = waited
+    assert status in (200, 504)  # its entries, or the deadline: never the whole freeze
+    assert seconds < 5.0, f"the waiter answered after {seconds:.1f} s of an 8 s freeze"
+    assert after.status_code == 200 and after.json() == expected_stats(videos)
+
+
+async def _wait_while_frozen(a: RunningService, b: RunningService, docker: Any) -> tuple[int, float]:
+    """A calls for the videos (1 s), B misses them a moment later and waits for A's call; then
+    Redis freezes for 8 s. How B answered, and after how long."""
+    async with httpx.AsyncClient(timeout=30) as client:
+        first = asyncio.create_task(client.get(f"{a.url}/collections/c/stats"))
+        await asyncio.sleep(0.3)  # A has claimed them and its call is out (pacing)
+        started = time.monotonic()
+        second = asyncio.create_task(client.get(f"{b.url}/collections/c/stats"))
+        await asyncio.sleep(0.3)  # B waits for A's entries now
+        await asyncio.to_thread(docker.pause)
+        try:
+            done, _ = await asyncio.wait({second}, timeout=8)
+            answered = second.result() if done else None
+            seconds = time.monotonic() - started
+        finally:
+            await asyncio.to_thread(docker.unpause)
+        reply = answered or await second
+        await first
+        return reply.status_code, seconds
