@@ -22,7 +22,11 @@ What it does, all on 127.0.0.1 and bounded in time:
    ``--max-rss-growth`` MB, every liveness probe answered 200, every slowloris
    connection closed by the server (its header timeout is set to
    ``--header-timeout`` s); and reports requests by status, p99, max loop
-   lag, RSS before and after, dropped log events.
+   lag, RSS before and after, dropped log events;
+4. runs the two quota phases (``perf/soak_phases.py``, ``--phase-seconds``
+   each, the ``youtube`` profile): new ids asked for with the budget spent
+   (RSS flat), and big collections asked for again and again against a slow
+   YouTube (quota units spent equal to units of work).
 
 Exit 0 when every invariant holds, 1 otherwise (the report says which), 2
 for missing tools. ``--short`` is the CI version (a few seconds, 64
@@ -55,6 +59,7 @@ from perf.attacks import AttackLog, attack
 from perf.procs import HOST, ROOT, LabError, free_port, memory_of_tree, running, wait_until_ok
 from perf.report import SOAK_HEADING, write_section
 from perf.service import main_argv, service_env
+from perf.soak_phases import PhaseResult, render_phases, run_phases
 from perf.upstream import python_double
 from perf.wrk import WRK, WrkError, WrkResult, run_wrk
 
@@ -93,6 +98,7 @@ class SoakResult:
     breaker_cooldown_s: float
     header_timeout_s: float
     attacks: AttackLog
+    phases: PhaseResult
     violations: list[str]
 
 
@@ -264,6 +270,7 @@ def run(args: argparse.Namespace) -> SoakResult:
             lag = max_loop_lag(scrape)
             violations = check(url, cids, logs, statuses, result.socket_errors.total, lag, args.max_lag, seen)
             violations += check_attacks(attacks, after - before, args)
+    phases = run_phases(work, seconds=args.phase_seconds, clients=4, max_rss_growth_mb=args.max_rss_growth)
     write_statuses: dict[int, int] = {}
     for writes in logs:
         for status, n in writes.statuses.items():
@@ -286,7 +293,8 @@ def run(args: argparse.Namespace) -> SoakResult:
         breaker_cooldown_s=args.breaker_cooldown,
         header_timeout_s=args.header_timeout,
         attacks=attacks,
-        violations=violations,
+        phases=phases,
+        violations=violations + phases.violations,
     )
 
 
@@ -319,6 +327,7 @@ def render(result: SoakResult, command: str) -> str:
             f"| slowloris connections / closed by the server | {result.attacks.slow_connections:,} / "
             f"{result.attacks.slow_closed_by_server:,} |",
             f"| liveness probes: 200 / all, slowest | {_health(result.attacks)} |",
+            *render_phases(result.phases),
             f"| verdict | {verdict} |",
             "",
             "Non-2xx answers are the faults doing their work: 503 for quota, 502 for 5xx/malformed/reset, "
@@ -362,11 +371,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--slowloris", type=int, default=200, help="connections trickling header lines")
     parser.add_argument("--header-timeout", type=float, default=2.0, help="the service's header timeout, s")
     parser.add_argument("--max-rss-growth", type=float, default=64.0, help="RSS growth limit, MB")
+    parser.add_argument("--phase-seconds", type=float, default=20.0, help="each quota phase (soak_phases)")
     parser.add_argument("--report", type=Path)
     parser.add_argument("--short", action="store_true", help="CI: 6 s, 64 connections")
     args = parser.parse_args(argv)
     if args.short:
         args.duration, args.connections, args.fault_period, args.slowloris = 6, 64, 1.0, 50
+        args.phase_seconds = 6.0
     if shutil.which(WRK) is None:
         print("soak: wrk is missing: apt-get install wrk (Debian) or run scripts/perf-up.sh", file=sys.stderr)
         return 2

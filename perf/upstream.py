@@ -69,12 +69,15 @@ def _serving(
 
 
 def python_double(
-    work_dir: Path, *, groups: int = 0, note: str = "the Python double (aiohttp)"
+    work_dir: Path, *, groups: int = 0, note: str = "the Python double (aiohttp)", latency_ms: int = 0
 ) -> AbstractContextManager[Double]:
-    """The Python double on a free port: it answers any ids, and has switchable faults (``/_control/fault``)."""
+    """The Python double on a free port: it answers any ids (each call ``latency_ms`` late), and
+    has switchable faults (``/_control/fault``)."""
     port = free_port()
     argv = [PYTHON, "-m", "influencer_stats.testing.youtube_double", "--host", HOST, "--port", str(port)]
-    return _serving("python", argv, port, work_dir / "youtube-double.log", groups, note)
+    argv += ["--latency-ms", str(latency_ms)]
+    log = work_dir / f"youtube-double-{port}.log"
+    return _serving("python", argv, port, log, groups, note)
 
 
 def youtube_double(

@@ -31,3 +31,7 @@ def test_the_short_soak_holds_every_invariant(tmp_path: Path) -> None:
     assert "## Later section\n\nkept" in text
     assert "| socket errors (connect/read/write/timeout) | 0/0/0/0 |" in text
     assert "500:" not in text.split("| by status |")[1].splitlines()[0]
+    # The quota phases: only quota-exhausted answers while the budget is spent, and what a
+    # slow YouTube's timed-out asks cost is exactly the work (3 collections of 100 calls).
+    assert "| asked-for ids: answers | 503 quota-exhausted:" in text
+    assert "| timed-out calls: quota units spent / units of work | 300 / 300 |" in text

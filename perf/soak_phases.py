@@ -1,0 +1,187 @@
+"""The soak's two quota phases: the `youtube` profile (per-video cache, batching, the governor).
+
+Each phase runs its own service against its own Python double, all on 127.0.0.1 and bounded
+in time, and checks what issue 22 found broken:
+
+- **asked-for ids**: the day's budget is spent (a budget of one unit, spent first), and
+  ``clients`` concurrent clients write collections of 5,000 new ids and ask for their stats
+  over and over: every answer is a ``503 quota-exhausted`` and the server's RSS stays flat
+  (the video cache kept every id it could not fetch: 56 → 454 MB in 25 s before);
+- **timed-out calls**: YouTube takes ``latency`` per call through 16 connections, so a
+  5,000-id collection needs more than the 2 s deadline; ``clients`` clients per collection
+  ask for its stats over and over (504 until its calls have landed, then 200). Once the
+  calls settle, the units spent (the double's count of calls) must equal the units of work:
+  one per 50 distinct ids (each timed-out ask paid for its calls again before: 5 asks, 500
+  units for 100).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
+from influencer_stats.interpreters.videos.youtube_api import MAX_IDS_PER_CALL
+from perf.procs import HOST, free_port, memory_of_tree, running, wait_until_ok
+from perf.service import main_argv, service_env
+from perf.upstream import python_double
+
+BIG = 5_000
+QUOTA_EXHAUSTED = "urn:influencer-stats:problem:quota-exhausted"
+
+
+@dataclass
+class PhaseResult:
+    """What one phase did (rows of the report's table) and which invariants it broke."""
+
+    rows: list[tuple[str, str]]
+    violations: list[str]
+
+
+def _videos(first: int, count: int = BIG) -> list[str]:
+    return [synthetic_video_id(first + n) for n in range(count)]
+
+
+def asked_ids_phase(work: Path, seconds: float, clients: int, max_rss_growth_mb: float) -> PhaseResult:
+    """New ids asked for while every call fails: answers 503, RSS flat."""
+    with python_double(work) as double:
+        port = free_port()
+        env = service_env(double.url, "soak-key", {"INFLUENCER_STATS_QUOTA_PER_DAY": "1"})
+        log = work / "service-asked-ids.log"
+        with running(main_argv("youtube", port), log, env=env) as service:
+            wait_until_ok(port, "/healthz", service, log)
+            url = f"http://{HOST}:{port}"
+            with httpx.Client(base_url=url, timeout=30) as client:  # spend the day's one unit
+                client.put("/collections/warm", json={"videos": _videos(0, 1)})
+                client.get("/collections/warm/stats")
+            asyncio.run(_ask_new(url, clients, seconds=min(2.0, seconds / 4), first=1_000_000))  # settle
+            before = memory_of_tree(service.pid).rss_mb
+            statuses, rounds = asyncio.run(_ask_new(url, clients, seconds=seconds, first=100_000_000))
+            after = memory_of_tree(service.pid).rss_mb
+    violations = []
+    if set(statuses) != {"503 quota-exhausted"}:
+        violations.append(f"asked-for ids: answers other than 503 quota-exhausted: {dict(statuses)}")
+    if after - before > max_rss_growth_mb:
+        violations.append(f"asked-for ids: RSS grew by {after - before:.0f} MB (limit {max_rss_growth_mb:g} MB)")
+    rows = [
+        (
+            "asked-for ids: rounds of 5,000 new ids written and asked for, budget spent",
+            f"{rounds:,} by {clients} clients in {seconds:g} s ({rounds * BIG:,} ids)",
+        ),
+        ("asked-for ids: answers", ", ".join(f"{s}: {n:,}" for s, n in sorted(statuses.items()))),
+        ("asked-for ids: RSS before → after", f"{before:.1f} → {after:.1f} MB"),
+    ]
+    return PhaseResult(rows, violations)
+
+
+async def _ask_new(url: str, clients: int, *, seconds: float, first: int) -> tuple[Counter[str], int]:
+    """``clients`` clients, each writing its collection anew with 5,000 new ids and asking for its
+    stats, until ``seconds`` pass; the answers by status (and problem type), and the rounds."""
+    stop_at = time.monotonic() + seconds
+    statuses: Counter[str] = Counter()
+    numbers = itertools.count(first, BIG)
+    rounds = 0
+
+    async def client_loop(client: httpx.AsyncClient, name: str) -> None:
+        nonlocal rounds
+        while time.monotonic() < stop_at:
+            await client.put(f"/collections/{name}", json={"videos": _videos(next(numbers))})
+            reply = await client.get(f"/collections/{name}/stats")
+            kind = reply.json().get("type", "") if reply.status_code >= 400 else ""
+            statuses[f"{reply.status_code} {kind.rpartition(':')[2]}".strip()] += 1
+            rounds += 1
+
+    async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+        await asyncio.gather(*(client_loop(client, f"asked-{n}") for n in range(clients)))
+    return statuses, rounds
+
+
+def timeouts_phase(
+    work: Path, seconds: float, collections: int, clients: int, latency_ms: int
+) -> PhaseResult:
+    """Big collections asked for again and again against a slow YouTube: units spent = units of work."""
+    with python_double(work, latency_ms=latency_ms) as double:
+        port = free_port()
+        settings = {"INFLUENCER_STATS_UPSTREAM_CONNECTIONS": "16", "INFLUENCER_STATS_QUOTA_PER_DAY": "10000"}
+        env = service_env(double.url, "soak-key", settings)
+        log = work / "service-timeouts.log"
+        with running(main_argv("youtube", port), log, env=env) as service:
+            wait_until_ok(port, "/healthz", service, log)
+            url = f"http://{HOST}:{port}"
+            with httpx.Client(base_url=url, timeout=30) as client:
+                for n in range(collections):
+                    client.put(f"/collections/big-{n}", json={"videos": _videos(n * BIG)})
+            statuses = asyncio.run(_ask_again(url, collections, clients, seconds))
+            spent = _settled_calls(double.base_url, timeout_s=30.0)
+            with httpx.Client(base_url=url, timeout=30) as client:
+                last = Counter(client.get(f"/collections/big-{n}/stats").status_code for n in range(collections))
+            spent_after = _calls(double.base_url)
+    work_units = collections * -(-BIG // MAX_IDS_PER_CALL)
+    violations = []
+    if spent != work_units or spent_after != spent:
+        violations.append(
+            f"timed-out calls: {spent_after:,} quota units spent for {work_units:,} units of work"
+        )
+    if set(statuses) - {200, 504}:
+        violations.append(f"timed-out calls: answers other than 200 and 504: {dict(statuses)}")
+    if last != Counter({200: collections}):
+        violations.append(f"timed-out calls: once the calls landed, the answers were {dict(last)}, not all 200")
+    rows = [
+        (
+            "timed-out calls: asks of 5,000-id collections, YouTube slow",
+            f"{sum(statuses.values()):,} asks of {collections} collections by {clients} clients each "
+            f"in {seconds:g} s, {latency_ms} ms a call, 16 connections "
+            f"({', '.join(f'{s}: {n:,}' for s, n in sorted(statuses.items()))})",
+        ),
+        ("timed-out calls: quota units spent / units of work", f"{spent_after:,} / {work_units:,}"),
+    ]
+    return PhaseResult(rows, violations)
+
+
+async def _ask_again(url: str, collections: int, clients: int, seconds: float) -> Counter[int]:
+    stop_at = time.monotonic() + seconds
+    statuses: Counter[int] = Counter()
+
+    async def client_loop(client: httpx.AsyncClient, n: int) -> None:
+        while time.monotonic() < stop_at:
+            statuses[(await client.get(f"/collections/big-{n}/stats")).status_code] += 1
+
+    limits = httpx.Limits(max_connections=collections * clients)
+    async with httpx.AsyncClient(base_url=url, timeout=30, limits=limits) as client:
+        await asyncio.gather(*(client_loop(client, n) for n in range(collections) for _ in range(clients)))
+    return statuses
+
+
+def _calls(double: str) -> int:
+    return int(httpx.get(double + "/_control/stats", timeout=10).json()["calls"])
+
+
+def _settled_calls(double: str, timeout_s: float) -> int:
+    """The double's count of calls once it stays the same for a second (bounded by ``timeout_s``)."""
+    deadline = time.monotonic() + timeout_s
+    seen = _calls(double)
+    while time.monotonic() < deadline:
+        time.sleep(1.0)
+        now = _calls(double)
+        if now == seen:
+            return now
+        seen = now
+    return seen
+
+
+def run_phases(work: Path, *, seconds: float, clients: int, max_rss_growth_mb: float) -> PhaseResult:
+    """Both phases, one after the other (the timed-out calls phase: 3 collections at 300 ms a call)."""
+    asked = asked_ids_phase(work, seconds, clients, max_rss_growth_mb)
+    timed_out = timeouts_phase(work, seconds, collections=3, clients=2, latency_ms=300)
+    return PhaseResult(asked.rows + timed_out.rows, asked.violations + timed_out.violations)
+
+
+def render_phases(result: PhaseResult) -> list[str]:
+    """The phases' rows of the soak's table."""
+    return [f"| {what} | {value} |" for what, value in result.rows]
