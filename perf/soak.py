@@ -23,10 +23,11 @@ What it does, all on 127.0.0.1 and bounded in time:
    connection closed by the server (its header timeout is set to
    ``--header-timeout`` s); and reports requests by status, p99, max loop
    lag, RSS before and after, dropped log events;
-4. runs the two quota phases (``perf/soak_phases.py``, ``--phase-seconds``
-   each, the ``youtube`` profile): new ids asked for with the budget spent
-   (RSS flat), and big collections asked for again and again against a slow
-   YouTube (quota units spent equal to units of work).
+4. runs the quota phases (``perf/soak_phases.py``, the ``youtube`` profile):
+   new ids asked for with the budget spent (RSS flat), big collections asked
+   for again and again against a slow YouTube (quota units spent equal to
+   units of work), ``--phase-seconds`` each; one-video requests beside big
+   ones (all answered; their latency alone and beside, reported).
 
 Exit 0 when every invariant holds, 1 otherwise (the report says which), 2
 for missing tools. ``--short`` is the CI version (a few seconds, 64

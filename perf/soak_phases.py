@@ -1,4 +1,4 @@
-"""The soak's two quota phases: the `youtube` profile (per-video cache, batching, the governor).
+"""The soak's quota phases: the `youtube` profile (per-video cache, batching, the call gate, the governor).
 
 Each phase runs its own service against its own Python double, all on 127.0.0.1 and bounded
 in time, and checks what issue 22 found broken:
@@ -12,7 +12,10 @@ in time, and checks what issue 22 found broken:
   ask for its stats over and over (504 until its calls have landed, then 200). Once the
   calls settle, the units spent (the double's count of calls) must equal the units of work:
   one per 50 distinct ids (each timed-out ask paid for its calls again before: 5 asks, 500
-  units for 100).
+  units for 100);
+- **small beside big**: one-video requests alone, then beside twenty 5,000-video ones, 100 ms
+  a call: every one answered (all 504 at 2 s before, behind 2,000 calls), and their latency
+  reported (how well the call gate shares the connections).
 """
 
 from __future__ import annotations
@@ -68,7 +71,9 @@ def asked_ids_phase(work: Path, seconds: float, clients: int, max_rss_growth_mb:
     if set(statuses) != {"503 quota-exhausted"}:
         violations.append(f"asked-for ids: answers other than 503 quota-exhausted: {dict(statuses)}")
     if after - before > max_rss_growth_mb:
-        violations.append(f"asked-for ids: RSS grew by {after - before:.0f} MB (limit {max_rss_growth_mb:g} MB)")
+        violations.append(
+            f"asked-for ids: RSS grew by {after - before:.0f} MB (limit {max_rss_growth_mb:g} MB)"
+        )
     rows = [
         (
             "asked-for ids: rounds of 5,000 new ids written and asked for, budget spent",
@@ -120,7 +125,9 @@ def timeouts_phase(
             statuses = asyncio.run(_ask_again(url, collections, clients, seconds))
             spent = _settled_calls(double.base_url, timeout_s=30.0)
             with httpx.Client(base_url=url, timeout=30) as client:
-                last = Counter(client.get(f"/collections/big-{n}/stats").status_code for n in range(collections))
+                last = Counter(
+                    client.get(f"/collections/big-{n}/stats").status_code for n in range(collections)
+                )
             spent_after = _calls(double.base_url)
     work_units = collections * -(-BIG // MAX_IDS_PER_CALL)
     violations = []
@@ -131,7 +138,9 @@ def timeouts_phase(
     if set(statuses) - {200, 504}:
         violations.append(f"timed-out calls: answers other than 200 and 504: {dict(statuses)}")
     if last != Counter({200: collections}):
-        violations.append(f"timed-out calls: once the calls landed, the answers were {dict(last)}, not all 200")
+        violations.append(
+            f"timed-out calls: once the calls landed, the answers were {dict(last)}, not all 200"
+        )
     rows = [
         (
             "timed-out calls: asks of 5,000-id collections, YouTube slow",
@@ -175,11 +184,72 @@ def _settled_calls(double: str, timeout_s: float) -> int:
     return seen
 
 
+def small_beside_big_phase(work: Path, *, big: int, small: int, latency_ms: int) -> PhaseResult:
+    """One-video requests alone, then beside ``big`` 5,000-video ones: all answered; their latency
+    (the measure of the call gate's shares: a speed, reported, never an invariant)."""
+    with python_double(work, latency_ms=latency_ms) as double:
+        port = free_port()
+        settings = {"INFLUENCER_STATS_QUOTA_PER_DAY": "0", "INFLUENCER_STATS_CACHE_TTL": "0.001"}
+        env = service_env(double.url, "soak-key", settings)
+        log = work / "service-small-beside-big.log"
+        with running(main_argv("youtube", port), log, env=env) as service:
+            wait_until_ok(port, "/healthz", service, log)
+            url = f"http://{HOST}:{port}"
+            with httpx.Client(base_url=url, timeout=30) as client:
+                for n in range(big):
+                    client.put(f"/collections/big-{n}", json={"videos": _videos(n * BIG)})
+                for n in range(2 * small):
+                    client.put(f"/collections/small-{n}", json={"videos": _videos(900_000_000 + n, 1)})
+            alone, beside, bigs = asyncio.run(_small_and_big(url, big, small))
+    answered = Counter(status for status, _ in beside)
+    violations = []
+    if answered != Counter({200: small}) or any(status != 200 for status, _ in alone):
+        violations.append(f"small beside big: one-video requests answered {dict(answered)}, not all 200")
+    rows = [
+        (
+            f"small beside big: {small} one-video requests alone, then beside {big} of 5,000 videos "
+            f"({latency_ms} ms a call)",
+            f"p50 {_p50_ms(alone):.0f} ms alone, {_p50_ms(beside):.0f} ms beside them (max "
+            f"{max(t for _, t in beside) * 1000:.0f} ms); the big ones: "
+            f"{', '.join(f'{s}: {n}' for s, n in sorted(Counter(bigs).items()))}",
+        ),
+    ]
+    return PhaseResult(rows, violations)
+
+
+async def _small_and_big(
+    url: str, big: int, small: int
+) -> tuple[list[tuple[int, float]], list[tuple[int, float]], list[int]]:
+    async def timed(client: httpx.AsyncClient, path: str) -> tuple[int, float]:
+        started = time.monotonic()
+        status = (await client.get(path)).status_code
+        return status, time.monotonic() - started
+
+    limits = httpx.Limits(max_connections=big + small + 8)
+    async with httpx.AsyncClient(base_url=url, timeout=30, limits=limits) as client:
+        alone = await asyncio.gather(*(timed(client, f"/collections/small-{n}/stats") for n in range(small)))
+        bigs = [asyncio.create_task(client.get(f"/collections/big-{n}/stats")) for n in range(big)]
+        await asyncio.sleep(0.3)  # the big requests' calls are queued by now (pacing)
+        beside = await asyncio.gather(
+            *(timed(client, f"/collections/small-{small + n}/stats") for n in range(small))
+        )
+        return list(alone), list(beside), [r.status_code for r in await asyncio.gather(*bigs)]
+
+
+def _p50_ms(timed: list[tuple[int, float]]) -> float:
+    ordered = sorted(t for _, t in timed)
+    return ordered[len(ordered) // 2] * 1000
+
+
 def run_phases(work: Path, *, seconds: float, clients: int, max_rss_growth_mb: float) -> PhaseResult:
-    """Both phases, one after the other (the timed-out calls phase: 3 collections at 300 ms a call)."""
-    asked = asked_ids_phase(work, seconds, clients, max_rss_growth_mb)
-    timed_out = timeouts_phase(work, seconds, collections=3, clients=2, latency_ms=300)
-    return PhaseResult(asked.rows + timed_out.rows, asked.violations + timed_out.violations)
+    """The three phases, one after the other (timed-out calls: 3 collections at 300 ms a call;
+    small beside big: 20 big requests and 20 small ones at 100 ms a call)."""
+    phases = [
+        asked_ids_phase(work, seconds, clients, max_rss_growth_mb),
+        timeouts_phase(work, seconds, collections=3, clients=2, latency_ms=300),
+        small_beside_big_phase(work, big=20, small=20, latency_ms=100),
+    ]
+    return PhaseResult([row for p in phases for row in p.rows], [v for p in phases for v in p.violations])
 
 
 def render_phases(result: PhaseResult) -> list[str]:
