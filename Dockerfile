@@ -53,8 +53,9 @@ EXPOSE 8080
 # The service drains on SIGTERM for INFLUENCER_STATS_GRACEFUL_SHUTDOWN seconds (default 10):
 # keep `docker stop -t` / compose's stop_grace_period above it.
 STOPSIGNAL SIGTERM
-# Liveness on loopback (0.0.0.0 and 127.0.0.1 binds both answer there), with the standard library:
-# no curl in the image. A non-2xx answer or no answer raises, exit code 1.
+# Liveness where the service binds: INFLUENCER_STATS_HOST and _PORT (a wildcard such as 0.0.0.0
+# on loopback), with the standard library: no curl in the image. A non-2xx answer or none: exit 1.
+# Set the address through those variables, not --host/--port, which the probe cannot see.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
-    CMD ["python", "-c", "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:%s/healthz' % os.environ.get('INFLUENCER_STATS_PORT', '8080'), timeout=2)"]
+    CMD ["python", "-m", "influencer_stats.healthcheck"]
 CMD ["influencer-stats"]

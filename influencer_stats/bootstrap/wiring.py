@@ -102,8 +102,10 @@ async def _open_redis(resources: Resources) -> Redis:
     from redis.asyncio.retry import Retry
     from redis.backoff import NoBackoff
 
+    from influencer_stats.interpreters.redis_faults import REDIS_FAULTS, blocking_pool
+
     settings = resources.settings
-    pool = redis.BlockingConnectionPool.from_url(
+    pool = blocking_pool(
         settings.redis_url.value,
         retry=Retry(NoBackoff(), 0),  # the timeout bounds each call; no hidden retries
         max_connections=settings.redis_connections,
@@ -118,7 +120,7 @@ async def _open_redis(resources: Resources) -> Redis:
     async def ping() -> bool:
         try:
             return bool(await client.ping())
-        except (redis.RedisError, OSError):
+        except REDIS_FAULTS:
             return False
 
     resources.checks["redis"] = ping

@@ -18,6 +18,14 @@ from influencer_stats.logic.validation import DEFAULT_MAX_VIDEOS, MAX_VIDEOS_BOU
 
 T = TypeVar("T")
 PREFIX: Final = "INFLUENCER_STATS_"
+#: The most seconds a duration setting takes unless it says less: a day. Beyond it no
+#: timeout, TTL or grace period means anything here, and servers hand these to C and Rust
+#: timers as whole seconds or milliseconds (1e308 s crashed Granian's shutdown).
+MAX_SECONDS: Final = 86_400
+#: The most an integer setting takes unless it says less: every value then fits the 32-bit
+#: integers of the C and Rust code some reach (a listen backlog, a parser's limits) and
+#: converts to a float exactly (a rate, a gauge).
+MAX_INTEGER: Final = 1_000_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,17 +54,19 @@ def _declare(default: Any, spec: Spec) -> Any:
     return field(default=default, metadata={"spec": spec})
 
 
-def _bounded(name: str, value: float, low: int | None, high: int | None) -> None:
-    if not math.isfinite(value):
+def _bounded(name: str, value: int | float, low: int | None, high: int | None) -> None:
+    # An int is finite (and math.isfinite could not convert one past 1e308 to check).
+    if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"{name} must be a finite number")
     if low is not None and value < low:
-        raise ValueError(f"{name} must be {'positive' if low == 1 else f'at least {low:,}'}")
+        positive = low == 1 and isinstance(value, int)  # 0.5 s is positive, yet under 1
+        raise ValueError(f"{name} must be {'positive' if positive else f'at least {low:,}'}")
     if high is not None and value > high:
         raise ValueError(f"{name} must be at most {high:,}")
 
 
 def integer(
-    env: str, default: int, doc: str, *, low: int = 1, high: int | None = None, flag: str | None = None
+    env: str, default: int, doc: str, *, low: int = 1, high: int = MAX_INTEGER, flag: str | None = None
 ) -> int:
     """A whole number within [low, high]."""
 
@@ -68,25 +78,25 @@ def integer(
         _bounded(env, value, low, high)
         return value
 
-    kind = f"integer {low:,}–{high:,}" if high is not None else f"integer ≥ {low:,}"
-    result: int = _declare(default, Spec(env, doc, parse, kind, flag))
+    result: int = _declare(default, Spec(env, doc, parse, f"integer {low:,}–{high:,}", flag))
     return result
 
 
-def seconds(env: str, default: float, doc: str) -> float:
-    """A finite, positive number of seconds."""
+def seconds(env: str, default: float, doc: str, *, low: int | None = None, high: int = MAX_SECONDS) -> float:
+    """A number of seconds, positive (at least ``low`` when given) and at most ``high``."""
 
     def parse(raw: str) -> float:
         try:
             value = float(raw)
         except ValueError:
             raise ValueError(f"{env} must be a number of seconds") from None
-        _bounded(env, value, None, None)
+        _bounded(env, value, low, high)
         if value <= 0:
             raise ValueError(f"{env} must be positive")
         return value
 
-    result: float = _declare(default, Spec(env, doc, parse, "seconds > 0"))
+    kind = f"seconds {low:,}–{high:,}" if low is not None else f"seconds > 0, ≤ {high:,}"
+    result: float = _declare(default, Spec(env, doc, parse, kind))
     return result
 
 
@@ -230,7 +240,11 @@ class Settings:
         low=0,
     )
     upstream_retries: int = integer(
-        "INFLUENCER_STATS_UPSTREAM_RETRIES", 2, "retries of a transient YouTube failure (5xx, 429)", low=0
+        "INFLUENCER_STATS_UPSTREAM_RETRIES",
+        2,
+        "retries of a transient YouTube failure (5xx, 429)",
+        low=0,
+        high=100,  # the backoff doubles per attempt: a float no longer holds it past ~1,000
     )
     breaker_threshold: int = integer(
         "INFLUENCER_STATS_BREAKER_THRESHOLD", 5, "consecutive failed fetches that open the circuit"
@@ -282,7 +296,10 @@ class Settings:
         "INFLUENCER_STATS_KEEPALIVE", 5.0, "idle keep-alive connections close after this"
     )
     graceful_shutdown_s: float = seconds(
-        "INFLUENCER_STATS_GRACEFUL_SHUTDOWN", 10.0, "on SIGTERM, in-flight requests get this long"
+        "INFLUENCER_STATS_GRACEFUL_SHUTDOWN",
+        10.0,
+        "on SIGTERM, in-flight requests get this long",
+        low=1,  # uvicorn and Granian take whole seconds; Granian's 0 would wait for its workers forever
     )
     header_timeout_s: float = seconds(
         "INFLUENCER_STATS_HEADER_TIMEOUT", 10.0, "a request's headers must arrive within this (slowloris)"
@@ -291,10 +308,13 @@ class Settings:
         "INFLUENCER_STATS_BODY_TIMEOUT", 30.0, "a request's body must arrive within this after its headers"
     )
     max_header_bytes: int = integer(
-        "INFLUENCER_STATS_MAX_HEADER_BYTES", 16_384, "request line and headers together, at most (431 beyond)"
+        "INFLUENCER_STATS_MAX_HEADER_BYTES",
+        16_384,
+        "request line and headers together, at most (431 beyond)",
+        high=1_048_576,  # as much as a whole body
     )
     max_headers: int = integer(
-        "INFLUENCER_STATS_MAX_HEADERS", 100, "header fields per request, at most (431 beyond)"
+        "INFLUENCER_STATS_MAX_HEADERS", 100, "header fields per request, at most (431 beyond)", high=1_000
     )
     max_pipelined: int = integer(
         "INFLUENCER_STATS_MAX_PIPELINED",
@@ -307,7 +327,12 @@ class Settings:
     limit_concurrency: int = integer(
         "INFLUENCER_STATS_LIMIT_CONCURRENCY", 1024, "uvicorn: connections/tasks before an immediate 503"
     )
-    backlog: int = integer("INFLUENCER_STATS_BACKLOG", 2048, "the OS accept queue")
+    backlog: int = integer(
+        "INFLUENCER_STATS_BACKLOG",
+        2048,
+        "the OS accept queue",
+        high=65_535,  # the kernel caps it at net.core.somaxconn anyway
+    )
     granian_tasks: str = one_of(
         "INFLUENCER_STATS_GRANIAN_TASKS",
         "asyncio",

@@ -202,12 +202,17 @@ class HttpApi:
     def unmatched(self, path: str, method: str, request_id: str | None) -> Reply:
         """The answer when no route matches ``path`` (percent-decoded), in the order parsers refuse:
 
-        a method HTTP does not define, then a path outside ASCII (both 400), else a 404.
+        a method HTTP does not define, then a path outside ASCII, then the target ``*``
+        with a method other than OPTIONS (all 400), else a 404.
         """
         if method not in HTTP_METHODS:
             reply = problems.unknown_method(method)
         elif not path.isascii():
             reply = problems.path_not_ascii()
+        elif path == "*" and method != "OPTIONS":
+            # RFC 9112 3.2.4: the asterisk-form is for OPTIONS only. aiohttp's parser refuses
+            # `GET *` with a 400 before any app code runs; uvicorn and Granian pass it on.
+            reply = problems.problem(400, "invalid-path", "Invalid path", "the target * is for OPTIONS only")
         else:
             reply = problems.route_not_found(path)
         return self.refuse(reply, "unmatched", method, request_id)

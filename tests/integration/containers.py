@@ -23,7 +23,7 @@ import socket
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Self
 
 LOCAL_REDIS = "local/redis:7"
@@ -63,7 +63,7 @@ if LOCAL_IMAGES:
 
 from testcontainers.core.container import DockerContainer  # noqa: E402
 from testcontainers.core.image import DockerImage  # noqa: E402
-from testcontainers.core.wait_strategies import HttpWaitStrategy  # noqa: E402
+from testcontainers.core.wait_strategies import HttpWaitStrategy, LogMessageWaitStrategy  # noqa: E402
 from testcontainers.core.waiting_utils import WaitStrategy, WaitStrategyTarget  # noqa: E402
 
 STARTUP_TIMEOUT_S = 30  # testcontainers' default is 120 s
@@ -332,21 +332,29 @@ def service_container(
     *,
     health_path: str = "/healthz",
     healthcheck: Mapping[str, Any] | None = None,
+    host: str | None = None,
 ) -> Iterator[Endpoint]:
     """A container of :func:`service_image` (its default command unless `command`) on its own port.
 
     Gets `env` plus INFLUENCER_STATS_HOST/PORT for its address (loopback and a free port with
     host networking, else the image's 0.0.0.0:8080 mapped); a `command` gets ``--host H --port P``
     instead. `healthcheck` overrides the image's HEALTHCHECK options (fields left out keep the
-    image's, ``{"test": ["NONE"]}`` turns it off).
+    image's, ``{"test": ["NONE"]}`` turns it off). A `host` binds that address instead; the wait
+    is then for the service's start-up line (the HTTP wait would knock on 127.0.0.1); with host
+    networking the endpoint's host is `host`, with port mapping the service is out of reach
+    (it listens on the container's own `host`) and only its health can be checked.
     """
     require_docker()
-    port, host = (_free_port(), "127.0.0.1") if LOCAL_IMAGES else (8080, "0.0.0.0")
+    port, default_host = (_free_port(), "127.0.0.1") if LOCAL_IMAGES else (8080, "0.0.0.0")
+    wait: WaitStrategy = HttpWaitStrategy(port, health_path)
+    if host is not None:
+        wait = LogMessageWaitStrategy(f"influencer-stats: listening on http://{host}:{port} ")
+    host = host or default_host
     extra: dict[str, Any] = {} if healthcheck is None else {"healthcheck": dict(healthcheck)}
-    container = _peer_container(service_image(), port, HttpWaitStrategy(port, health_path), **extra)
+    container = _peer_container(service_image(), port, wait, **extra)
     if command is None:
         container.with_envs(**{**env, "INFLUENCER_STATS_HOST": host, "INFLUENCER_STATS_PORT": str(port)})
     else:
         container.with_envs(**env).with_command([*command, "--host", host, "--port", str(port)])
     with _running(container, port, "http") as endpoint:
-        yield endpoint
+        yield replace(endpoint, host=host) if LOCAL_IMAGES and host != default_host else endpoint

@@ -77,6 +77,28 @@ def test_a_config_error_exits_2_with_one_line_and_no_traceback() -> None:
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("variable", "value", "bound"),
+    [
+        # Passed validation, then Granian's shutdown raised OverflowError (exit 1, a traceback).
+        ("INFLUENCER_STATS_GRACEFUL_SHUTDOWN", "1e308", "86,400"),
+        ("INFLUENCER_STATS_BACKLOG", "10000000000", "65,535"),  # listen(): OverflowError at start
+        ("INFLUENCER_STATS_MAX_HEADER_BYTES", "1" + "0" * 20, "1,048,576"),  # aiohttp's parser, Granian
+        ("INFLUENCER_STATS_LOG_RATE_LIMIT", "1" + "0" * 400, "1,000,000,000"),  # a float past 1e308
+    ],
+)
+@pytest.mark.parametrize("server", SERVERS)
+def test_a_setting_past_its_bound_exits_2_with_one_line_naming_it_on_every_server(
+    server: str, variable: str, value: str, bound: str
+) -> None:
+    result = run_main("--server", server, env={**os.environ, variable: value})
+
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert result.stderr.startswith(f"main.py: error: {variable} must be at most {bound}, got ")
+    assert result.stderr.count("\n") == 1
+    assert "Traceback" not in result.stderr
+
+
 def test_profile_v1_serves_and_logs_every_event_as_json(tmp_path: Path) -> None:
     with (
         running_double_process(tmp_path / "double.log") as double_url,

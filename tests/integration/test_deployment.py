@@ -8,8 +8,8 @@ variables. Only the addresses differ: with host networking every process listens
 127.0.0.1 port, so each compose address (``redis:6379``, ``api-1:8080``, ...) is replaced by
 the port the test picked.
 
-- The image: non-root, no dev packages, a HEALTHCHECK that turns healthy, the default
-  command serving the demo profile on its own.
+- The image: non-root, no dev packages, a HEALTHCHECK that turns healthy (on any address
+  the service binds), the default command serving the demo profile on its own.
 - Writes through the balancer are read back by each replica directly.
 - A replica stopped (SIGTERM) under load through the balancer: it drains and exits 0,
   nginx retries on the other replica, no client sees anything but 2xx and every
@@ -37,6 +37,7 @@ import pytest
 
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from tests.integration.containers import (
+    LOCAL_IMAGES,
     REPO_ROOT,
     SERVICE_IMAGE,
     Endpoint,
@@ -168,7 +169,7 @@ def test_image_runs_unprivileged_without_dev_packages(stack: Stack) -> None:
 def test_image_healthcheck_probes_healthz_and_turns_healthy(stack: Stack) -> None:
     replica = stack.replicas[0].container.get_wrapped_container()
     test = replica.client.images.get(SERVICE_IMAGE).attrs["Config"]["Healthcheck"]["Test"]
-    assert test[0] == "CMD" and "/healthz" in test[-1]
+    assert test == ["CMD", "python", "-m", "influencer_stats.healthcheck"]  # GET /healthz where it binds
 
     deadline = time.monotonic() + 15
     health = health_of(replica)
@@ -179,6 +180,30 @@ def test_image_healthcheck_probes_healthz_and_turns_healthy(stack: Stack) -> Non
         health = health_of(replica)
     # The container kept the image's probe (only its interval was changed).
     assert replica.client.api.inspect_container(replica.id)["Config"]["Healthcheck"]["Test"] == test
+    assert health["Log"][-1]["ExitCode"] == 0
+
+
+def wait_for_health(container: Any, seconds: float) -> dict[str, Any]:
+    """The container's health once it is no longer "starting" (or after ``seconds``)."""
+    deadline = time.monotonic() + seconds
+    health = health_of(container)
+    while health["Status"] == "starting" and time.monotonic() < deadline:
+        time.sleep(0.2)
+        health = health_of(container)
+    return health
+
+
+def test_image_healthcheck_probes_the_address_the_service_binds() -> None:
+    # The probe asked 127.0.0.1 whatever INFLUENCER_STATS_HOST said: a service bound to another
+    # address answered, and its container was reported unhealthy. 127.0.0.2 is loopback too (Linux).
+    every_second = {"interval": ONE_SECOND_NS, "retries": 1}
+    with service_container({}, host="127.0.0.2", healthcheck=every_second) as bound:
+        container = bound.container.get_wrapped_container()
+        health = wait_for_health(container, 15)
+        if LOCAL_IMAGES:  # host networking: the test reaches the address too
+            assert httpx.get(f"{bound.url}/healthz", timeout=5).status_code == 200
+
+    assert health["Status"] == "healthy", health
     assert health["Log"][-1]["ExitCode"] == 0
 
 

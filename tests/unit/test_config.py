@@ -104,6 +104,28 @@ def test_an_unknown_or_invalid_choice_is_a_config_error_listing_the_valid_names(
         ),
         ("INFLUENCER_STATS_CACHE_TTL", "-1", "INFLUENCER_STATS_CACHE_TTL must be positive"),
         ("INFLUENCER_STATS_UPSTREAM_RETRIES", "-1", "INFLUENCER_STATS_UPSTREAM_RETRIES must be at least 0"),
+        # 1e308 s crashed Granian's shutdown (OverflowError); every duration is bounded, a day at most.
+        (
+            "INFLUENCER_STATS_GRACEFUL_SHUTDOWN",
+            "1e308",
+            "INFLUENCER_STATS_GRACEFUL_SHUTDOWN must be at most 86,400, got '1e308'",
+        ),
+        ("INFLUENCER_STATS_KEEPALIVE", "86401", "INFLUENCER_STATS_KEEPALIVE must be at most 86,400"),
+        # Whole seconds for uvicorn and Granian: 0.5 became 0, Granian's "no kill timeout".
+        (
+            "INFLUENCER_STATS_GRACEFUL_SHUTDOWN",
+            "0.5",
+            "INFLUENCER_STATS_GRACEFUL_SHUTDOWN must be at least 1",
+        ),
+        # Integers reaching C or Rust (a listen backlog, aiohttp's parser) or a float (a rate).
+        ("INFLUENCER_STATS_BACKLOG", "10000000000", "INFLUENCER_STATS_BACKLOG must be at most 65,535"),
+        ("INFLUENCER_STATS_MAX_HEADER_BYTES", "2000000", "must be at most 1,048,576"),
+        ("INFLUENCER_STATS_LOG_RATE_LIMIT", "1" + "0" * 400, "must be at most 1,000,000,000"),
+        (
+            "INFLUENCER_STATS_UPSTREAM_RETRIES",
+            "1024",
+            "INFLUENCER_STATS_UPSTREAM_RETRIES must be at most 100",
+        ),
         ("YOUTUBE_API_URL", "ftp://x", "YOUTUBE_API_URL must be a http/https URL"),
         ("REDIS_URL", "http://x", "REDIS_URL must be a redis/rediss/unix URL"),
     ],
@@ -113,6 +135,15 @@ def test_a_bad_value_names_its_variable(variable: str, value: str, message: str)
         resolve({variable: value})
 
     assert message in str(raised.value)
+
+
+def test_every_duration_and_integer_setting_has_an_upper_bound() -> None:
+    huge = {"seconds": "1e308", "integer": "1" + "0" * 400}
+    for spec in declared().values():
+        kind = spec.kind.split()[0]
+        if kind in huge:
+            with pytest.raises(ValueError, match=f"^{spec.env} must be at most "):
+                spec.parse(huge[kind])
 
 
 def test_a_secret_is_never_echoed_in_an_error() -> None:

@@ -125,6 +125,19 @@ async def test_an_unknown_method_is_refused_before_a_path_outside_ascii_as_the_p
     assert document(reply)["type"] == "urn:influencer-stats:problem:unknown-method"
 
 
+@pytest.mark.parametrize("method", ["GET", "HEAD", "PUT", "DELETE", "POST"])
+async def test_the_target_star_with_a_method_other_than_options_is_a_400_problem(
+    svc: Service, method: str
+) -> None:
+    # aiohttp's parser refuses `GET *` (RFC 9112 3.2.4) before the app runs; uvicorn and Granian
+    # passed it on, and the edge answered 404.
+    status, problem = await unmatched(svc, method, "*")
+
+    assert (status, problem["type"]) == (400, "urn:influencer-stats:problem:invalid-path")
+    assert (await unmatched(svc, "OPTIONS", "*"))[0] == 404  # a server-wide OPTIONS: no such route
+    assert (await unmatched(svc, "M0", "*"))[1]["type"] == "urn:influencer-stats:problem:unknown-method"
+
+
 # --- JSON depth ----------------------------------------------------------------------------------
 
 

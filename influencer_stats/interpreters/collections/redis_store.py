@@ -8,6 +8,7 @@ import orjson
 import redis.asyncio as redis
 from returns.result import Failure, Result, Success
 
+from influencer_stats.interpreters.redis_faults import REDIS_FAULTS
 from influencer_stats.interpreters.redis_keys import RedisKeys, as_text
 from influencer_stats.logic.models import (
     Collection,
@@ -20,9 +21,6 @@ from influencer_stats.logic.models import (
     VideoId,
 )
 
-#: What a Redis call raises when the server cannot answer: redis-py's errors
-#: (connection, timeout, LOADING, READONLY, OOM ...) and the OS's socket errors.
-_REDIS_ERRORS = (redis.RedisError, OSError)
 #: Ids copied from the set index into the sorted one per round trip.
 _CATCH_UP_CHUNK = 1_000
 
@@ -100,8 +98,9 @@ class RedisCollectionStore:
     meanwhile: a rollout of this version should not last long.)
 
     Durability is Redis's: configure AOF (``appendfsync always`` or
-    ``everysec``) and ``maxmemory-policy noeviction``. Any Redis or socket
-    error is ``Failure(StoreUnavailable)`` naming only the error's type.
+    ``everysec``) and ``maxmemory-policy noeviction``. Any Redis fault
+    (``REDIS_FAULTS``: a Redis or socket error, a connection reset under the
+    pool included) is ``Failure(StoreUnavailable)`` naming only the error's type.
     Timeouts and pool limits are the client's (the composition root sets
     them). Safe for concurrent tasks: each command is atomic in Redis.
     """
@@ -119,7 +118,7 @@ class RedisCollectionStore:
         """Whether Redis answers (for ``/readyz``)."""
         try:
             return bool(await self._redis.ping())
-        except _REDIS_ERRORS:
+        except REDIS_FAULTS:
             return False
 
     async def get(
@@ -127,7 +126,7 @@ class RedisCollectionStore:
     ) -> Result[Collection, CollectionNotFound | StoreUnavailable]:
         try:
             raw = await self._redis.get(self._keys.collection(collection_id))
-        except _REDIS_ERRORS as exc:
+        except REDIS_FAULTS as exc:
             return Failure(_unavailable(exc))
         if raw is None:
             return Failure(CollectionNotFound(collection_id))
@@ -145,7 +144,7 @@ class RedisCollectionStore:
                 pipe.sadd(self._index, collection_id)
                 pipe.zadd(self._sorted_index, {collection_id: 0})
                 await pipe.execute()
-        except _REDIS_ERRORS as exc:
+        except REDIS_FAULTS as exc:
             return Failure(_unavailable(exc))
         return Success(Created() if previous is None else Replaced())
 
@@ -161,7 +160,7 @@ class RedisCollectionStore:
                 pipe.delete(self._keys.collection(collection_id))
                 pipe.incr(self._keys.version(collection_id))
                 deleted, _ = await pipe.execute()
-        except _REDIS_ERRORS as exc:
+        except REDIS_FAULTS as exc:
             return Failure(_unavailable(exc))
         return Success(None) if deleted else Failure(CollectionNotFound(collection_id))
 
@@ -181,7 +180,7 @@ class RedisCollectionStore:
                 if len(members) < wanted:
                     break
                 low = "(" + members[-1]
-        except _REDIS_ERRORS as exc:
+        except REDIS_FAULTS as exc:
             return Failure(_unavailable(exc))
         return Success(tuple(found))
 

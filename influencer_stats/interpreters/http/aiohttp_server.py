@@ -3,6 +3,12 @@
 Routed by hand, as the ASGI and RSGI apps are: one catch-all route matches
 the path with ``ROUTES.match``, decoded as uvicorn and Granian decode it
 (aiohttp's router would match ``%2F`` inside an id and refuse ``{`` in one).
+
+No answer names the versions of Python and aiohttp, which aiohttp sends in a
+``Server`` header by default (``Python/3.11 aiohttp/3.14.5``): the app's
+answers carry none, as uvicorn's; the text/plain 400s aiohttp's parser gives
+before any app code runs, which no hook reaches (aio-libs/aiohttp#6463), say
+``Server: aiohttp``.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from contextlib import AbstractAsyncContextManager
 from functools import partial
 from urllib.parse import unquote
 
-from aiohttp import web
+from aiohttp import web, web_response
 from aiohttp.http_exceptions import PayloadEncodingError
 
 from influencer_stats.http import problems
@@ -26,6 +32,8 @@ from influencer_stats.http.routes import ROUTES
 OpenApi = Callable[[], AbstractAsyncContextManager[HttpApi]]
 _API: web.AppKey[HttpApi] = web.AppKey("api", HttpApi)
 _BODY_TIMEOUT: web.AppKey[float] = web.AppKey("body_timeout_s", float)
+#: What aiohttp says in ``Server`` where the app cannot take the header off: no version.
+_SERVER = "aiohttp"
 
 
 def _response(reply: Reply) -> web.Response:
@@ -115,8 +123,16 @@ def _server_logger() -> logging.Logger:
     return logger
 
 
+async def _without_server(request: web.Request, response: web.StreamResponse) -> None:
+    """Every answer of the app without the ``Server`` header aiohttp has just set."""
+    response.headers.popall("Server", None)
+
+
 def create_app(open_api: OpenApi, *, body_timeout_s: float) -> web.Application:
     """An aiohttp app whose cleanup context opens the API (and its resources) once."""
+    # aiohttp reads its default at each response: the parser's own refusals, which no hook
+    # reaches, name no version either (a setting of this process's aiohttp, as the logger's).
+    web_response.SERVER_SOFTWARE = _SERVER  # type: ignore[attr-defined]  # imported there, not exported
 
     async def lifespan(app: web.Application) -> AsyncIterator[None]:
         async with open_api() as api:
@@ -131,6 +147,7 @@ def create_app(open_api: OpenApi, *, body_timeout_s: float) -> web.Application:
     )
     app[_BODY_TIMEOUT] = body_timeout_s
     app.cleanup_ctx.append(lifespan)
+    app.on_response_prepare.append(_without_server)
     # "*": every method reaches HttpApi, which answers 405 or 400 itself.
     app.router.add_route("*", "/{path:.*}", _dispatch)
     return app

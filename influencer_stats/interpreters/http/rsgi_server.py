@@ -8,26 +8,46 @@ is ``ROUTES.match``, as in the ASGI app; everything else is ``HttpApi``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from functools import partial
 from typing import Any
 
 from influencer_stats.http import problems
 from influencer_stats.http.api import HttpApi, Incoming, no_body
-from influencer_stats.http.body import BodyTimeout, content_length, read_request_body
+from influencer_stats.http.body import BodyIncomplete, BodyTimeout, content_length, read_request_body
 from influencer_stats.http.routes import ROUTES
 
 OpenApi = Callable[[], AbstractAsyncContextManager[HttpApi]]
 _BODILESS = frozenset({"GET", "HEAD"})
 
 
+async def _chunks(proto: Any) -> AsyncIterator[bytes]:
+    """The body's chunks from the protocol object; ``BodyIncomplete`` if the body did not end whole.
+
+    Granian 2.8 yields each data frame of the body, then one empty chunk as it
+    ends (``RSGIHTTPProtocol.__anext__``, src/rsgi/io.rs). Any other frame comes
+    as an empty chunk too, then the end's: the error of a body cut short (the
+    client went away before a chunked body's last chunk, or short of its
+    Content-Length) and, indistinguishably, trailers (which no client of this
+    API sends). So an empty chunk that anything follows means the body did not
+    end as it should: refused, never stored. (Before, a cut-short chunked body
+    whose prefix was valid JSON was stored.)
+    """
+    ended = False
+    async for chunk in proto:
+        if ended:
+            raise BodyIncomplete("the body ended in an error (cut short) or trailers")
+        if chunk:
+            yield chunk
+        else:
+            ended = True
+
+
 async def _read_body(proto: Any, declared: str | None, timeout_s: float, limit: int) -> bytes | None:
-    # The protocol object iterates over the body's chunks; when the client goes away it just
-    # stops, so only a declared length tells a cut-short body (BodyIncomplete) from a whole one.
     # Granian has no body timeout of its own. The read runs as a task because asyncio.timeout
     # cannot cancel a coroutine that Granian's "rust" task implementation drives.
-    read = asyncio.ensure_future(read_request_body(proto, limit, content_length(declared)))
+    read = asyncio.ensure_future(read_request_body(_chunks(proto), limit, content_length(declared)))
     try:
         done, _ = await asyncio.wait((read,), timeout=timeout_s)
     finally:

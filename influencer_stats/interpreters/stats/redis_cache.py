@@ -9,6 +9,7 @@ import redis.asyncio as redis
 from returns.result import Success
 
 from influencer_stats.algebras import CollectionStatsQuery, EventLog, Metrics
+from influencer_stats.interpreters.redis_faults import REDIS_FAULTS
 from influencer_stats.interpreters.redis_keys import RedisKeys
 from influencer_stats.interpreters.stats.cache import CachePolicy, Outcome, Stored, stale_if_error
 from influencer_stats.interpreters.stats.single_flight import SingleFlight
@@ -19,8 +20,6 @@ from influencer_stats.logic.models import (
     StatsAnswer,
     VideoId,
 )
-
-_REDIS_ERRORS = (redis.RedisError, OSError)
 
 
 class RedisCachedStats:
@@ -84,7 +83,7 @@ class RedisCachedStats:
         keys = (self._keys.version(collection_id), self._keys.stats(collection_id))
         try:
             raw_version, raw_entry = await self._redis.mget(keys)
-        except _REDIS_ERRORS as exc:
+        except REDIS_FAULTS as exc:
             self._warn("read", collection_id, exc)
             self._metrics.cache_event("miss")
             return await self._inner.stats(collection_id)
@@ -110,7 +109,7 @@ class RedisCachedStats:
         self._flights.void(collection_id)  # later callers start afresh
         try:
             await self._redis.incr(self._keys.version(collection_id))
-        except _REDIS_ERRORS as exc:
+        except REDIS_FAULTS as exc:
             self._log.error(
                 "stats.cache_invalidate_failed", collection=collection_id, error=type(exc).__name__
             )
@@ -141,7 +140,7 @@ class RedisCachedStats:
             await self._redis.set(
                 self._keys.stats(collection_id), orjson.dumps(document), px=self._lifetime_ms
             )
-        except _REDIS_ERRORS as exc:
+        except REDIS_FAULTS as exc:
             self._warn("write", collection_id, exc)
             return False
         return True

@@ -9,6 +9,7 @@ import redis.asyncio as redis
 from returns.result import Failure, Result, Success
 
 from influencer_stats.algebras import EventLog
+from influencer_stats.interpreters.redis_faults import REDIS_FAULTS
 from influencer_stats.interpreters.videos.quota import Refusal
 
 #: Take one unit unless the budget is spent; the first unit of a day sets the key's expiry.
@@ -39,7 +40,7 @@ class RedisQuotaLedger:
     async def take(self, day: str, budget: int, keep_s: int) -> Result[int, Refusal]:
         try:
             spent = int(await self._take(keys=[self._key(day)], args=[budget, keep_s]))
-        except (redis.RedisError, OSError) as exc:
+        except REDIS_FAULTS as exc:
             self._log.warning("quota.ledger_unavailable", error=type(exc).__name__)
             return Failure("unreachable")
         return Failure("spent") if spent < 0 else Success(spent)

@@ -9,6 +9,7 @@ import orjson
 import redis.asyncio as redis
 
 from influencer_stats.algebras import EventLog
+from influencer_stats.interpreters.redis_faults import REDIS_FAULTS
 from influencer_stats.interpreters.redis_keys import RedisKeys, as_text
 from influencer_stats.interpreters.videos.video_entries import Held
 from influencer_stats.logic.models import VideoId, VideoStats
@@ -45,7 +46,7 @@ class RedisVideoEntries:
     async def get_many(self, ids: Sequence[VideoId]) -> Mapping[VideoId, Held]:
         try:
             raws = await self._redis.mget([self._key(i) for i in ids])
-        except (redis.RedisError, OSError) as exc:
+        except REDIS_FAULTS as exc:
             self._log.warning("videos.cache_unavailable", operation="read", error=type(exc).__name__)
             return {}
         found, decoded = {}, self._decoded
@@ -67,7 +68,7 @@ class RedisVideoEntries:
                 for video_id, held in entries.items():
                     pipe.set(self._key(video_id), _encode(held), px=self._keep_ms)
                 await pipe.execute()
-        except (redis.RedisError, OSError) as exc:
+        except REDIS_FAULTS as exc:
             self._log.warning("videos.cache_unavailable", operation="write", error=type(exc).__name__)
 
 
@@ -174,7 +175,7 @@ class RedisStaleQueue:
         keys = [self._queue, *(self._keys.video(i) for i in ids)]
         try:
             taken = await self._push(keys=keys, args=[now, fresh_s, self._room, self._keep_ms, *ids])
-        except (redis.RedisError, OSError) as exc:
+        except REDIS_FAULTS as exc:
             self._log.warning("videos.stale_queue_unavailable", operation="push", error=type(exc).__name__)
             return list(ids)  # refresh them now rather than never
         return [VideoId(as_text(i)) for i in taken]
@@ -190,7 +191,7 @@ class RedisStaleQueue:
             left, *ids = await self._take(
                 keys=[self._queue], args=[room, now, fresh_s, self._entry_prefix, cutoff]
             )
-        except (redis.RedisError, OSError) as exc:
+        except REDIS_FAULTS as exc:
             self._log.warning("videos.stale_queue_unavailable", operation="take", error=type(exc).__name__)
             return [], False
         return [VideoId(as_text(i)) for i in ids], bool(left)
@@ -259,7 +260,7 @@ class RedisMissClaims:
         keys = [*(self._key(i) for i in ids), *(self._entry(i) for i in ids)]
         try:
             theirs = await self._claim(keys=keys, args=[self._token, self._hold_ms, now, fresh_s])
-        except (redis.RedisError, OSError) as exc:
+        except REDIS_FAULTS as exc:
             self._log.warning("videos.claims_unavailable", operation="claim", error=type(exc).__name__)
             return []  # call for all of them
         return [ids[int(k) - 1] for k in theirs]
@@ -267,14 +268,14 @@ class RedisMissClaims:
     async def release(self, ids: Sequence[VideoId]) -> None:
         try:
             await self._release(keys=[self._key(i) for i in ids], args=[self._token])
-        except (redis.RedisError, OSError) as exc:
+        except REDIS_FAULTS as exc:
             self._log.warning("videos.claims_unavailable", operation="release", error=type(exc).__name__)
 
     async def settled(self, ids: Sequence[VideoId]) -> Mapping[VideoId, Held | None]:
         keys = [*(self._key(i) for i in ids), *(self._entry(i) for i in ids)]
         try:
             flat = await self._settled(keys=keys)
-        except (redis.RedisError, OSError) as exc:
+        except REDIS_FAULTS as exc:
             self._log.warning("videos.claims_unavailable", operation="settled", error=type(exc).__name__)
             return {}
         return {ids[int(k) - 1]: _decode(raw or None) for k, raw in zip(flat[::2], flat[1::2], strict=True)}

@@ -1,0 +1,89 @@
+"""What counts as Redis failing to answer: one definition for every Redis interpreter.
+
+Every Redis interpreter catches ``REDIS_FAULTS`` around its calls and turns them
+into its failure value (``StoreUnavailable``, a cache miss, an unreachable
+ledger); anything else is a bug and propagates (a logged 500).
+
+One fault arrives as neither of its types. When the server's side resets a
+connection that waits in the pool (Redis killed while it had unread input, a
+failover, a balancer dropping an idle flow), uvloop closes the transport, but
+redis-py still counts the connection as open: its next write gets uvloop's
+bare ``RuntimeError("unable to perform operation on <TCPTransport closed=True
+...>; the handler is closed")``, which redis-py passes on after disconnecting.
+The pools built here (``blocking_pool``) use connections that raise exactly
+that error (``closed_transport``) as a ``redis.ConnectionError``, chained to
+it, so it is caught as a fault where any other ``RuntimeError`` is not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any, Final
+
+import redis.asyncio as redis
+from redis.asyncio.connection import AbstractConnection, SSLConnection, UnixDomainSocketConnection, parse_url
+
+#: What a Redis call raises when the server cannot answer: redis-py's errors (connection,
+#: timeout, LOADING, READONLY, OOM ...) and the OS's socket errors.
+REDIS_FAULTS: Final = (redis.RedisError, OSError)
+
+
+def closed_transport(error: BaseException) -> bool:
+    """Whether ``error`` is uvloop's refusal to write on a transport that has closed."""
+    text = str(error)
+    return (
+        type(error) is RuntimeError
+        and text.startswith("unable to perform operation on <")
+        and text.endswith("; the handler is closed")
+    )
+
+
+@contextmanager
+def _closed_transport_as_connection_error() -> Iterator[None]:
+    try:
+        yield
+    except RuntimeError as error:
+        if not closed_transport(error):
+            raise
+        raise redis.ConnectionError("the connection was closed by the server's side") from error
+
+
+class _TcpConnection(redis.Connection):
+    async def send_packed_command(
+        self, command: bytes | str | Iterable[bytes], check_health: bool = True
+    ) -> None:
+        with _closed_transport_as_connection_error():
+            await super().send_packed_command(command, check_health)
+
+
+class _TlsConnection(SSLConnection):
+    async def send_packed_command(
+        self, command: bytes | str | Iterable[bytes], check_health: bool = True
+    ) -> None:
+        with _closed_transport_as_connection_error():
+            await super().send_packed_command(command, check_health)
+
+
+class _UnixConnection(UnixDomainSocketConnection):
+    async def send_packed_command(
+        self, command: bytes | str | Iterable[bytes], check_health: bool = True
+    ) -> None:
+        with _closed_transport_as_connection_error():
+            await super().send_packed_command(command, check_health)
+
+
+#: The connection class redis-py picks for a URL's scheme, and ours for it.
+_CONNECTIONS: Final[dict[type[AbstractConnection], type[AbstractConnection]]] = {
+    redis.Connection: _TcpConnection,
+    SSLConnection: _TlsConnection,
+    UnixDomainSocketConnection: _UnixConnection,
+}
+
+
+def blocking_pool(url: str, **options: Any) -> redis.BlockingConnectionPool:
+    """``redis.BlockingConnectionPool.from_url(url, **options)``, its connections raising a
+    closed transport as ``redis.ConnectionError`` (see the module)."""
+    parsed = parse_url(url)  # as from_url: what the URL says wins over ``options``
+    scheme_class = parsed.pop("connection_class", redis.Connection)
+    return redis.BlockingConnectionPool(connection_class=_CONNECTIONS[scheme_class], **{**options, **parsed})
