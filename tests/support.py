@@ -112,9 +112,10 @@ def running_service(
     *,
     env: Mapping[str, str] | None = None,
     command: Sequence[str] | None = None,
+    port: int | None = None,
 ) -> Iterator[RunningService]:
-    """Run ``main.py ARGS --port <free>`` (or ``command``) until the block ends."""
-    port = free_port()
+    """Run ``main.py ARGS --port <free>`` (or ``command``; or on ``port``) until the block ends."""
+    port = port or free_port()
     argv = [*(command or [sys.executable, "main.py"]), *args, "--port", str(port)]
     # Each service gets its own SQLite file next to its log, unless the test picks one.
     db = str(log_path.with_suffix(".sqlite3"))

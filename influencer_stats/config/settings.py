@@ -183,6 +183,12 @@ class Settings:
         high=256,
         flag="--workers",
     )
+    worker_timeout_s: float = seconds(
+        "INFLUENCER_STATS_WORKER_TIMEOUT",
+        10.0,
+        "a worker whose event loop does not beat for this long is killed and the service stops",
+        low=1,  # below, scheduling jitter on a busy machine could pass for a hang
+    )
     youtube_api_url: str = url(
         "YOUTUBE_API_URL",
         "https://www.googleapis.com/youtube/v3/videos",

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import signal
 from collections.abc import Callable
-from contextlib import suppress
 
 from aiohttp import web
 
@@ -55,7 +54,7 @@ def _worker(worker: Worker) -> None:
     settings = settings_from_environment()
     _use_uvloop()
     try:
-        asyncio.run(_serve(settings, app_for(settings), worker.listening, reuse_port=True, worker=worker))
+        asyncio.run(_serve(settings, app_for(settings), worker.listening, reuse_port=True))
     except _BindError as failed:
         worker.cannot_listen(failed.error)
 
@@ -75,23 +74,15 @@ async def _serve(
     listening: Callable[[], None],
     *,
     reuse_port: bool,
-    worker: Worker | None = None,
 ) -> None:
-    """Open the API (the app's cleanup context), listen, call ``listening``, serve until told to stop.
+    """Open the API (the app's cleanup context), listen, call ``listening``, serve until SIGTERM or SIGINT.
 
-    A stop is SIGTERM, SIGINT or, for a ``worker``, its parent ending.
+    A worker sends itself SIGTERM when its parent is gone (``serving.lifeline``).
     """
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    if worker is not None:
-
-        def parent_gone() -> None:
-            with suppress(RuntimeError):  # the loop has closed: stopping already
-                loop.call_soon_threadsafe(stop.set)
-
-        worker.when_parent_gone(parent_gone)
     runner = web.AppRunner(
         app,
         handle_signals=False,

@@ -15,7 +15,6 @@ import tempfile
 from collections.abc import Iterator, MutableMapping
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import Any
 
 from influencer_stats.config.settings import Settings, declared
 
@@ -39,13 +38,6 @@ def settings_from_environment() -> Settings:
     from influencer_stats.config.resolve import resolve
 
     return resolve(os.environ)
-
-
-def app_from_environment() -> Any:
-    """The app factory worker processes import by name: the chosen server's app, settings from the environment."""
-    from influencer_stats.serving import app_for
-
-    return app_for(settings_from_environment())
 
 
 @contextmanager

@@ -1,18 +1,33 @@
-"""Granian (RSGI): its workers (``settings.workers``) are processes that import the app by name.
+"""Granian (RSGI): its workers (``settings.workers``, even one) are processes that import the app by name.
 
 So the settings travel through the environment (``serving.environment``): the
-parent exported them, and each worker's factory resolves the same settings.
+parent exported them, and each worker's factory (``worker_app``) resolves the
+same settings. Granian forks its workers and watches neither their hangs nor,
+from a worker, its own end, so each worker holds a lifeline (``serving.lifeline``):
+it stops when this process is gone, and its event loop beats; a thread here
+kills a worker that falls silent, and Granian, which respawns none, stops the
+others and exits 1, as when a worker dies.
 """
 
 from __future__ import annotations
 
+import asyncio
+import os
 import resource
+import signal
 import socket
+import sys
 import threading
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from influencer_stats.config.settings import Settings
-from influencer_stats.serving.address import announce, claim_the_address
+from influencer_stats.serving.address import announce, cannot_listen, claim_the_address
+from influencer_stats.serving.lifeline import Lifeline, Watch, Watchdog, silence
+
+if TYPE_CHECKING:
+    from granian.server.common import AbstractServer
 
 #: hyper's smallest read buffer (it refuses anything below 8 KiB).
 _MIN_BUFFER_BYTES = 8192
@@ -45,9 +60,15 @@ def run(settings: Settings) -> None:
     from granian.log import LogLevels
 
     claim = claim_the_address(settings.host, settings.port)  # Granian binds with SO_REUSEPORT
+    try:
+        watchdog = Watchdog.open(Lifeline.of(settings))
+    except OSError as error:  # its name is the address's (see serving.lifeline): held elsewhere
+        if claim is not None:
+            claim.close()
+        raise cannot_listen(settings.host, settings.port, error) from None
     options = granian_options(settings)
     server = Granian(
-        "influencer_stats.serving.environment:app_from_environment",
+        "influencer_stats.serving.granian:worker_app",
         factory=True,
         address=settings.host,
         port=settings.port,
@@ -76,14 +97,72 @@ def run(settings: Settings) -> None:
         target=_announce_when_listening, args=(settings, stopped), name="announce", daemon=True
     )
     server.on_startup(announcer.start)  # in this process, before the workers start
+    silent: list[str] = []
+
+    def kill_silent(pid: int, seconds: float) -> None:
+        # SIGKILL: a stopped process cannot handle SIGTERM. Granian sees the worker die.
+        silent.append(silence(pid, seconds))
+        os.kill(pid, signal.SIGKILL)
+
+    watching = Watch(watchdog, lambda: _serving_workers(server), kill_silent)
+    server.on_startup(watching.start)
     try:
         server.serve()
     finally:
         stopped.set()
+        watching.stop()
         if announcer.is_alive():
             announcer.join(1.0)
+        watchdog.close()
         if claim is not None:
             claim.close()
+        if silent:  # Granian has stopped the others and exits 1 (this runs as its exit passes)
+            print(f"influencer-stats: error: {silent[0]}; stopped the others", file=sys.stderr, flush=True)
+
+
+def worker_app() -> Any:
+    """The app factory Granian's workers import by name: the API on RSGI, settings from the
+    environment, the worker tied to this process by its lifeline."""
+    from influencer_stats.serving import app_for
+    from influencer_stats.serving.environment import settings_from_environment
+
+    settings = settings_from_environment()
+    lifeline = Lifeline.of(settings)
+    lifeline.hold()
+    return _Beating(app_for(settings), lifeline)
+
+
+class _Beating:
+    """An RSGI app whose worker's event loop beats once the app has opened in ``__rsgi_init__``.
+
+    Granian calls it with the loop it serves on, before it serves: the first beat goes when
+    the loop runs. As with ``serving.workers``, a worker is judged from then on, not while it
+    opens its store (which may hold the loop).
+    """
+
+    def __init__(self, app: Any, lifeline: Lifeline) -> None:
+        self.__rsgi__ = app.__rsgi__  # per request: the app's own method, no call in between
+        self._app = app
+        self._lifeline = lifeline
+        self._stop_beating: Callable[[], None] = lambda: None
+
+    def __rsgi_init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._app.__rsgi_init__(loop)
+        self._stop_beating = self._lifeline.beat_on(loop)
+
+    def __rsgi_del__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._app.__rsgi_del__(loop)
+        self._stop_beating()
+
+
+def _serving_workers(server: AbstractServer[Any]) -> list[int]:
+    """The pids of the workers Granian serves with and is not stopping: those the watchdog judges."""
+    # Granian 2.8's own account: ``wrks``, and ``interrupt_by_parent`` set when it terminates one
+    # (at shutdown, on a reload), which then stops beating without being hung.
+    pids = (
+        getattr(worker.inner, "pid", None) for worker in list(server.wrks) if not worker.interrupt_by_parent
+    )
+    return [pid for pid in pids if isinstance(pid, int)]
 
 
 def _announce_when_listening(settings: Settings, stopped: threading.Event) -> None:

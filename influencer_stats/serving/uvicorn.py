@@ -132,7 +132,6 @@ def _worker(worker: Worker) -> None:
         if error.errno not in CANNOT_LISTEN:
             raise
         worker.cannot_listen(error)
-    worker.when_parent_gone(lambda: setattr(server, "should_exit", True))
     # uvicorn re-raises the SIGINT it stopped on (a terminal's Ctrl-C reaches every worker): not an error here.
     with suppress(KeyboardInterrupt):
         server.run(sockets=[sock])

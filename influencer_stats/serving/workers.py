@@ -11,20 +11,22 @@ two workers.
 
 The parent only supervises: it announces the service once every worker
 listens, forwards SIGTERM/SIGINT as SIGTERM, waits for the workers (at most
-the graceful shutdown and ``_CLEANUP_S``, then kills them), and exits 1 if a
-worker fails to start, dies, or must be killed: whatever restarts the
+the graceful shutdown and ``CLEANUP_S``, then kills them), and exits 1 if a
+worker fails to start, dies, stops answering (``serving.lifeline``: its event
+loop no longer beats; it is killed) or must be killed: whatever restarts the
 service restarts all of it, as with Granian. A worker stops by itself when
-its parent is gone (the pipe between them closes).
+its parent is gone (``Lifeline.hold``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import multiprocessing
+import os
 import signal
 import socket
 import sys
-import threading
 import time
 from collections.abc import Callable
 from multiprocessing.connection import Connection, wait
@@ -34,40 +36,32 @@ from typing import Final, NoReturn
 
 from influencer_stats.config.settings import Settings
 from influencer_stats.serving.address import announce, cannot_listen
+from influencer_stats.serving.lifeline import CLEANUP_S, Lifeline, Watch, Watchdog, silence
 
 #: Errors of a bind that mean "not here": one line and exit 1, not a traceback.
 CANNOT_LISTEN: Final = (errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.EACCES)
 #: How long workers may take to listen (imports, opening the store) before the start counts as failed.
 _START_TIMEOUT_S: Final = 60.0
-#: After the graceful shutdown, how long a worker may take to close its pools and flush its log.
-_CLEANUP_S: Final = 5.0
 _POLL_S: Final = 0.2
 _READY: Final = "ready"
 
 
 class Worker:
-    """A worker process's side of its pipe to the parent."""
+    """A worker process's side of its pipe and its lifeline to the parent."""
 
-    def __init__(self, parent: Connection) -> None:
+    def __init__(self, parent: Connection, lifeline: Lifeline) -> None:
         self._parent = parent
+        self._lifeline = lifeline
 
     def listening(self) -> None:
-        """Tell the parent this worker listens."""
+        """Tell the parent this worker listens; call it from the worker's event loop, which beats from then on."""
         self._parent.send(_READY)
+        self._lifeline.beat_on(asyncio.get_running_loop())
 
     def cannot_listen(self, error: OSError) -> NoReturn:
         """Tell the parent why the port cannot be bound (it says so, once), and exit 1."""
         self._parent.send(error.errno)
         raise SystemExit(1)
-
-    def when_parent_gone(self, stop: Callable[[], None]) -> None:
-        """Call ``stop`` (from another thread) once the parent has ended: its end of the pipe closes."""
-
-        def watch() -> None:
-            wait([self._parent])  # readable only at EOF: the parent never writes
-            stop()
-
-        threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
 def reuse_port_socket(host: str, port: int) -> socket.socket:
@@ -87,11 +81,16 @@ def reuse_port_socket(host: str, port: int) -> socket.socket:
 class _Workers:
     """The parent's side: start, watch and stop the worker processes."""
 
-    def __init__(self, settings: Settings, target: Callable[[Worker], None]) -> None:
+    def __init__(
+        self, settings: Settings, target: Callable[[Worker], None], lifeline: Lifeline, watchdog: Watchdog
+    ) -> None:
         self._settings = settings
         self._target = target
+        self._lifeline = lifeline
+        self._watchdog = watchdog
         self._context = multiprocessing.get_context("spawn")
         self._workers: list[tuple[BaseProcess, Connection]] = []
+        self._silent: str | None = None
         self.signals: list[int] = []
 
     def on_signal(self, sig: int, _: FrameType | None) -> None:
@@ -100,9 +99,11 @@ class _Workers:
     def start(self) -> None:
         for number in range(1, self._settings.workers + 1):
             mine, theirs = self._context.Pipe()
-            process = self._context.Process(target=_run, args=(self._target, theirs), name=f"worker-{number}")
+            process = self._context.Process(
+                target=_run, args=(self._target, theirs, self._lifeline), name=f"worker-{number}"
+            )
             process.start()
-            theirs.close()  # the worker's copy is its only one: it sees EOF when this process ends
+            theirs.close()  # the worker's copy is its only one
             self._workers.append((process, mine))
 
     def wait_until_listening(self) -> str | None:
@@ -127,22 +128,36 @@ class _Workers:
         return None
 
     def watch(self) -> str | None:
-        """Wait for a signal (None) or a worker's death (why, in a line)."""
+        """Wait for a signal (None), or a worker's death or silence (why, in a line)."""
         sentinels = {process.sentinel: process for process, _ in self._workers}
-        while not self.signals:
-            for sentinel in wait(list(sentinels), timeout=_POLL_S):
-                assert isinstance(sentinel, int)
-                process = sentinels[sentinel]
-                process.join(_POLL_S)
-                return f"worker {process.pid} exited with code {process.exitcode}"
-        return None
+        pids = [process.pid for process, _ in self._workers if process.pid is not None]
+        for pid in pids:  # each listens, and its loop beats from then on
+            self._watchdog.heartbeats.beat(pid)
+        watching = Watch(self._watchdog, lambda: pids, self._kill_silent)
+        watching.start()
+        try:
+            while not self.signals:
+                for sentinel in wait(list(sentinels), timeout=_POLL_S):
+                    assert isinstance(sentinel, int)
+                    process = sentinels[sentinel]
+                    process.join(_POLL_S)
+                    return self._silent or f"worker {process.pid} exited with code {process.exitcode}"
+            return None
+        finally:
+            watching.stop()
+
+    def _kill_silent(self, pid: int, seconds: float) -> None:
+        # From the watchdog's thread: say why before the kill, which wakes ``watch``. SIGKILL: a
+        # stopped process cannot handle SIGTERM, and a blocked loop would not.
+        self._silent = silence(pid, seconds)
+        os.kill(pid, signal.SIGKILL)
 
     def stop(self) -> bool:
         """SIGTERM every worker; wait for the graceful shutdown, then kill. Whether none had to be killed."""
         for process, _ in self._workers:
             if process.is_alive():
                 process.terminate()
-        deadline = time.monotonic() + self._settings.graceful_shutdown_s + _CLEANUP_S
+        deadline = time.monotonic() + self._settings.graceful_shutdown_s + CLEANUP_S
         for process, _ in self._workers:
             process.join(max(0.0, deadline - time.monotonic()))
         stopped = True
@@ -153,19 +168,25 @@ class _Workers:
                     file=sys.stderr,
                 )
                 process.kill()
-                process.join(_CLEANUP_S)
+                process.join(CLEANUP_S)
                 stopped = False
             connection.close()
         return stopped
 
 
-def _run(target: Callable[[Worker], None], parent: Connection) -> None:
-    target(Worker(parent))
+def _run(target: Callable[[Worker], None], parent: Connection, lifeline: Lifeline) -> None:
+    lifeline.hold()
+    target(Worker(parent, lifeline))
 
 
 def supervise(settings: Settings, target: Callable[[Worker], None]) -> None:
     """Run ``target`` (a module-level function) in ``settings.workers`` processes until SIGTERM/SIGINT."""
-    workers = _Workers(settings, target)
+    lifeline = Lifeline.of(settings)
+    try:
+        watchdog = Watchdog.open(lifeline)
+    except OSError as error:  # its name is the address's (see serving.lifeline): held elsewhere
+        raise cannot_listen(settings.host, settings.port, error) from None
+    workers = _Workers(settings, target, lifeline, watchdog)
     previous = {sig: signal.signal(sig, workers.on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     failure: str | None = None
     try:
@@ -176,6 +197,7 @@ def supervise(settings: Settings, target: Callable[[Worker], None]) -> None:
             failure = workers.watch()
     finally:
         stopped = workers.stop()
+        watchdog.close()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     if failure is not None:
