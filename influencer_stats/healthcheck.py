@@ -19,7 +19,7 @@ import os
 import sys
 from collections.abc import Mapping
 
-from influencer_stats.config.settings import declared, default_of
+from influencer_stats.settings import declared, default_of
 
 TIMEOUT_S = 2.0
 #: What a wildcard bind is probed on: the loopback address of its family.

@@ -12,7 +12,7 @@ from typing import Final
 from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.config.profiles import PROFILES
 from influencer_stats.config.resolve import resolve, resolve_choices
-from influencer_stats.config.settings import Settings, declared
+from influencer_stats.settings import Settings, declared
 
 #: Where the profile names come from, for messages that send the user there.
 PROFILES_SOURCE: Final = "influencer_stats.config.profiles.PROFILES"

@@ -15,8 +15,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Final
 
+from influencer_stats.domain.validation import DEFAULT_MAX_VIDEOS
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
-from influencer_stats.logic.validation import DEFAULT_MAX_VIDEOS
 from perf.procs import HOST, LabError
 
 ORIGINAL_COLLECTION: Final = "99757a95-f758-499f-a170-bea93b2d8bcf"

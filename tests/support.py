@@ -175,8 +175,8 @@ def running_pids(pids: set[int]) -> set[int]:
 
 def expected_stats(videos: Sequence[str]) -> dict[str, Any]:
     """The stats body any server must answer for ``videos`` when YouTube is the double (synthetic counters)."""
+    from influencer_stats.domain.models import VideoBatch, VideoId
     from influencer_stats.interpreters.videos.synthetic import synthetic_stats
-    from influencer_stats.logic.models import VideoBatch, VideoId
     from influencer_stats.logic.stats import collection_stats
 
     ids = [VideoId(v) for v in videos]

@@ -6,7 +6,7 @@ from typing import Protocol
 
 from returns.result import Result
 
-from influencer_stats.logic.models import (
+from influencer_stats.domain.models import (
     Collection,
     CollectionId,
     CollectionNotFound,

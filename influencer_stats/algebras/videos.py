@@ -7,7 +7,7 @@ from typing import Protocol
 
 from returns.result import Result
 
-from influencer_stats.logic.models import UpstreamError, VideoBatch, VideoId
+from influencer_stats.domain.models import UpstreamError, VideoBatch, VideoId
 
 
 class VideoStatsSource(Protocol):

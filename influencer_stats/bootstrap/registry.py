@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
-    from influencer_stats.config.settings import Settings
+    from influencer_stats.settings import Settings
 
 B = TypeVar("B")
 #: Why an entry cannot run with these settings (exit 2 at start-up), or None.

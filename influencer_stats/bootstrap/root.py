@@ -16,9 +16,9 @@ from influencer_stats.bootstrap.stats import STATS_WRAPPERS
 from influencer_stats.bootstrap.stores import STORES
 from influencer_stats.bootstrap.videos import VIDEO_CACHES, VIDEO_CLIENTS, VIDEO_WRAPPERS
 from influencer_stats.bootstrap.wiring import Observed, Resources, Wiring
-from influencer_stats.config.settings import Settings
 from influencer_stats.http.api import HttpApi
 from influencer_stats.http.openapi import openapi_document
+from influencer_stats.settings import Settings
 
 A = TypeVar("A")
 W = TypeVar("W", bound=Resources)

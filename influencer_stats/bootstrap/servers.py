@@ -18,7 +18,7 @@ from influencer_stats.bootstrap.registry import Registry
 from influencer_stats.http.api import HttpApi
 
 if TYPE_CHECKING:
-    from influencer_stats.config.settings import Settings
+    from influencer_stats.settings import Settings
 
 OpenApi = Callable[[], AbstractAsyncContextManager[HttpApi]]
 

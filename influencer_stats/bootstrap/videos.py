@@ -13,13 +13,13 @@ from influencer_stats.bootstrap.registry import Registry
 from influencer_stats.bootstrap.wiring import Wiring
 
 if TYPE_CHECKING:
-    from influencer_stats.config.settings import Settings
     from influencer_stats.interpreters.stats.cache import CachePolicy
     from influencer_stats.interpreters.videos.miss_claims import Landings
     from influencer_stats.interpreters.videos.quota import QuotaLedger
     from influencer_stats.interpreters.videos.stale_queue import StaleQueue
     from influencer_stats.interpreters.videos.video_entries import VideoEntries
     from influencer_stats.interpreters.videos.youtube_api import VideosListCall
+    from influencer_stats.settings import Settings
 
 SourceBuilder = Callable[[Wiring], Awaitable[VideoStatsSource]]
 SourceWrapper = Callable[[Wiring, VideoStatsSource], Awaitable[VideoStatsSource]]
@@ -42,7 +42,7 @@ async def _fake(_: Wiring) -> VideoStatsSource:
 
 def needs_key(settings: Settings) -> str | None:
     """A real client pointed at Google needs a key; a double does not."""
-    from influencer_stats.config.settings import default_of
+    from influencer_stats.settings import default_of
 
     if settings.youtube_api_key is None and settings.youtube_api_url == default_of("youtube_api_url"):
         return "calls the real YouTube API: set YOUTUBE_API_KEY (or point YOUTUBE_API_URL at a videos.list double)"

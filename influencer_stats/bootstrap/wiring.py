@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from influencer_stats.algebras import EventLog, Metrics
-from influencer_stats.config.settings import Settings
+from influencer_stats.settings import Settings
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.config.profiles import PROFILES
 from influencer_stats.config.resolve import Resolved, resolve_choices
-from influencer_stats.config.settings import Secret, declared, default_of
+from influencer_stats.settings import Secret, declared, default_of
 
 Action = Literal["serve", "list_profiles", "list_choices", "print_settings"]
 

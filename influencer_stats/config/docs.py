@@ -13,7 +13,7 @@ from pathlib import Path
 
 from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.config.cli import shown
-from influencer_stats.config.settings import declared, default_of
+from influencer_stats.settings import declared, default_of
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 ENV_EXAMPLE = README.parent / ".env.example"

@@ -24,16 +24,16 @@ from returns.result import Failure, Success
 
 from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, EventLog, Metrics
 from influencer_stats.algebras.event_log import LOG_CONTEXT
+from influencer_stats.domain.models import Created
+from influencer_stats.domain.validation import (
+    parse_collection_body,
+    parse_collection_id,
+)
 from influencer_stats.http import docs, problems
 from influencer_stats.http.body import BodyIncomplete, json_nests_deeper
 from influencer_stats.http.pagination import page_body, parse_page_request
 from influencer_stats.http.problems import JSON, Reply
 from influencer_stats.http.stats_reply import CachedBodies, cache_headers, stats_body
-from influencer_stats.logic.models import Created
-from influencer_stats.logic.validation import (
-    parse_collection_body,
-    parse_collection_id,
-)
 
 if TYPE_CHECKING:
     from influencer_stats.http.routes import Route

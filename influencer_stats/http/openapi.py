@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from influencer_stats.domain.validation import DEFAULT_MAX_VIDEOS
 from influencer_stats.http import problems
 from influencer_stats.http.openapi_operations import (
     BAD_PATH,
@@ -25,7 +26,6 @@ from influencer_stats.http.openapi_operations import (
 )
 from influencer_stats.http.pagination import CURSOR_PATTERN, MAX_LIMIT
 from influencer_stats.http.routes import DOCUMENTED, ROUTES, Route
-from influencer_stats.logic.validation import DEFAULT_MAX_VIDEOS
 
 __all__ = ["QUOTA_EXHAUSTED_EXAMPLE", "openapi_document", "openapi_spec"]
 

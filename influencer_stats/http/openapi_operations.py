@@ -11,6 +11,17 @@ from typing import Any
 
 import orjson
 
+from influencer_stats.domain.models import (
+    CollectionId,
+    CollectionNotFound,
+    QuotaExceeded,
+    SharedStateUnavailable,
+    StoreUnavailable,
+    UpstreamBusy,
+    UpstreamTimeout,
+    UpstreamUnavailable,
+)
+from influencer_stats.domain.validation import parse_collection_body, parse_collection_id
 from influencer_stats.http import problems
 from influencer_stats.http.api import MAX_BODY_BYTES, MAX_JSON_DEPTH
 from influencer_stats.http.pagination import (
@@ -22,17 +33,6 @@ from influencer_stats.http.pagination import (
 )
 from influencer_stats.http.problems import Reply
 from influencer_stats.http.routes import COLLECTION, COLLECTIONS, HEALTHZ, METRICS, OPENAPI, READYZ, STATS
-from influencer_stats.logic.models import (
-    CollectionId,
-    CollectionNotFound,
-    QuotaExceeded,
-    SharedStateUnavailable,
-    StoreUnavailable,
-    UpstreamBusy,
-    UpstreamTimeout,
-    UpstreamUnavailable,
-)
-from influencer_stats.logic.validation import parse_collection_body, parse_collection_id
 
 _PROBLEM_REF = {"$ref": "#/components/schemas/Problem"}
 _REQUEST_ID = {"$ref": "#/components/headers/X-Request-ID"}

@@ -15,8 +15,8 @@ from urllib.parse import parse_qsl
 
 from returns.result import Failure, Result, Success
 
-from influencer_stats.logic.models import CollectionId
-from influencer_stats.logic.validation import InvalidInput
+from influencer_stats.domain.models import CollectionId
+from influencer_stats.domain.validation import InvalidInput
 
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1_000

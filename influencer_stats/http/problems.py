@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 import orjson
 
-from influencer_stats.logic.models import (
+from influencer_stats.domain.models import (
     CollectionNotFound,
     InvalidUpstreamData,
     QuotaExceeded,
@@ -23,7 +23,7 @@ from influencer_stats.logic.models import (
     UpstreamTimeout,
     UpstreamUnavailable,
 )
-from influencer_stats.logic.validation import InvalidInput
+from influencer_stats.domain.validation import InvalidInput
 
 PROBLEM_JSON = "application/problem+json"
 JSON = "application/json"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import orjson
 
-from influencer_stats.logic.models import CacheInfo, CollectionId, CollectionStats
+from influencer_stats.domain.models import CacheInfo, CollectionId, CollectionStats
 from influencer_stats.memo import BoundedMemo
 
 #: Bound of each memo (their keys come from the cache, not from clients).

@@ -5,7 +5,7 @@ from __future__ import annotations
 from returns.result import Failure, Result, Success
 
 from influencer_stats.algebras import CollectionStore, EventLog, VideoStatsSource
-from influencer_stats.logic.models import CollectionId, CollectionStats, StatsError
+from influencer_stats.domain.models import CollectionId, CollectionStats, StatsError
 from influencer_stats.logic.stats import EMPTY_STATS, collection_stats, distinct
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from influencer_stats.logic.models import CollectionStats, VideoBatch, VideoId, VideoStats
+from influencer_stats.domain.models import CollectionStats, VideoBatch, VideoId, VideoStats
 
 
 def distinct(videos: Iterable[VideoId]) -> tuple[VideoId, ...]:

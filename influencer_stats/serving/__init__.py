@@ -12,7 +12,7 @@ from typing import Any
 
 from influencer_stats.bootstrap.root import open_api
 from influencer_stats.bootstrap.servers import SERVERS
-from influencer_stats.config.settings import Settings
+from influencer_stats.settings import Settings
 
 
 def app_for(settings: Settings) -> Any:

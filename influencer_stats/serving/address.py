@@ -6,7 +6,7 @@ import os
 import socket
 import sys
 
-from influencer_stats.config.settings import Settings
+from influencer_stats.settings import Settings
 
 
 def announce(settings: Settings) -> None:

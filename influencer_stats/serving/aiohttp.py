@@ -12,9 +12,9 @@ from collections.abc import Callable
 
 from aiohttp import web
 
-from influencer_stats.config.settings import Settings
 from influencer_stats.serving.address import announce, cannot_listen, claim_the_address
 from influencer_stats.serving.workers import CANNOT_LISTEN, Worker, supervise
+from influencer_stats.settings import Settings
 
 
 class _BindError(Exception):

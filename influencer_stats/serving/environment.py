@@ -16,7 +16,7 @@ from collections.abc import Iterator, MutableMapping
 from contextlib import contextmanager
 from dataclasses import replace
 
-from influencer_stats.config.settings import Settings, declared
+from influencer_stats.settings import Settings, declared
 
 
 def export(settings: Settings, environ: MutableMapping[str, str] = os.environ) -> None:

@@ -22,9 +22,9 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from influencer_stats.config.settings import Settings
 from influencer_stats.serving.address import announce, cannot_listen, claim_the_address
 from influencer_stats.serving.lifeline import Lifeline, Watch, Watchdog, silence
+from influencer_stats.settings import Settings
 
 if TYPE_CHECKING:
     from granian.server.common import AbstractServer

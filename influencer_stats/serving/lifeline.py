@@ -40,7 +40,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 from typing import Final
 
-from influencer_stats.config.settings import Settings
+from influencer_stats.settings import Settings
 
 #: After the graceful shutdown, how long a worker may take to close its pools and flush its log.
 CLEANUP_S: Final = 5.0

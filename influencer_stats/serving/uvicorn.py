@@ -17,11 +17,11 @@ from typing import Any
 import uvicorn
 from uvicorn.config import STARTUP_FAILURE
 
-from influencer_stats.config.settings import Settings
 from influencer_stats.http.routes import HEALTHZ
 from influencer_stats.serving.address import announce, claim_the_address
 from influencer_stats.serving.uvicorn_protocol import HardenedHttpToolsProtocol, Limits, protocol_class
 from influencer_stats.serving.workers import CANNOT_LISTEN, Worker, reuse_port_socket, supervise
+from influencer_stats.settings import Settings
 
 
 def limits(settings: Settings) -> Limits:

@@ -34,9 +34,9 @@ from multiprocessing.process import BaseProcess
 from types import FrameType
 from typing import Final, NoReturn
 
-from influencer_stats.config.settings import Settings
 from influencer_stats.serving.address import announce, cannot_listen
 from influencer_stats.serving.lifeline import CLEANUP_S, Lifeline, Watch, Watchdog, silence
+from influencer_stats.settings import Settings
 
 #: Errors of a bind that mean "not here": one line and exit 1, not a traceback.
 CANNOT_LISTEN: Final = (errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.EACCES)

@@ -6,7 +6,7 @@ import asyncio
 
 from returns.result import Failure, Result, Success
 
-from influencer_stats.logic.models import CollectionId, CollectionStats, StatsAnswer, StatsError
+from influencer_stats.domain.models import CollectionId, CollectionStats, StatsAnswer, StatsError
 
 
 def stats_of(n: int) -> CollectionStats:

@@ -17,8 +17,7 @@ from returns.result import Failure, Success
 from influencer_stats.algebras import CollectionStore
 from influencer_stats.bootstrap.root import build_store
 from influencer_stats.bootstrap.stores import STORES
-from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
-from influencer_stats.logic.models import (
+from influencer_stats.domain.models import (
     Collection,
     CollectionId,
     CollectionNotFound,
@@ -26,6 +25,7 @@ from influencer_stats.logic.models import (
     Replaced,
     VideoId,
 )
+from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from tests.contract.wired import wired
 
 ONE, TWO = CollectionId("one"), CollectionId("two")

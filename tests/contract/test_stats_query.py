@@ -16,8 +16,8 @@ from returns.result import Failure
 from influencer_stats.algebras import CollectionStatsQuery, CollectionStore
 from influencer_stats.bootstrap.root import build_source, build_stats, build_store
 from influencer_stats.bootstrap.stats import STATS_WRAPPERS
+from influencer_stats.domain.models import CollectionId, CollectionNotFound, VideoId
 from influencer_stats.interpreters.videos.synthetic import synthetic_stats
-from influencer_stats.logic.models import CollectionId, CollectionNotFound, VideoId
 from tests.contract.wired import wired
 
 Wiring = tuple[CollectionStatsQuery, CollectionStore]

@@ -16,8 +16,8 @@ from returns.result import Success
 from influencer_stats.algebras import VideoStatsSource
 from influencer_stats.bootstrap.root import build_source
 from influencer_stats.bootstrap.videos import VIDEO_CACHES, VIDEO_CLIENTS, VIDEO_WRAPPERS
+from influencer_stats.domain.models import VideoBatch, VideoId
 from influencer_stats.interpreters.videos.synthetic import synthetic_stats, synthetic_video_id
-from influencer_stats.logic.models import VideoBatch, VideoId
 from influencer_stats.testing.youtube_double import running_double
 from tests.contract.wired import KEY, wired
 

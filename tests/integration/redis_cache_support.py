@@ -6,8 +6,8 @@ import asyncio
 
 from returns.result import Result
 
+from influencer_stats.domain.models import CacheInfo, CollectionId, StatsAnswer, StatsError
 from influencer_stats.interpreters.stats.cache import CachePolicy
-from influencer_stats.logic.models import CacheInfo, CollectionId, StatsAnswer, StatsError
 from influencer_stats.testing.stats_query import ScriptedStatsQuery as Inner
 
 ONE = CollectionId("one")

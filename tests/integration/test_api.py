@@ -22,8 +22,8 @@ import httpx
 import orjson
 import pytest
 
+from influencer_stats.domain.models import VideoId
 from influencer_stats.interpreters.videos.synthetic import synthetic_stats
-from influencer_stats.logic.models import VideoId
 from tests.support import RunningService
 
 ORIGINAL_ID = "99757a95-f758-499f-a170-bea93b2d8bcf"

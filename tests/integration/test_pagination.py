@@ -24,9 +24,9 @@ import pytest
 from redis.asyncio import Redis
 from returns.result import Success
 
+from influencer_stats.domain.models import CollectionId
 from influencer_stats.interpreters.collections.redis_store import RedisCollectionStore
 from influencer_stats.interpreters.redis_keys import RedisKeys
-from influencer_stats.logic.models import CollectionId
 from tests.integration.containers import redis_server
 from tests.integration.shared_redis import unique_prefix
 from tests.support import RunningService, running_service

@@ -15,6 +15,7 @@ import pytest
 from redis.asyncio import Redis
 from returns.result import Failure, Success
 
+from influencer_stats.domain.models import CacheInfo, CollectionNotFound, StatsAnswer, UpstreamUnavailable
 from influencer_stats.interpreters.collections.redis_store import RedisCollectionStore
 from influencer_stats.interpreters.metrics.noop import NoMetrics
 from influencer_stats.interpreters.redis_keys import RedisKeys
@@ -23,7 +24,6 @@ from influencer_stats.interpreters.stats.computed import ComputedStats
 from influencer_stats.interpreters.stats.redis_cache import RedisCachedStats
 from influencer_stats.interpreters.videos.fake import FakeVideoStatsSource
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
-from influencer_stats.logic.models import CacheInfo, CollectionNotFound, StatsAnswer, UpstreamUnavailable
 from influencer_stats.testing.clock import ManualClock
 from influencer_stats.testing.event_log import CapturingEventLog
 from influencer_stats.testing.stats_query import ScriptedStatsQuery as Inner

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 import pytest
 from redis.asyncio import Redis
 
+from influencer_stats.domain.models import VideoId
 from influencer_stats.interpreters.redis_keys import RedisKeys
 from influencer_stats.interpreters.videos.synthetic import synthetic_stats
 from influencer_stats.interpreters.videos.video_cache_redis import (
@@ -15,7 +16,6 @@ from influencer_stats.interpreters.videos.video_cache_redis import (
     RedisVideoEntries,
 )
 from influencer_stats.interpreters.videos.video_entries import Held
-from influencer_stats.logic.models import VideoId
 from influencer_stats.testing.event_log import CapturingEventLog
 from tests.integration.shared_redis import shared_redis_url, unique_prefix
 from tests.support import free_port

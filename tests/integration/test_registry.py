@@ -21,8 +21,8 @@ from influencer_stats.bootstrap.root import open_api
 from influencer_stats.bootstrap.servers import SERVERS
 from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.config.resolve import resolve
+from influencer_stats.domain.models import CollectionId
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
-from influencer_stats.logic.models import CollectionId
 from influencer_stats.testing.youtube_double import running_double
 from tests.integration.shared_redis import shared_redis_url
 

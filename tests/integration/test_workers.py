@@ -28,10 +28,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from influencer_stats.config.settings import Choices, Settings
 from influencer_stats.interpreters.metrics.prometheus import REQUESTS, Snapshot
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from influencer_stats.serving.environment import metrics_directory
+from influencer_stats.settings import Choices, Settings
 from tests.support import (
     ROOT,
     SERVERS,

@@ -11,8 +11,8 @@ from typing import Any
 
 import httpx
 
+from influencer_stats.domain.models import VideoId
 from influencer_stats.interpreters.videos.synthetic import is_unknown, synthetic_stats, synthetic_video_id
-from influencer_stats.logic.models import VideoId
 from influencer_stats.testing.nginx_double import server_block
 from influencer_stats.testing.youtube_double import VIDEOS_PATH
 from tests.support import running_service

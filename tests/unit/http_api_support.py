@@ -16,6 +16,7 @@ import orjson
 
 from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, EventLog
 from influencer_stats.algebras.event_log import LOG_CONTEXT
+from influencer_stats.domain.validation import DEFAULT_MAX_VIDEOS
 from influencer_stats.http import problems
 from influencer_stats.http.api import HttpApi, Incoming
 from influencer_stats.http.body import read_bounded
@@ -25,7 +26,6 @@ from influencer_stats.interpreters.collections.memory_dict import DictCollection
 from influencer_stats.interpreters.metrics.noop import NoMetrics
 from influencer_stats.interpreters.stats.computed import ComputedStats
 from influencer_stats.interpreters.videos.fake import FakeVideoStatsSource
-from influencer_stats.logic.validation import DEFAULT_MAX_VIDEOS
 from influencer_stats.testing.event_log import CapturingEventLog
 
 ORIGINAL_VIDEOS = ["-4lB5EKS5Uk", "-jlLkTtgWUk", "1FEFpk-uIYo"]

@@ -7,14 +7,14 @@ from collections.abc import Sequence
 
 from returns.result import Failure, Result, Success
 
-from influencer_stats.interpreters.videos.batching import BatchingSource
-from influencer_stats.interpreters.videos.synthetic import synthetic_stats, synthetic_video_id
-from influencer_stats.logic.models import (
+from influencer_stats.domain.models import (
     UpstreamError,
     UpstreamUnavailable,
     VideoBatch,
     VideoId,
 )
+from influencer_stats.interpreters.videos.batching import BatchingSource
+from influencer_stats.interpreters.videos.synthetic import synthetic_stats, synthetic_video_id
 from tests.support import RecordingMetrics
 
 A, B, C, GONE = VideoId("aaaaaaaaaaa"), VideoId("bbbbbbbbbbb"), VideoId("ccccccccccc"), VideoId("XXXXXXXXXXX")

@@ -9,9 +9,7 @@ import pytest
 from returns.result import Failure, Result, Success
 
 from influencer_stats.algebras import Metrics
-from influencer_stats.interpreters.metrics.noop import NoMetrics
-from influencer_stats.interpreters.videos.circuit_breaker import CircuitBreakerSource
-from influencer_stats.logic.models import (
+from influencer_stats.domain.models import (
     QuotaExceeded,
     QuotaExhausted,
     SharedStateUnavailable,
@@ -21,6 +19,8 @@ from influencer_stats.logic.models import (
     VideoBatch,
     VideoId,
 )
+from influencer_stats.interpreters.metrics.noop import NoMetrics
+from influencer_stats.interpreters.videos.circuit_breaker import CircuitBreakerSource
 from influencer_stats.testing.clock import ManualClock as Clock
 from influencer_stats.testing.event_log import CapturingEventLog
 from tests.support import RecordingMetrics

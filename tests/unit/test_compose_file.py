@@ -13,7 +13,7 @@ import pytest
 
 from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.config.resolve import resolve
-from influencer_stats.config.settings import declared
+from influencer_stats.settings import declared
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE: dict[str, Any] = importlib.import_module("yaml").safe_load((ROOT / "compose.yaml").read_text())

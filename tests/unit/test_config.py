@@ -10,7 +10,7 @@ from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.config.cli import describe_profiles, describe_settings, list_choices, parse_command_line
 from influencer_stats.config.profiles import PROFILES
 from influencer_stats.config.resolve import ConfigError, resolve, resolve_sources
-from influencer_stats.config.settings import declared, default_of
+from influencer_stats.settings import declared, default_of
 
 DOUBLE = {"YOUTUBE_API_URL": "http://127.0.0.1:9/youtube/v3/videos"}
 

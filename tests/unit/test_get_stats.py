@@ -6,10 +6,7 @@ from collections.abc import Sequence
 
 from returns.result import Failure, Result, Success
 
-from influencer_stats.interpreters.collections.memory_dict import DictCollectionStore
-from influencer_stats.interpreters.videos.fake import FakeVideoStatsSource
-from influencer_stats.interpreters.videos.synthetic import synthetic_stats
-from influencer_stats.logic.models import (
+from influencer_stats.domain.models import (
     CollectionId,
     CollectionNotFound,
     QuotaExceeded,
@@ -17,6 +14,9 @@ from influencer_stats.logic.models import (
     VideoBatch,
     VideoId,
 )
+from influencer_stats.interpreters.collections.memory_dict import DictCollectionStore
+from influencer_stats.interpreters.videos.fake import FakeVideoStatsSource
+from influencer_stats.interpreters.videos.synthetic import synthetic_stats
 from influencer_stats.logic.service import get_stats
 from influencer_stats.testing.event_log import CapturingEventLog
 

@@ -13,15 +13,15 @@ import pytest
 from returns.result import Result
 
 from influencer_stats.algebras.event_log import LOG_CONTEXT
-from influencer_stats.http.routes import COLLECTION
-from influencer_stats.interpreters.collections.memory_dict import DictCollectionStore
-from influencer_stats.logic.models import (
+from influencer_stats.domain.models import (
     Collection,
     CollectionId,
     CollectionNotFound,
     StoreUnavailable,
     VideoId,
 )
+from influencer_stats.http.routes import COLLECTION
+from influencer_stats.interpreters.collections.memory_dict import DictCollectionStore
 from tests.unit.http_api_support import (
     ORIGINAL_VIDEOS,
     TOKEN,

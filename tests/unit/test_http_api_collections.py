@@ -11,8 +11,7 @@ import orjson
 import pytest
 from returns.result import Failure, Result, Success
 
-from influencer_stats.http.api import MAX_BODY_BYTES
-from influencer_stats.logic.models import (
+from influencer_stats.domain.models import (
     Collection,
     CollectionId,
     CollectionNotFound,
@@ -20,6 +19,7 @@ from influencer_stats.logic.models import (
     StoreUnavailable,
     VideoId,
 )
+from influencer_stats.http.api import MAX_BODY_BYTES
 from tests.unit.http_api_support import (
     ORIGINAL_VIDEOS,
     TOKEN,

@@ -17,11 +17,11 @@ import jsonschema_rs
 import orjson
 import pytest
 
+from influencer_stats.domain.models import QuotaExhausted
 from influencer_stats.http import problems
 from influencer_stats.http.docs import ASSETS
 from influencer_stats.http.openapi import QUOTA_EXHAUSTED_EXAMPLE, openapi_document, openapi_spec
 from influencer_stats.http.routes import DOCS, DOCS_ROUTES
-from influencer_stats.logic.models import QuotaExhausted
 from tests.unit.http_api_support import Body, Service, assert_problem, document, header, service
 
 CONTENT_TYPES = {

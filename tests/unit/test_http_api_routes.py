@@ -11,9 +11,9 @@ import orjson
 import pytest
 from returns.result import Success
 
+from influencer_stats.domain.validation import DEFAULT_MAX_VIDEOS
 from influencer_stats.http.openapi import openapi_document
 from influencer_stats.http.routes import COLLECTION, DOCS_ROUTES, DOCUMENTED, ROUTES, STATS
-from influencer_stats.logic.validation import DEFAULT_MAX_VIDEOS
 from tests.unit.http_api_support import (
     OPENAPI,
     ORIGINAL_VIDEOS,

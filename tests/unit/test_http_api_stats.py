@@ -12,8 +12,7 @@ from dataclasses import dataclass
 import pytest
 from returns.result import Failure, Result, Success
 
-from influencer_stats.interpreters.videos.synthetic import synthetic_stats, synthetic_video_id
-from influencer_stats.logic.models import (
+from influencer_stats.domain.models import (
     CacheInfo,
     CollectionId,
     CollectionNotFound,
@@ -29,6 +28,7 @@ from influencer_stats.logic.models import (
     UpstreamUnavailable,
     VideoId,
 )
+from influencer_stats.interpreters.videos.synthetic import synthetic_stats, synthetic_video_id
 from tests.unit.http_api_support import (
     ORIGINAL_VIDEOS,
     Service,

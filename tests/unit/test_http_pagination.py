@@ -14,6 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from returns.result import Failure, Success
 
+from influencer_stats.domain.models import CollectionId, VideoId
+from influencer_stats.domain.validation import parse_collection_id
 from influencer_stats.http.api import HttpApi, Incoming
 from influencer_stats.http.openapi import openapi_spec
 from influencer_stats.http.pagination import (
@@ -31,8 +33,6 @@ from influencer_stats.interpreters.collections.memory_dict import DictCollection
 from influencer_stats.interpreters.metrics.noop import NoMetrics
 from influencer_stats.interpreters.stats.computed import ComputedStats
 from influencer_stats.interpreters.videos.fake import FakeVideoStatsSource
-from influencer_stats.logic.models import CollectionId, VideoId
-from influencer_stats.logic.validation import parse_collection_id
 from influencer_stats.testing.event_log import CapturingEventLog
 
 ID_CHARACTERS = "-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz"

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 
 from returns.result import Result, Success
 
+from influencer_stats.domain.models import UpstreamError, UpstreamUnavailable, VideoBatch, VideoId
 from influencer_stats.interpreters.videos.miss_claims import Landings, MemoryMissClaims
 from influencer_stats.interpreters.videos.stale_queue import MemoryStaleQueue
 from influencer_stats.interpreters.videos.synthetic import synthetic_stats
 from influencer_stats.interpreters.videos.video_entries import Held, MemoryVideoEntries
-from influencer_stats.logic.models import UpstreamError, UpstreamUnavailable, VideoBatch, VideoId
 from influencer_stats.testing.clock import ManualClock as Clock
 from tests.unit.test_stale_queue import worker
 from tests.unit.test_video_cache import A, B, C, Inner, Wait, settle

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.config.docs import ENV_EXAMPLE, README, TABLES, env_example, generated, tables_in
-from influencer_stats.config.settings import declared
+from influencer_stats.settings import declared
 
 
 def test_the_readme_tables_are_the_generated_ones() -> None:

@@ -20,10 +20,10 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from returns.result import Failure
 
+from influencer_stats.domain.models import CollectionId, StoreUnavailable, VideoId
 from influencer_stats.interpreters.collections.redis_store import RedisCollectionStore
 from influencer_stats.interpreters.redis_faults import blocking_pool, closed_transport
 from influencer_stats.interpreters.redis_keys import RedisKeys
-from influencer_stats.logic.models import CollectionId, StoreUnavailable, VideoId
 from tests.unit.http_api_support import assert_problem, service
 
 CLOSED = (

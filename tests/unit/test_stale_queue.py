@@ -5,11 +5,11 @@ Fake clock, scripted inner sources, a test-controlled wait: no sleeps.
 
 from __future__ import annotations
 
+from influencer_stats.domain.models import VideoId
 from influencer_stats.interpreters.videos.miss_claims import Landings
 from influencer_stats.interpreters.videos.stale_queue import MemoryStaleQueue
 from influencer_stats.interpreters.videos.video_cache import CachedVideoSource
 from influencer_stats.interpreters.videos.video_entries import MemoryVideoEntries
-from influencer_stats.logic.models import VideoId
 from influencer_stats.testing.clock import ManualClock as Clock
 from influencer_stats.testing.event_log import CapturingEventLog
 from tests.support import RecordingMetrics

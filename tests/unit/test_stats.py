@@ -7,7 +7,7 @@ import random
 from hypothesis import given
 from hypothesis import strategies as st
 
-from influencer_stats.logic.models import VideoBatch, VideoId, VideoStats
+from influencer_stats.domain.models import VideoBatch, VideoId, VideoStats
 from influencer_stats.logic.stats import EMPTY_STATS, collection_stats, distinct
 
 A, B, C = VideoId("aaaaaaaaaaa"), VideoId("bbbbbbbbbbb"), VideoId("ccccccccccc")

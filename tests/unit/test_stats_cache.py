@@ -8,10 +8,7 @@ import pytest
 from returns.result import Failure, Result
 
 from influencer_stats.algebras import Metrics
-from influencer_stats.interpreters.collections.memory_dict import DictCollectionStore
-from influencer_stats.interpreters.metrics.noop import NoMetrics
-from influencer_stats.interpreters.stats.cache import CachedStats, CachePolicy, InvalidatingStore
-from influencer_stats.logic.models import (
+from influencer_stats.domain.models import (
     CacheInfo,
     CollectionId,
     CollectionNotFound,
@@ -20,6 +17,9 @@ from influencer_stats.logic.models import (
     UpstreamUnavailable,
     VideoId,
 )
+from influencer_stats.interpreters.collections.memory_dict import DictCollectionStore
+from influencer_stats.interpreters.metrics.noop import NoMetrics
+from influencer_stats.interpreters.stats.cache import CachedStats, CachePolicy, InvalidatingStore
 from influencer_stats.testing.clock import ManualClock as Clock
 from influencer_stats.testing.event_log import CapturingEventLog
 from influencer_stats.testing.stats_query import ScriptedStatsQuery as Inner

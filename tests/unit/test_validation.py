@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from returns.result import Failure, Success
 
-from influencer_stats.logic.validation import (
+from influencer_stats.domain.validation import (
     DEFAULT_MAX_VIDEOS,
     InvalidInput,
     parse_collection_body,

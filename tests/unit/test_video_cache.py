@@ -7,17 +7,17 @@ from collections.abc import Sequence
 
 from returns.result import Failure, Result, Success
 
-from influencer_stats.interpreters.stats.cache import CachePolicy
-from influencer_stats.interpreters.videos.synthetic import synthetic_stats
-from influencer_stats.interpreters.videos.video_cache import CachedVideoSource
-from influencer_stats.interpreters.videos.video_entries import MemoryVideoEntries
-from influencer_stats.logic.models import (
+from influencer_stats.domain.models import (
     QuotaExhausted,
     UpstreamError,
     UpstreamUnavailable,
     VideoBatch,
     VideoId,
 )
+from influencer_stats.interpreters.stats.cache import CachePolicy
+from influencer_stats.interpreters.videos.synthetic import synthetic_stats
+from influencer_stats.interpreters.videos.video_cache import CachedVideoSource
+from influencer_stats.interpreters.videos.video_entries import MemoryVideoEntries
 from influencer_stats.testing.clock import ManualClock as Clock
 from influencer_stats.testing.event_log import CapturingEventLog
 from tests.support import RecordingMetrics

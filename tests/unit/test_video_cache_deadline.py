@@ -10,12 +10,12 @@ import math
 
 from returns.result import Failure, Success
 
+from influencer_stats.domain.models import QuotaExhausted, UpstreamTimeout, VideoId
 from influencer_stats.interpreters.stats.cache import CachePolicy
 from influencer_stats.interpreters.videos.asked_since import AskedSince
 from influencer_stats.interpreters.videos.synthetic import synthetic_stats, synthetic_video_id
 from influencer_stats.interpreters.videos.video_cache import CachedVideoSource
 from influencer_stats.interpreters.videos.video_entries import Held, MemoryVideoEntries
-from influencer_stats.logic.models import QuotaExhausted, UpstreamTimeout, VideoId
 from influencer_stats.testing.clock import ManualClock as Clock
 from influencer_stats.testing.event_log import CapturingEventLog
 from tests.support import RecordingMetrics

@@ -12,6 +12,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from returns.result import Failure, Success
 
+from influencer_stats.domain.models import (
+    InvalidUpstreamData,
+    QuotaExceeded,
+    UpstreamMisconfigured,
+    UpstreamUnavailable,
+    VideoId,
+    VideoStats,
+)
+from influencer_stats.domain.validation import MAX_VIDEOS_BOUND
 from influencer_stats.http.body import read_bounded
 from influencer_stats.interpreters.videos.youtube_api import (
     MAX_BODY_BYTES,
@@ -21,15 +30,6 @@ from influencer_stats.interpreters.videos.youtube_api import (
     parse_videos_list,
     request_url,
 )
-from influencer_stats.logic.models import (
-    InvalidUpstreamData,
-    QuotaExceeded,
-    UpstreamMisconfigured,
-    UpstreamUnavailable,
-    VideoId,
-    VideoStats,
-)
-from influencer_stats.logic.validation import MAX_VIDEOS_BOUND
 
 # The real answer for the original README's first video (REFERENCE.md, section 1).
 REAL_ANSWER = b"""{"kind":"youtube#videoListResponse","etag":"x","pageInfo":{"totalResults":1,"resultsPerPage":1},

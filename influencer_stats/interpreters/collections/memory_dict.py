@@ -6,7 +6,7 @@ from bisect import bisect_left, bisect_right, insort
 
 from returns.result import Failure, Result, Success
 
-from influencer_stats.logic.models import (
+from influencer_stats.domain.models import (
     Collection,
     CollectionId,
     CollectionNotFound,

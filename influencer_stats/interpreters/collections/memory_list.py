@@ -7,7 +7,7 @@ from bisect import bisect_right
 from returns.result import Failure, Result, Success
 
 from influencer_stats.algebras import EventLog
-from influencer_stats.logic.models import (
+from influencer_stats.domain.models import (
     Collection,
     CollectionId,
     CollectionNotFound,

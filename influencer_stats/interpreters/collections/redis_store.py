@@ -8,9 +8,7 @@ import orjson
 import redis.asyncio as redis
 from returns.result import Failure, Result, Success
 
-from influencer_stats.interpreters.redis_faults import REDIS_FAULTS
-from influencer_stats.interpreters.redis_keys import RedisKeys, as_text
-from influencer_stats.logic.models import (
+from influencer_stats.domain.models import (
     Collection,
     CollectionId,
     CollectionNotFound,
@@ -20,6 +18,8 @@ from influencer_stats.logic.models import (
     StoreUnavailable,
     VideoId,
 )
+from influencer_stats.interpreters.redis_faults import REDIS_FAULTS
+from influencer_stats.interpreters.redis_keys import RedisKeys, as_text
 
 #: Ids copied from the set index into the sorted one per round trip.
 _CATCH_UP_CHUNK = 1_000

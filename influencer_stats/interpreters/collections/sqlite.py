@@ -13,7 +13,7 @@ from typing import TypeVar
 import orjson
 from returns.result import Failure, Result, Success
 
-from influencer_stats.logic.models import (
+from influencer_stats.domain.models import (
     Collection,
     CollectionId,
     CollectionNotFound,

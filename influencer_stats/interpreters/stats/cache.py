@@ -9,8 +9,7 @@ from dataclasses import dataclass
 from returns.result import Failure, Result, Success
 
 from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, EventLog, Metrics
-from influencer_stats.interpreters.stats.single_flight import SingleFlight
-from influencer_stats.logic.models import (
+from influencer_stats.domain.models import (
     CacheInfo,
     Collection,
     CollectionId,
@@ -22,6 +21,7 @@ from influencer_stats.logic.models import (
     StoreUnavailable,
     VideoId,
 )
+from influencer_stats.interpreters.stats.single_flight import SingleFlight
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from returns.result import Result, Success
 
 from influencer_stats.algebras import CollectionStore, EventLog, VideoStatsSource
-from influencer_stats.logic.models import (
+from influencer_stats.domain.models import (
     CacheInfo,
     CollectionId,
     StatsAnswer,

@@ -9,17 +9,17 @@ import redis.asyncio as redis
 from returns.result import Success
 
 from influencer_stats.algebras import CollectionStatsQuery, EventLog, Metrics
-from influencer_stats.interpreters.redis_faults import REDIS_FAULTS
-from influencer_stats.interpreters.redis_keys import RedisKeys
-from influencer_stats.interpreters.stats.cache import CachePolicy, Outcome, Stored, stale_if_error
-from influencer_stats.interpreters.stats.single_flight import SingleFlight
-from influencer_stats.logic.models import (
+from influencer_stats.domain.models import (
     CacheInfo,
     CollectionId,
     CollectionStats,
     StatsAnswer,
     VideoId,
 )
+from influencer_stats.interpreters.redis_faults import REDIS_FAULTS
+from influencer_stats.interpreters.redis_keys import RedisKeys
+from influencer_stats.interpreters.stats.cache import CachePolicy, Outcome, Stored, stale_if_error
+from influencer_stats.interpreters.stats.single_flight import SingleFlight
 
 
 class RedisCachedStats:

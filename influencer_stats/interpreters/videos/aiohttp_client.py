@@ -7,6 +7,12 @@ from collections.abc import Sequence
 import aiohttp
 from returns.result import Failure, Result
 
+from influencer_stats.domain.models import (
+    UpstreamError,
+    UpstreamTimeout,
+    UpstreamUnavailable,
+    VideoId,
+)
 from influencer_stats.http.body import read_bounded
 from influencer_stats.interpreters.videos.youtube_api import (
     API_KEY_HEADER,
@@ -14,12 +20,6 @@ from influencer_stats.interpreters.videos.youtube_api import (
     StatsByVideo,
     answer,
     request_url,
-)
-from influencer_stats.logic.models import (
-    UpstreamError,
-    UpstreamTimeout,
-    UpstreamUnavailable,
-    VideoId,
 )
 
 

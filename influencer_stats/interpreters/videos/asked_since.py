@@ -7,8 +7,8 @@ import math
 from collections import OrderedDict
 from collections.abc import Container, Mapping, Sequence
 
+from influencer_stats.domain.models import VideoId
 from influencer_stats.interpreters.videos.video_entries import Held
-from influencer_stats.logic.models import VideoId
 
 
 class AskedSince:

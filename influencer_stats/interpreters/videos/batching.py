@@ -9,7 +9,7 @@ from typing import Any
 from returns.result import Failure, Result, Success
 
 from influencer_stats.algebras import Metrics, VideoStatsSource
-from influencer_stats.logic.models import (
+from influencer_stats.domain.models import (
     UpstreamError,
     VideoBatch,
     VideoId,

@@ -9,7 +9,7 @@ from typing import Literal
 from returns.result import Failure, Result
 
 from influencer_stats.algebras import EventLog, Metrics, VideoStatsSource
-from influencer_stats.logic.models import NOT_YOUTUBES_FAULT, UpstreamError, VideoBatch, VideoId
+from influencer_stats.domain.models import NOT_YOUTUBES_FAULT, UpstreamError, VideoBatch, VideoId
 
 State = Literal["closed", "open", "half_open"]
 

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 from returns.result import Result, Success
 
+from influencer_stats.domain.models import UpstreamError, VideoBatch, VideoId, VideoStats
 from influencer_stats.interpreters.videos.synthetic import is_unknown, synthetic_stats
-from influencer_stats.logic.models import UpstreamError, VideoBatch, VideoId, VideoStats
 
 
 class FakeVideoStatsSource:

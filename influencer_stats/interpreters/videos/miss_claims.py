@@ -16,8 +16,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from influencer_stats.domain.models import VideoId
 from influencer_stats.interpreters.videos.video_entries import Held, MemoryVideoEntries
-from influencer_stats.logic.models import VideoId
 
 
 class MissClaims(Protocol):

@@ -11,8 +11,8 @@ from zoneinfo import ZoneInfo
 from returns.result import Failure, Result, Success
 
 from influencer_stats.algebras import EventLog, Metrics
+from influencer_stats.domain.models import QuotaExhausted, SharedStateUnavailable, UpstreamError, VideoId
 from influencer_stats.interpreters.videos.youtube_api import StatsByVideo, VideosListCall
-from influencer_stats.logic.models import QuotaExhausted, SharedStateUnavailable, UpstreamError, VideoId
 
 #: YouTube's quota day: it resets at midnight Pacific time (REFERENCE.md).
 PACIFIC: Final = ZoneInfo("America/Los_Angeles")

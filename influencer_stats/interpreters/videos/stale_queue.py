@@ -13,7 +13,7 @@ import itertools
 from collections.abc import Sequence
 from typing import Protocol
 
-from influencer_stats.logic.models import VideoId
+from influencer_stats.domain.models import VideoId
 
 
 class StaleQueue(Protocol):

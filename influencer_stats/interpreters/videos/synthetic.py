@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import lru_cache
 from hashlib import blake2b
 
-from influencer_stats.logic.models import VideoId, VideoStats
+from influencer_stats.domain.models import VideoId, VideoStats
 
 
 def is_unknown(video_id: str) -> bool:

@@ -9,6 +9,13 @@ from collections.abc import Awaitable, Callable, Sequence
 from returns.result import Failure, Result, Success
 
 from influencer_stats.algebras import EventLog, Metrics, VideoStatsSource
+from influencer_stats.domain.models import (
+    CacheInfo,
+    QuotaExhausted,
+    UpstreamError,
+    VideoBatch,
+    VideoId,
+)
 from influencer_stats.interpreters.stats.cache import CachePolicy
 from influencer_stats.interpreters.videos.asked_since import AskedSince
 from influencer_stats.interpreters.videos.call_gate import own_flow
@@ -23,13 +30,6 @@ from influencer_stats.interpreters.videos.video_entries import (
     served_instead,
 )
 from influencer_stats.interpreters.videos.youtube_api import MAX_IDS_PER_CALL
-from influencer_stats.logic.models import (
-    CacheInfo,
-    QuotaExhausted,
-    UpstreamError,
-    VideoBatch,
-    VideoId,
-)
 
 
 class CachedVideoSource:

@@ -9,10 +9,10 @@ import orjson
 import redis.asyncio as redis
 
 from influencer_stats.algebras import EventLog
+from influencer_stats.domain.models import VideoId, VideoStats
 from influencer_stats.interpreters.redis_faults import REDIS_FAULTS
 from influencer_stats.interpreters.redis_keys import RedisKeys, as_text
 from influencer_stats.interpreters.videos.video_entries import Held
-from influencer_stats.logic.models import VideoId, VideoStats
 from influencer_stats.memo import BoundedMemo
 
 

@@ -6,8 +6,8 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple, Protocol
 
+from influencer_stats.domain.models import CacheInfo, VideoBatch, VideoId, VideoStats
 from influencer_stats.interpreters.stats.cache import CachePolicy
-from influencer_stats.logic.models import CacheInfo, VideoBatch, VideoId, VideoStats
 
 
 class Held(NamedTuple):

@@ -17,7 +17,7 @@ from msgspec.structs import astuple
 from returns.result import Failure, Result, Success
 
 # Re-exported for tests/unit/test_youtube_api.py; the clients import it from the edge.
-from influencer_stats.logic.models import (
+from influencer_stats.domain.models import (
     InvalidUpstreamData,
     QuotaExceeded,
     UpstreamError,

@@ -10,20 +10,20 @@ from dataclasses import dataclass
 from returns.result import Failure, Result, Success
 
 from influencer_stats.algebras import EventLog, Metrics
-from influencer_stats.interpreters.videos.call_gate import CallGate, current_flow
-from influencer_stats.interpreters.videos.youtube_api import (
-    MAX_IDS_PER_CALL,
-    StatsByVideo,
-    VideosListCall,
-    is_transient,
-)
-from influencer_stats.logic.models import (
+from influencer_stats.domain.models import (
     UpstreamBusy,
     UpstreamError,
     UpstreamMisconfigured,
     UpstreamTimeout,
     VideoBatch,
     VideoId,
+)
+from influencer_stats.interpreters.videos.call_gate import CallGate, current_flow
+from influencer_stats.interpreters.videos.youtube_api import (
+    MAX_IDS_PER_CALL,
+    StatsByVideo,
+    VideosListCall,
+    is_transient,
 )
 
 

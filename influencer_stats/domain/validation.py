@@ -12,7 +12,7 @@ from functools import lru_cache
 
 from returns.result import Failure, Result, Success
 
-from influencer_stats.logic.models import CollectionId, VideoId
+from influencer_stats.domain.models import CollectionId, VideoId
 
 DEFAULT_MAX_VIDEOS = 5_000  # ids per collection unless the operator sets another limit
 # A 1 MiB body holds about 70,000 ids (14 bytes each with quotes and comma): any limit

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Final, TypeVar
 
-from influencer_stats.logic.validation import DEFAULT_MAX_VIDEOS, MAX_VIDEOS_BOUND
+from influencer_stats.domain.validation import DEFAULT_MAX_VIDEOS, MAX_VIDEOS_BOUND
 
 T = TypeVar("T")
 PREFIX: Final = "INFLUENCER_STATS_"
