@@ -1,8 +1,12 @@
-"""Algebras: the small Protocols the logic is written against.
+"""Algebras: every Protocol of the service, each named by role with its contract.
 
-Each is named by role and documents its contract; interpreters satisfy them
-structurally (no inheritance), and mypy checks conformance in the
-composition root.
+The ones the logic is written against are re-exported here. The parts the
+YouTube source and the per-video cache are built of are algebras too, with
+interpreters of their own (this process, or Redis): ``youtube.VideosListCall``,
+``quota.QuotaLedger``, and ``video_cache``'s ``VideoEntries``, ``StaleQueue``
+and ``MissClaims``; import those from their modules. Interpreters satisfy them
+structurally (no inheritance), and mypy checks conformance in the composition
+root.
 """
 
 from influencer_stats.algebras.collections import CollectionStore

@@ -13,12 +13,11 @@ from influencer_stats.bootstrap.registry import Registry
 from influencer_stats.bootstrap.wiring import Wiring
 
 if TYPE_CHECKING:
+    from influencer_stats.algebras.quota import QuotaLedger
+    from influencer_stats.algebras.video_cache import StaleQueue, VideoEntries
+    from influencer_stats.algebras.youtube import VideosListCall
     from influencer_stats.interpreters.stats.cache import CachePolicy
     from influencer_stats.interpreters.videos.miss_claims import Landings
-    from influencer_stats.interpreters.videos.quota import QuotaLedger
-    from influencer_stats.interpreters.videos.stale_queue import StaleQueue
-    from influencer_stats.interpreters.videos.video_entries import VideoEntries
-    from influencer_stats.interpreters.videos.youtube_api import VideosListCall
     from influencer_stats.settings import Settings
 
 SourceBuilder = Callable[[Wiring], Awaitable[VideoStatsSource]]

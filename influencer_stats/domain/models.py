@@ -25,6 +25,18 @@ class VideoStats:
     dislikes: int = 0
 
 
+#: The statistics ``videos.list`` returned, by video (an id it did not return is not a key).
+StatsByVideo = dict[VideoId, VideoStats]
+
+
+class VideoEntry(NamedTuple):
+    """What a per-video cache holds for one video: its counters (``None``: missing) and when it
+    stored them, by its clock."""
+
+    stats: VideoStats | None
+    stored_at: float
+
+
 @dataclass(frozen=True, slots=True)
 class Collection:
     """A named list of video ids, in the order the user gave them."""

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 import pytest
 from redis.asyncio import Redis
 
-from influencer_stats.domain.models import VideoId
+from influencer_stats.domain.models import VideoEntry, VideoId
 from influencer_stats.interpreters.redis_keys import RedisKeys
 from influencer_stats.interpreters.videos.synthetic import synthetic_stats
 from influencer_stats.interpreters.videos.video_cache_redis import (
@@ -15,7 +15,6 @@ from influencer_stats.interpreters.videos.video_cache_redis import (
     RedisStaleQueue,
     RedisVideoEntries,
 )
-from influencer_stats.interpreters.videos.video_entries import Held
 from influencer_stats.testing.event_log import CapturingEventLog
 from tests.integration.shared_redis import shared_redis_url, unique_prefix
 from tests.support import free_port
@@ -37,7 +36,7 @@ def queue(client: Redis, keys: RedisKeys, room: int = 3) -> RedisStaleQueue:
 
 async def store(client: Redis, keys: RedisKeys, stored_at: float, *ids: VideoId) -> None:
     entries = RedisVideoEntries(client, keys.video, 60_000, CapturingEventLog())
-    await entries.put_many({i: Held(synthetic_stats(i), stored_at) for i in ids})
+    await entries.put_many({i: VideoEntry(synthetic_stats(i), stored_at) for i in ids})
 
 
 async def test_two_workers_pushing_one_video_queue_it_once_and_a_calls_worth_comes_out_once(
@@ -132,7 +131,7 @@ async def test_settled_gives_the_videos_no_longer_claimed_with_their_entries_or_
     await store(client, keys, NOW, A)
     await one.release([A, B])  # A was stored, B's call failed
 
-    assert await other.settled([A, B, C]) == {A: Held(synthetic_stats(A), NOW), B: None}
+    assert await other.settled([A, B, C]) == {A: VideoEntry(synthetic_stats(A), NOW), B: None}
 
 
 async def test_a_video_stored_fresh_since_it_was_read_is_not_claimed_but_a_due_one_is(client: Redis) -> None:

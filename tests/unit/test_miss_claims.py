@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 
 from returns.result import Result, Success
 
-from influencer_stats.domain.models import UpstreamError, UpstreamUnavailable, VideoBatch, VideoId
+from influencer_stats.domain.models import UpstreamError, UpstreamUnavailable, VideoBatch, VideoEntry, VideoId
 from influencer_stats.interpreters.videos.miss_claims import Landings, MemoryMissClaims
 from influencer_stats.interpreters.videos.stale_queue import MemoryStaleQueue
 from influencer_stats.interpreters.videos.synthetic import synthetic_stats
-from influencer_stats.interpreters.videos.video_entries import Held, MemoryVideoEntries
+from influencer_stats.interpreters.videos.video_entries import MemoryVideoEntries
 from influencer_stats.testing.clock import ManualClock as Clock
 from tests.unit.test_stale_queue import worker
 from tests.unit.test_video_cache import A, B, C, Inner, Wait, settle
@@ -47,10 +47,10 @@ class Timers:
     def __init__(self) -> None:
         self.pending: list[tuple[float, Callable[[], None], list[bool]]] = []
 
-    def __call__(self, seconds: float, callback: Callable[[], None]) -> Timers.Handle:
+    def __call__(self, seconds: float, callback: Callable[[], None]) -> Callable[[], None]:
         cancelled = [False]
         self.pending.append((seconds, callback, cancelled))
-        return Timers.Handle(cancelled)
+        return lambda: cancelled.__setitem__(0, True)
 
     async def fire(self) -> None:
         """Every timer not called off ends now."""
@@ -60,13 +60,6 @@ class Timers:
                 callback()
         await settle()
 
-    class Handle:
-        def __init__(self, cancelled: list[bool]) -> None:
-            self._cancelled = cancelled
-
-        def cancel(self) -> None:
-            self._cancelled[0] = True
-
 
 class CountingClaims(MemoryMissClaims):
     """Claims that record each ``settled`` read."""
@@ -75,7 +68,7 @@ class CountingClaims(MemoryMissClaims):
         super().__init__(clock, 2.0, entries)
         self.reads: list[tuple[VideoId, ...]] = []
 
-    async def settled(self, ids: Sequence[VideoId]) -> Mapping[VideoId, Held | None]:
+    async def settled(self, ids: Sequence[VideoId]) -> Mapping[VideoId, VideoEntry | None]:
         self.reads.append(tuple(ids))
         return await super().settled(ids)
 
@@ -100,7 +93,9 @@ async def test_a_video_claimed_by_one_worker_is_reported_to_the_other_until_rele
 async def test_a_video_another_worker_stored_fresh_since_it_was_read_is_not_claimed_again() -> None:
     clock, entries = Clock(), MemoryVideoEntries(100)
     claims = MemoryMissClaims(clock, 2.0, entries)
-    await entries.put_many({A: Held(synthetic_stats(A), clock.now - 1), B: Held(None, clock.now - 30)})
+    await entries.put_many(
+        {A: VideoEntry(synthetic_stats(A), clock.now - 1), B: VideoEntry(None, clock.now - 30)}
+    )
 
     assert await claims.claim([A, B], clock.now, FRESH) == [A]  # B is due: this worker claims it
     assert claims.held.keys() == {B}
@@ -116,16 +111,16 @@ async def test_landings_hand_each_waiter_its_entries_once_settled_with_one_read_
     second = asyncio.create_task(landings.wait([B, C], FRESH))
     await settle()
 
-    await entries.put_many({A: Held(synthetic_stats(A), clock.now), B: Held(None, clock.now)})
+    await entries.put_many({A: VideoEntry(synthetic_stats(A), clock.now), B: VideoEntry(None, clock.now)})
     await other.release([A, B])
     await polls.run()
     assert first.done() and not second.done()
-    assert await first == {A: Held(synthetic_stats(A), clock.now), B: Held(None, clock.now)}
-    await entries.put_many({C: Held(synthetic_stats(C), clock.now)})
+    assert await first == {A: VideoEntry(synthetic_stats(A), clock.now), B: VideoEntry(None, clock.now)}
+    await entries.put_many({C: VideoEntry(synthetic_stats(C), clock.now)})
     await other.release([C])
     await polls.run()
 
-    assert await second == {B: Held(None, clock.now), C: Held(synthetic_stats(C), clock.now)}
+    assert await second == {B: VideoEntry(None, clock.now), C: VideoEntry(synthetic_stats(C), clock.now)}
     assert claims.reads == [(A, B, C), (C,)]  # one read for both waiters, then only what is unsettled
 
 
@@ -134,7 +129,7 @@ async def test_a_waiter_gets_only_fresh_entries_and_stops_waiting_once_its_video
     claims = CountingClaims(clock, entries)
     other = MemoryMissClaims(clock, 2.0, entries, claims.held)
     await other.claim([A, B], clock.now, FRESH)
-    await entries.put_many({B: Held(synthetic_stats(B), clock.now - 30)})  # old: not what is awaited
+    await entries.put_many({B: VideoEntry(synthetic_stats(B), clock.now - 30)})  # old: not what is awaited
     landings = Landings(claims, clock, poll_s=0.005, wait_s=1.0, max_ids=100, sleep=polls)
     waiting = asyncio.create_task(landings.wait([A, B], FRESH))
     await polls.run()
@@ -155,7 +150,7 @@ async def test_a_waiter_whose_videos_stay_claimed_gets_what_settled_when_its_wai
     landings = Landings(claims, clock, poll_s=0.005, wait_s=1.0, max_ids=100, sleep=polls, later=timers)
     waiting = asyncio.create_task(landings.wait([A, B], FRESH))
     await polls.run()
-    await entries.put_many({A: Held(synthetic_stats(A), clock.now)})
+    await entries.put_many({A: VideoEntry(synthetic_stats(A), clock.now)})
     await other.release([A])
     await polls.run()
     assert not waiting.done()
@@ -163,7 +158,7 @@ async def test_a_waiter_whose_videos_stay_claimed_gets_what_settled_when_its_wai
 
     await timers.fire()
 
-    assert await waiting == {A: Held(synthetic_stats(A), clock.now)}
+    assert await waiting == {A: VideoEntry(synthetic_stats(A), clock.now)}
     assert len(claims.reads) == 2
 
 
@@ -172,7 +167,7 @@ async def test_a_read_that_hangs_does_not_hold_a_waiter_past_its_wait() -> None:
     stalled = asyncio.Event()
 
     class StalledClaims(MemoryMissClaims):  # Redis stopped answering (SIGSTOP): a read never returns
-        async def settled(self, ids: Sequence[VideoId]) -> Mapping[VideoId, Held | None]:
+        async def settled(self, ids: Sequence[VideoId]) -> Mapping[VideoId, VideoEntry | None]:
             stalled.set()
             await asyncio.Event().wait()
             raise AssertionError("unreachable")

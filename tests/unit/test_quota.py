@@ -9,16 +9,16 @@ from datetime import datetime
 import pytest
 from returns.result import Failure, Result, Success
 
-from influencer_stats.domain.models import QuotaExhausted, SharedStateUnavailable, UpstreamError, VideoId
-from influencer_stats.interpreters.videos.quota import (
-    PACIFIC,
-    MemoryQuotaLedger,
-    QuotaDay,
-    QuotaGovernor,
-    Refusal,
+from influencer_stats.algebras.quota import Refusal
+from influencer_stats.domain.models import (
+    QuotaExhausted,
+    SharedStateUnavailable,
+    StatsByVideo,
+    UpstreamError,
+    VideoId,
 )
+from influencer_stats.interpreters.videos.quota import PACIFIC, MemoryQuotaLedger, QuotaDay, QuotaGovernor
 from influencer_stats.interpreters.videos.synthetic import synthetic_stats
-from influencer_stats.interpreters.videos.youtube_api import StatsByVideo
 from influencer_stats.testing.clock import ManualClock as Clock
 from influencer_stats.testing.event_log import CapturingEventLog
 from tests.support import RecordingMetrics

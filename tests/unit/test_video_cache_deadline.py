@@ -10,12 +10,12 @@ import math
 
 from returns.result import Failure, Success
 
-from influencer_stats.domain.models import QuotaExhausted, UpstreamTimeout, VideoId
+from influencer_stats.domain.models import QuotaExhausted, UpstreamTimeout, VideoEntry, VideoId
 from influencer_stats.interpreters.stats.cache import CachePolicy
 from influencer_stats.interpreters.videos.asked_since import AskedSince
 from influencer_stats.interpreters.videos.synthetic import synthetic_stats, synthetic_video_id
 from influencer_stats.interpreters.videos.video_cache import CachedVideoSource
-from influencer_stats.interpreters.videos.video_entries import Held, MemoryVideoEntries
+from influencer_stats.interpreters.videos.video_entries import MemoryVideoEntries
 from influencer_stats.testing.clock import ManualClock as Clock
 from influencer_stats.testing.event_log import CapturingEventLog
 from tests.support import RecordingMetrics
@@ -112,8 +112,10 @@ def test_the_videos_remembered_for_refresh_ahead_are_bounded_by_the_entries_kept
     for round_ in range(10):  # each round: 100 new videos fetched, then asked for again
         batch = videos(round_ * 100, 100)
         since.fetched(batch, at=float(round_))
-        since.asked({i: Held(synthetic_stats(i), float(round_)) for i in batch})
-        since.learned({i: Held(synthetic_stats(i), round_ + 0.5) for i in videos(50_000 + round_ * 100, 100)})
+        since.asked({i: VideoEntry(synthetic_stats(i), float(round_)) for i in batch})
+        since.learned(
+            {i: VideoEntry(synthetic_stats(i), round_ + 0.5) for i in videos(50_000 + round_ * 100, 100)}
+        )
 
     assert len(since) <= 100
     assert since.fetched_at(videos(0, 1)[0]) == -math.inf  # the oldest are forgotten

@@ -12,9 +12,11 @@ from typing import Any
 import pytest
 from returns.result import Failure, Result, Success
 
+from influencer_stats.algebras.youtube import VideosListCall
 from influencer_stats.domain.models import (
     InvalidUpstreamData,
     QuotaExceeded,
+    StatsByVideo,
     UpstreamBusy,
     UpstreamError,
     UpstreamMisconfigured,
@@ -26,7 +28,6 @@ from influencer_stats.domain.models import (
 from influencer_stats.interpreters.metrics.noop import NoMetrics
 from influencer_stats.interpreters.videos.call_gate import CallGate
 from influencer_stats.interpreters.videos.synthetic import is_unknown, synthetic_stats, synthetic_video_id
-from influencer_stats.interpreters.videos.youtube_api import StatsByVideo, VideosListCall
 from influencer_stats.interpreters.videos.youtube_source import UpstreamPolicy, YouTubeVideoStatsSource
 from influencer_stats.testing.event_log import CapturingEventLog
 

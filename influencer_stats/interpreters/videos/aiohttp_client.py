@@ -8,6 +8,7 @@ import aiohttp
 from returns.result import Failure, Result
 
 from influencer_stats.domain.models import (
+    StatsByVideo,
     UpstreamError,
     UpstreamTimeout,
     UpstreamUnavailable,
@@ -17,7 +18,6 @@ from influencer_stats.http.body import read_bounded
 from influencer_stats.interpreters.videos.youtube_api import (
     API_KEY_HEADER,
     MAX_BODY_BYTES,
-    StatsByVideo,
     answer,
     request_url,
 )

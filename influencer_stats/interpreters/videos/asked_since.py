@@ -7,8 +7,7 @@ import math
 from collections import OrderedDict
 from collections.abc import Container, Mapping, Sequence
 
-from influencer_stats.domain.models import VideoId
-from influencer_stats.interpreters.videos.video_entries import Held
+from influencer_stats.domain.models import VideoEntry, VideoId
 
 
 class AskedSince:
@@ -43,7 +42,7 @@ class AskedSince:
         """The ``count`` videos asked for longest ago."""
         return list(itertools.islice(self._asked, count))
 
-    def asked(self, held: Mapping[VideoId, Held]) -> None:
+    def asked(self, held: Mapping[VideoId, VideoEntry]) -> None:
         asked = self._asked
         asked.update(dict.fromkeys(held))  # an id asked before keeps its place
         over = len(asked) - self._max
@@ -59,7 +58,7 @@ class AskedSince:
             asked.pop(video_id, None)
         self._trim()
 
-    def learned(self, held: Mapping[VideoId, Held]) -> None:
+    def learned(self, held: Mapping[VideoId, VideoEntry]) -> None:
         """Entries another worker or host stored (so asked for since only from now on)."""
         fetched_at, asked = self._fetched_at, self._asked
         for video_id, entry in held.items():

@@ -14,32 +14,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from functools import partial
 
-from influencer_stats.domain.models import VideoId
-from influencer_stats.interpreters.videos.video_entries import Held, MemoryVideoEntries
-
-
-class MissClaims(Protocol):
-    """Claims on the videos a worker is calling for because it lacks them.
-
-    Contract: ``claim`` claims for this worker every id nobody holds and returns
-    the ids another worker holds or stored fresh meanwhile (by ``now`` and
-    ``fresh_s``: a video another worker's call brought after this worker read
-    its entry is not called for again); a claim lapses after its hold time even if
-    never released (a worker that dies holds nothing for long); ``release``
-    gives up this worker's claims on ``ids`` (never another's); ``settled``
-    returns, of ``ids``, those nobody claims any more, each with its entry
-    (``None``: none stored, so the claimer's call failed). None raises for its
-    backend failing: ``claim`` then returns no ids (this worker calls for all
-    of them), ``release`` leaves the claims to lapse, ``settled`` returns none.
-    """
-
-    async def claim(self, ids: Sequence[VideoId], now: float, fresh_s: float) -> list[VideoId]: ...
-
-    async def release(self, ids: Sequence[VideoId]) -> None: ...
-
-    async def settled(self, ids: Sequence[VideoId]) -> Mapping[VideoId, Held | None]: ...
+from influencer_stats.algebras.video_cache import MissClaims
+from influencer_stats.domain.models import VideoEntry, VideoId
+from influencer_stats.interpreters.videos.video_entries import MemoryVideoEntries
 
 
 @dataclass(slots=True)
@@ -70,7 +49,7 @@ class MemoryMissClaims:
             if held.get(video_id, (None, 0.0))[0] is self:
                 del held[video_id]
 
-    async def settled(self, ids: Sequence[VideoId]) -> Mapping[VideoId, Held | None]:
+    async def settled(self, ids: Sequence[VideoId]) -> Mapping[VideoId, VideoEntry | None]:
         now, held = self.clock(), self.held
         gone = [i for i in ids if held.get(i, (None, now))[1] <= now]
         entries = await self.entries.get_many(gone)
@@ -81,19 +60,13 @@ class MemoryMissClaims:
 class _Waiter:
     ids: tuple[VideoId, ...]
     fresh_s: float
-    done: asyncio.Future[dict[VideoId, Held]]
-    settled: dict[VideoId, Held | None] = field(default_factory=dict)
-    timer: Cancellable | None = None
+    done: asyncio.Future[dict[VideoId, VideoEntry]]
+    settled: dict[VideoId, VideoEntry | None] = field(default_factory=dict)
+    call_off: Callable[[], None] | None = None  # its timer's
 
 
-class Cancellable(Protocol):
-    """A timer that can be called off (``asyncio.TimerHandle``)."""
-
-    def cancel(self) -> None: ...
-
-
-#: ``later(seconds, callback)``: call ``callback`` once ``seconds`` have passed (the loop's ``call_later``).
-Later = Callable[[float, Callable[[], None]], Cancellable]
+#: ``later(seconds, callback)``: call ``callback`` once ``seconds`` have passed; returns what calls it off.
+Later = Callable[[float, Callable[[], None]], Callable[[], None]]
 
 
 class Landings:
@@ -128,13 +101,16 @@ class Landings:
         self._waited = 0  # ids of the waiters
         self._poller: asyncio.Task[None] | None = None
 
-    async def wait(self, ids: Sequence[VideoId], fresh_s: float) -> Mapping[VideoId, Held]:
+    async def wait(self, ids: Sequence[VideoId], fresh_s: float) -> Mapping[VideoId, VideoEntry]:
         """The entries of ``ids`` stored fresh before the wait ends (some may lack)."""
         if not ids or self._waited + len(ids) > self._max_ids:
             return {}
         loop = asyncio.get_running_loop()
         waiter = _Waiter(tuple(ids), fresh_s, loop.create_future())
-        waiter.timer = (self._later or loop.call_later)(self._wait_s, lambda: self._expired(waiter))
+        expire = partial(self._expired, waiter)
+        waiter.call_off = (
+            self._later(self._wait_s, expire) if self._later else loop.call_later(self._wait_s, expire).cancel
+        )
         self._waiters.append(waiter)
         self._waited += len(ids)
         if self._poller is None:
@@ -168,8 +144,8 @@ class Landings:
 
     def _done(self, waiter: _Waiter) -> None:
         self._waited -= len(waiter.ids)
-        if waiter.timer is not None:
-            waiter.timer.cancel()
+        if waiter.call_off is not None:
+            waiter.call_off()
         if not waiter.done.done():
             now = self._clock()
             fresh = {

@@ -5,22 +5,27 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
-from typing import Final, Literal, Protocol
+from typing import Final
 from zoneinfo import ZoneInfo
 
 from returns.result import Failure, Result, Success
 
 from influencer_stats.algebras import EventLog, Metrics
-from influencer_stats.domain.models import QuotaExhausted, SharedStateUnavailable, UpstreamError, VideoId
-from influencer_stats.interpreters.videos.youtube_api import StatsByVideo, VideosListCall
+from influencer_stats.algebras.quota import QuotaLedger, Refusal
+from influencer_stats.algebras.youtube import VideosListCall
+from influencer_stats.domain.models import (
+    QuotaExhausted,
+    SharedStateUnavailable,
+    StatsByVideo,
+    UpstreamError,
+    VideoId,
+)
 
 #: YouTube's quota day: it resets at midnight Pacific time (REFERENCE.md).
 PACIFIC: Final = ZoneInfo("America/Los_Angeles")
 YOUTUBE_DAY_S: Final = 86_400
 #: How far the governor stretches freshness at most (10 s fresh → 10 min).
 MAX_STRETCH: Final = 60.0
-
-Refusal = Literal["spent", "unreachable"]
 
 
 class QuotaDay:
@@ -46,19 +51,6 @@ class QuotaDay:
     def fraction_left(self, seconds_left: float) -> float:
         """How much of the day is left, 0-1 (a 23/25-hour DST day counts as 24 hours)."""
         return min(1.0, max(0.0, seconds_left / self.length_s))
-
-
-class QuotaLedger(Protocol):
-    """The units spent per quota day: in this process, or in Redis for every worker and host.
-
-    Contract: ``take`` spends one unit of ``day`` only if fewer than ``budget``
-    are spent, atomically (concurrent takers never spend more than ``budget``
-    together), and returns the units spent after it; ``"spent"`` when the
-    budget is spent; ``"unreachable"`` when the ledger cannot be asked (then
-    nothing was spent and the caller must not call). It never raises for it.
-    """
-
-    async def take(self, day: str, budget: int, keep_s: int) -> Result[int, Refusal]: ...
 
 
 class MemoryQuotaLedger:

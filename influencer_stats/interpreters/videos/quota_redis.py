@@ -9,8 +9,8 @@ import redis.asyncio as redis
 from returns.result import Failure, Result, Success
 
 from influencer_stats.algebras import EventLog
+from influencer_stats.algebras.quota import Refusal
 from influencer_stats.interpreters.redis_faults import REDIS_FAULTS
-from influencer_stats.interpreters.videos.quota import Refusal
 
 #: Take one unit unless the budget is spent; the first unit of a day sets the key's expiry.
 _TAKE: Final = """

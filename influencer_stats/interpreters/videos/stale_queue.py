@@ -11,29 +11,8 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from typing import Protocol
 
 from influencer_stats.domain.models import VideoId
-
-
-class StaleQueue(Protocol):
-    """Stale videos waiting to be refreshed, oldest first, at most a call's worth (``room``).
-
-    Contract: ``push`` queues the ids not queued yet and, once ``room`` wait,
-    takes them out and returns them (the caller makes that call); ``take``
-    takes up to ``room`` of the oldest (a call that has room); ``take_due``
-    takes up to ``room`` if the oldest was queued at or before ``cutoff`` (a
-    wait ended), and says whether any are left. A backend may drop ids it
-    knows were refreshed meanwhile. None raises for its backend failing:
-    ``push`` then returns what it was given (refresh them now), the others
-    take nothing.
-    """
-
-    async def push(self, ids: Sequence[VideoId], now: float, fresh_s: float) -> list[VideoId]: ...
-
-    async def take(self, room: int, now: float, fresh_s: float) -> list[VideoId]: ...
-
-    async def take_due(self, cutoff: float, now: float, fresh_s: float) -> tuple[list[VideoId], bool]: ...
 
 
 class MemoryStaleQueue:

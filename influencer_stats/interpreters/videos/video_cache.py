@@ -9,26 +9,22 @@ from collections.abc import Awaitable, Callable, Sequence
 from returns.result import Failure, Result, Success
 
 from influencer_stats.algebras import EventLog, Metrics, VideoStatsSource
+from influencer_stats.algebras.video_cache import MissClaims, StaleQueue, VideoEntries
 from influencer_stats.domain.models import (
     CacheInfo,
     QuotaExhausted,
     UpstreamError,
     VideoBatch,
+    VideoEntry,
     VideoId,
 )
 from influencer_stats.interpreters.stats.cache import CachePolicy
 from influencer_stats.interpreters.videos.asked_since import AskedSince
 from influencer_stats.interpreters.videos.call_gate import own_flow
 from influencer_stats.interpreters.videos.deadline import timed_out
-from influencer_stats.interpreters.videos.miss_claims import Landings, MissClaims
-from influencer_stats.interpreters.videos.stale_queue import MemoryStaleQueue, StaleQueue
-from influencer_stats.interpreters.videos.video_entries import (
-    Held,
-    VideoEntries,
-    batch_of,
-    oldest_info,
-    served_instead,
-)
+from influencer_stats.interpreters.videos.miss_claims import Landings
+from influencer_stats.interpreters.videos.stale_queue import MemoryStaleQueue
+from influencer_stats.interpreters.videos.video_entries import batch_of, oldest_info, served_instead
 from influencer_stats.interpreters.videos.youtube_api import MAX_IDS_PER_CALL
 
 
@@ -103,7 +99,7 @@ class CachedVideoSource:
         self._pushing: dict[VideoId, None] = {}  # stale videos on their way to the queue
         self._pusher: asyncio.Task[None] | None = None
         self._stale_timer: asyncio.Task[None] | None = None
-        self._flights: dict[VideoId, asyncio.Task[Result[dict[VideoId, Held], UpstreamError]]] = {}
+        self._flights: dict[VideoId, asyncio.Task[Result[dict[VideoId, VideoEntry], UpstreamError]]] = {}
         self._since = AskedSince(policy.max_entries)  # what to refresh ahead
 
     async def fetch(self, ids: Sequence[VideoId]) -> Result[VideoBatch, UpstreamError]:
@@ -217,7 +213,7 @@ class CachedVideoSource:
 
     def _load(
         self, ids: Sequence[VideoId], *, take_stale: bool = True
-    ) -> set[asyncio.Task[Result[dict[VideoId, Held], UpstreamError]]]:
+    ) -> set[asyncio.Task[Result[dict[VideoId, VideoEntry], UpstreamError]]]:
         """The calls that bring ``ids``: those in flight, plus one started now for the others
         (topped up with queued stale videos unless ``take_stale`` is false, then refresh-ahead)."""
         flights = self._flights
@@ -257,7 +253,9 @@ class CachedVideoSource:
                 flights[video_id] = me  # the task running this call
                 ids.append(video_id)
 
-    async def _call(self, ids: list[VideoId], take_stale: bool) -> Result[dict[VideoId, Held], UpstreamError]:
+    async def _call(
+        self, ids: list[VideoId], take_stale: bool
+    ) -> Result[dict[VideoId, VideoEntry], UpstreamError]:
         theirs: list[VideoId] = []  # misses another worker is calling for (see MissClaims)
         claims = self._claims if take_stale else None
         try:
@@ -265,7 +263,7 @@ class CachedVideoSource:
                 skip = set(theirs)
                 ids[:] = [i for i in ids if i not in skip]
             claimed = list(ids) if claims is not None else []
-            fetched: dict[VideoId, Held] = {}
+            fetched: dict[VideoId, VideoEntry] = {}
             if ids:
                 try:
                     if self._fill_to:
@@ -286,21 +284,21 @@ class CachedVideoSource:
                 if self._flights.get(video_id) is me:
                     del self._flights[video_id]
 
-    async def _stored(self, ids: Sequence[VideoId]) -> Result[dict[VideoId, Held], UpstreamError]:
+    async def _stored(self, ids: Sequence[VideoId]) -> Result[dict[VideoId, VideoEntry], UpstreamError]:
         """Call for ``ids`` a call's worth at a time, each stored as it lands (what a failed or
         slow call does not hold up is kept); the first failure, else every entry."""
         step = MAX_IDS_PER_CALL
         outcomes = await asyncio.gather(
             *(self._stored_call(ids[i : i + step]) for i in range(0, len(ids), step))
         )
-        fetched: dict[VideoId, Held] = {}
+        fetched: dict[VideoId, VideoEntry] = {}
         for outcome in outcomes:
             if isinstance(outcome, Failure):
                 return outcome
             fetched.update(outcome.unwrap())
         return Success(fetched)
 
-    async def _stored_call(self, ids: Sequence[VideoId]) -> Result[dict[VideoId, Held], UpstreamError]:
+    async def _stored_call(self, ids: Sequence[VideoId]) -> Result[dict[VideoId, VideoEntry], UpstreamError]:
         """Call for ``ids`` (a call's worth) and store what comes back."""
         outcome = await self._inner.fetch(ids)
         if isinstance(outcome, Failure):
@@ -309,13 +307,13 @@ class CachedVideoSource:
         # An inner cache (memory over Redis) may answer with older entries.
         stored_at = self._clock() - (batch.cache.age_s if batch.cache is not None else 0.0)
         stats = batch.stats
-        fetched = {i: Held(stats.get(i), stored_at) for i in ids}
+        fetched = {i: VideoEntry(stats.get(i), stored_at) for i in ids}
         await self._entries.put_many(fetched)
         if self._fill_to:
             self._since.fetched(ids, stored_at)
         return Success(fetched)
 
-    async def _landed(self, theirs: list[VideoId]) -> Result[dict[VideoId, Held], UpstreamError]:
+    async def _landed(self, theirs: list[VideoId]) -> Result[dict[VideoId, VideoEntry], UpstreamError]:
         """The entries other workers were fetching, waited for; a call for those that did not come."""
         assert self._landings is not None
         landed = dict(await self._landings.wait(theirs, self._fresh_s()))
@@ -332,7 +330,7 @@ class CachedVideoSource:
         error: UpstreamError,
         ids: Sequence[VideoId],
         lacking: Sequence[VideoId],
-        held: dict[VideoId, Held],
+        held: dict[VideoId, VideoEntry],
         served: CacheInfo | None,
     ) -> Result[VideoBatch, UpstreamError]:
         """The answer from held entries in place of a failed call, or the failure if one is lacking."""

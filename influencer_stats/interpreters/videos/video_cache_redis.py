@@ -9,10 +9,9 @@ import orjson
 import redis.asyncio as redis
 
 from influencer_stats.algebras import EventLog
-from influencer_stats.domain.models import VideoId, VideoStats
+from influencer_stats.domain.models import VideoEntry, VideoId, VideoStats
 from influencer_stats.interpreters.redis_faults import REDIS_FAULTS
 from influencer_stats.interpreters.redis_keys import RedisKeys, as_text
-from influencer_stats.interpreters.videos.video_entries import Held
 from influencer_stats.memo import BoundedMemo
 
 
@@ -41,9 +40,9 @@ class RedisVideoEntries:
         self._key = key
         self._keep_ms = keep_ms
         self._log = log
-        self._decoded: BoundedMemo[bytes | str, Held] = BoundedMemo(decoded)
+        self._decoded: BoundedMemo[bytes | str, VideoEntry] = BoundedMemo(decoded)
 
-    async def get_many(self, ids: Sequence[VideoId]) -> Mapping[VideoId, Held]:
+    async def get_many(self, ids: Sequence[VideoId]) -> Mapping[VideoId, VideoEntry]:
         try:
             raws = await self._redis.mget([self._key(i) for i in ids])
         except REDIS_FAULTS as exc:
@@ -62,7 +61,7 @@ class RedisVideoEntries:
             found[video_id] = held
         return found
 
-    async def put_many(self, entries: Mapping[VideoId, Held]) -> None:
+    async def put_many(self, entries: Mapping[VideoId, VideoEntry]) -> None:
         try:
             async with self._redis.pipeline(transaction=False) as pipe:
                 for video_id, held in entries.items():
@@ -72,22 +71,22 @@ class RedisVideoEntries:
             self._log.warning("videos.cache_unavailable", operation="write", error=type(exc).__name__)
 
 
-def _encode(held: Held) -> bytes:
+def _encode(held: VideoEntry) -> bytes:
     s = held.stats
     if s is None:
         return orjson.dumps([held.stored_at])
     return orjson.dumps([held.stored_at, s.views, s.likes, s.comments, s.dislikes])
 
 
-def _decode(raw: bytes | str | None) -> Held | None:
+def _decode(raw: bytes | str | None) -> VideoEntry | None:
     if raw is None:
         return None
     try:
         values = orjson.loads(raw)
         if len(values) == 1:
-            return Held(None, float(values[0]))
+            return VideoEntry(None, float(values[0]))
         stored_at, views, likes, comments, dislikes = values
-        return Held(VideoStats(int(views), int(likes), int(comments), int(dislikes)), float(stored_at))
+        return VideoEntry(VideoStats(int(views), int(likes), int(comments), int(dislikes)), float(stored_at))
     except (TypeError, ValueError):  # written by another release: a miss
         return None
 
@@ -271,7 +270,7 @@ class RedisMissClaims:
         except REDIS_FAULTS as exc:
             self._log.warning("videos.claims_unavailable", operation="release", error=type(exc).__name__)
 
-    async def settled(self, ids: Sequence[VideoId]) -> Mapping[VideoId, Held | None]:
+    async def settled(self, ids: Sequence[VideoId]) -> Mapping[VideoId, VideoEntry | None]:
         keys = [*(self._key(i) for i in ids), *(self._entry(i) for i in ids)]
         try:
             flat = await self._settled(keys=keys)

@@ -4,30 +4,9 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from typing import NamedTuple, Protocol
 
-from influencer_stats.domain.models import CacheInfo, VideoBatch, VideoId, VideoStats
+from influencer_stats.domain.models import CacheInfo, VideoBatch, VideoEntry, VideoId, VideoStats
 from influencer_stats.interpreters.stats.cache import CachePolicy
-
-
-class Held(NamedTuple):
-    """What the cache holds for one video: its counters (``None``: missing) and when, by its clock."""
-
-    stats: VideoStats | None
-    stored_at: float
-
-
-class VideoEntries(Protocol):
-    """Where a video cache keeps its entries (this process, or Redis for every worker).
-
-    Contract: ``get_many`` returns the entries it holds for some of ``ids`` (a
-    backend that fails returns none: the caller fetches); ``put_many`` stores
-    or drops silently. Neither raises for its backend failing.
-    """
-
-    async def get_many(self, ids: Sequence[VideoId]) -> Mapping[VideoId, Held]: ...
-
-    async def put_many(self, entries: Mapping[VideoId, Held]) -> None: ...
 
 
 class MemoryVideoEntries:
@@ -35,9 +14,9 @@ class MemoryVideoEntries:
 
     def __init__(self, max_entries: int) -> None:
         self._max = max_entries
-        self._entries: OrderedDict[VideoId, Held] = OrderedDict()
+        self._entries: OrderedDict[VideoId, VideoEntry] = OrderedDict()
 
-    async def get_many(self, ids: Sequence[VideoId]) -> Mapping[VideoId, Held]:
+    async def get_many(self, ids: Sequence[VideoId]) -> Mapping[VideoId, VideoEntry]:
         entries = self._entries
         found = {}
         for video_id in ids:
@@ -47,7 +26,7 @@ class MemoryVideoEntries:
                 found[video_id] = held
         return found
 
-    async def put_many(self, entries: Mapping[VideoId, Held]) -> None:
+    async def put_many(self, entries: Mapping[VideoId, VideoEntry]) -> None:
         self._entries.update(entries)
         for video_id in entries:
             self._entries.move_to_end(video_id)
@@ -69,7 +48,9 @@ def oldest_info(infos: Sequence[CacheInfo]) -> CacheInfo | None:
     return CacheInfo(True, max(i.age_s for i in infos), min(i.ttl_s for i in infos), reason)
 
 
-def batch_of(ids: Sequence[VideoId], held: Mapping[VideoId, Held], cache: CacheInfo | None) -> VideoBatch:
+def batch_of(
+    ids: Sequence[VideoId], held: Mapping[VideoId, VideoEntry], cache: CacheInfo | None
+) -> VideoBatch:
     """The answer for ``ids`` from their entries (every id is held)."""
     stats: dict[VideoId, VideoStats] = {}
     missing: list[VideoId] = []
@@ -84,7 +65,7 @@ def batch_of(ids: Sequence[VideoId], held: Mapping[VideoId, Held], cache: CacheI
 
 def served_instead(
     lacking: Sequence[VideoId],
-    held: Mapping[VideoId, Held],
+    held: Mapping[VideoId, VideoEntry],
     policy: CachePolicy,
     now: float,
     *,

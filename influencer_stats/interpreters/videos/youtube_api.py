@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Annotated, Protocol
+from typing import Annotated
 from urllib.parse import quote
 
 import msgspec
@@ -20,6 +20,7 @@ from returns.result import Failure, Result, Success
 from influencer_stats.domain.models import (
     InvalidUpstreamData,
     QuotaExceeded,
+    StatsByVideo,
     UpstreamError,
     UpstreamMisconfigured,
     UpstreamUnavailable,
@@ -32,20 +33,6 @@ MAX_IDS_PER_CALL = 50
 #: A 50-id answer is about 20 KB; anything near this is not a videos.list answer.
 MAX_BODY_BYTES = 1024 * 1024
 API_KEY_HEADER = "X-Goog-Api-Key"
-
-StatsByVideo = dict[VideoId, VideoStats]
-
-
-class VideosListCall(Protocol):
-    """One ``videos.list`` request for at most 50 distinct ids.
-
-    Returns the stats of the ids the API returned (absent ones are simply not
-    keys) or the classified failure. Transport errors become
-    ``UpstreamUnavailable``; it raises only on cancellation (timeouts are
-    applied around it, by the caller).
-    """
-
-    async def __call__(self, ids: Sequence[VideoId]) -> Result[StatsByVideo, UpstreamError]: ...
 
 
 def request_url(base_url: str, ids: Sequence[VideoId]) -> str:

@@ -10,7 +10,9 @@ from dataclasses import dataclass
 from returns.result import Failure, Result, Success
 
 from influencer_stats.algebras import EventLog, Metrics
+from influencer_stats.algebras.youtube import VideosListCall
 from influencer_stats.domain.models import (
+    StatsByVideo,
     UpstreamBusy,
     UpstreamError,
     UpstreamMisconfigured,
@@ -19,12 +21,7 @@ from influencer_stats.domain.models import (
     VideoId,
 )
 from influencer_stats.interpreters.videos.call_gate import CallGate, current_flow
-from influencer_stats.interpreters.videos.youtube_api import (
-    MAX_IDS_PER_CALL,
-    StatsByVideo,
-    VideosListCall,
-    is_transient,
-)
+from influencer_stats.interpreters.videos.youtube_api import MAX_IDS_PER_CALL, is_transient
 
 
 @dataclass(frozen=True, slots=True)
