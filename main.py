@@ -31,7 +31,8 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(name)
     from influencer_stats.bootstrap.servers import SERVERS
     from influencer_stats.config.resolve import resolve
-    from influencer_stats.serving import app_for
+    from influencer_stats.servers import server as server_named
+    from influencer_stats.serving.server import app_around
     from influencer_stats.serving.uvicorn import quiet_logging
 
     try:
@@ -40,8 +41,9 @@ def __getattr__(name: str) -> Any:
         print(f"main:app: error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
     server = settings.choices.one("server")
-    if not SERVERS[server].build.asgi:
-        asgi = ", ".join(entry.name for entry in SERVERS if entry.build.asgi)
+    chosen = server_named(server)
+    if not chosen.asgi:
+        asgi = ", ".join(entry.name for entry in SERVERS if server_named(entry.name).asgi)
         print(
             f"main:app: error: server {server!r} is not an ASGI application; "
             f"set INFLUENCER_STATS_SERVER to one of {asgi} or run python main.py",
@@ -49,7 +51,7 @@ def __getattr__(name: str) -> Any:
         )
         raise SystemExit(2)
     quiet_logging()
-    app = globals()["app"] = app_for(settings)  # uvicorn looks it up twice: build it once
+    app = globals()["app"] = app_around(settings, chosen.app)  # uvicorn looks it up twice: build it once
     return app
 
 

@@ -27,7 +27,7 @@ def run(argv: Sequence[str] | None = None, prog: str = "influencer-stats") -> in
     if command.action == "print_settings":
         print(describe_settings(resolved))
         return 0
-    from influencer_stats.serving import serve
+    from influencer_stats.servers import serve
 
     serve(resolved.settings)
     return 0

@@ -57,8 +57,8 @@ def _service_settings() -> Settings:
 
 def granian_flags() -> list[str]:
     """The service's Granian settings as :mod:`perf.rsgi_ceiling`'s flags (for it and :mod:`perf.minimal`):
-    what ``influencer_stats.serving.granian.run`` gives ``Granian(...)``, from the same function."""
-    from influencer_stats.serving.granian import granian_options
+    what ``influencer_stats.servers.granian.runner.run`` gives ``Granian(...)``, from the same function."""
+    from influencer_stats.servers.granian.runner import granian_options
 
     options = granian_options(_service_settings())
     return [part for name, value in options.items() for part in (f"--{name}", str(value))]

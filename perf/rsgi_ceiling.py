@@ -2,7 +2,7 @@
 
 A raw RSGI application that answers every GET with :data:`perf.ceiling.BODY` (the
 original collection's stats answer, byte for byte), served by Granian built with
-the arguments ``influencer_stats/serving/granian.py`` passes: RSGI, the ``auto``
+the arguments ``influencer_stats/servers/granian/runner.py`` passes: RSGI, the ``auto``
 loop (uvloop when installed), the service's task implementation, HTTP/1 only with
 its header timeout, keep-alive and read buffer, its backpressure and backlog, no
 websockets, warnings only, no access log. The lab passes the values the service
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from granian._granian import RSGIHTTPProtocol as HTTPProtocol
     from granian.rsgi import Scope
 
-#: The service's reserve of descriptors (``serving.granian._RESERVED_FDS``) plus its default
+#: The service's reserve of descriptors (``servers.granian.runner._RESERVED_FDS``) plus its default
 #: YouTube and Redis pools: what its backpressure leaves out of the open-file limit.
 _RESERVED_FDS: Final = 256 + 64 + 64
 _OK_HEADERS: Final = [("content-type", "application/json")]

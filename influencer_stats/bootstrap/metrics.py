@@ -20,10 +20,11 @@ METRICS: Registry[MetricsBuilder] = Registry("metrics")
 
 @METRICS.add("prometheus", "Prometheus text format, summed over workers (PROMETHEUS_MULTIPROC_DIR)")
 async def _prometheus(resources: Resources) -> Metrics:
+    from influencer_stats.http.routes import ROUTES
     from influencer_stats.interpreters.metrics.loop_lag import monitor_loop_lag
     from influencer_stats.interpreters.metrics.prometheus import PrometheusMetrics
 
-    metrics = PrometheusMetrics(resources.settings.prometheus_multiproc_dir)
+    metrics = PrometheusMetrics(ROUTES, resources.settings.prometheus_multiproc_dir)
     resources.background(monitor_loop_lag(metrics.loop_lag), "loop-lag")
     if metrics.multiprocess:
         resources.exits.callback(metrics.publish)  # runs last: the final values of this worker

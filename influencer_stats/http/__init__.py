@@ -6,6 +6,6 @@ response (``Reply``): request ids, write auth, JSON, validation, problem bodies
 (templates, methods, handlers); ``body.read_bounded`` the one bounded body
 reader (``read_request_body`` for requests: a body cut short raises
 ``BodyIncomplete``); ``openapi`` describes the table. Every server adapter
-(``interpreters/http``) is a thin translation of its framework's request and
+(``influencer_stats.servers``) is a thin translation of its framework's request and
 response, so all answer alike.
 """

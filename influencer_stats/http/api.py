@@ -36,7 +36,7 @@ from influencer_stats.http.problems import JSON, Reply
 from influencer_stats.http.stats_reply import CachedBodies, cache_headers, stats_body
 
 if TYPE_CHECKING:
-    from influencer_stats.http.routes import Route
+    from influencer_stats.http.route_table import Route
 
 MAX_BODY_BYTES = 1024 * 1024
 #: Arrays and objects nested deeper than this are refused before decoding (the body needs 2).

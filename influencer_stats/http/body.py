@@ -1,14 +1,17 @@
-"""Reading a body without ever holding more of it than a limit.
+"""Reading a request body without ever holding more of it than a limit.
 
-One reader for every body the service receives: the request bodies of each
-server adapter and the ``videos.list`` answers of each YouTube client. Each
-caller adapts its library's chunk iterator (and declared length) to it.
+``read_request_body`` is ``bounded.read_bounded`` (the one bounded reader, which
+the YouTube clients use for answers too) for a request: a body cut short
+raises. Each server adapter turns its framework's chunks (and declared length)
+into it.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterable
+
+from influencer_stats.bounded import read_bounded
 
 
 class BodyTimeout(BaseException):
@@ -27,29 +30,6 @@ class BodyIncomplete(Exception):  # noqa: N818 - a condition the edge answers, n
     does when fewer bytes than declared arrived; each adapter translates its
     framework's disconnect); ``HttpApi`` answers it without storing anything.
     """
-
-
-async def read_bounded(chunks: AsyncIterable[bytes], limit: int, declared: int | None = None) -> bytes | None:
-    """The whole body, or None as soon as it passes ``limit`` bytes.
-
-    A ``declared`` length (Content-Length) over ``limit`` refuses before a
-    single chunk is read; a body that streams past ``limit`` (a chunked one, or
-    one longer than declared) is refused at the chunk that passes it, and
-    nothing more is read. An iterator that ends early (the peer went away)
-    yields what arrived.
-    """
-    if declared is not None and declared > limit:
-        return None
-    parts: list[bytes] = []
-    size = 0
-    async for chunk in chunks:
-        size += len(chunk)
-        if size > limit:
-            return None
-        if chunk:
-            parts.append(chunk)
-    # One chunk (a small body usually is) is returned as it came, without a copy.
-    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 async def read_request_body(

@@ -25,7 +25,8 @@ from influencer_stats.http.openapi_operations import (
     problem_response,
 )
 from influencer_stats.http.pagination import CURSOR_PATTERN, MAX_LIMIT
-from influencer_stats.http.routes import DOCUMENTED, ROUTES, Route
+from influencer_stats.http.route_table import Route
+from influencer_stats.http.routes import DOCUMENTED, ROUTES
 
 __all__ = ["QUOTA_EXHAUSTED_EXAMPLE", "openapi_document", "openapi_spec"]
 

@@ -13,19 +13,9 @@ here plus its handler (an ``HttpApi`` method) and its OpenAPI operation
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator, Mapping
-from dataclasses import dataclass, field
-
 from influencer_stats.http import docs
-from influencer_stats.http.api import HttpApi, Incoming
-from influencer_stats.http.problems import Reply
-from influencer_stats.memo import BoundedMemo
-
-#: A request handler: answers one method of one route.
-Handler = Callable[[HttpApi, Incoming], Awaitable[Reply]]
-
-#: The one path parameter a template may hold (``Incoming.collection_id``).
-PARAMETER = "{id}"
+from influencer_stats.http.api import HttpApi
+from influencer_stats.http.route_table import RouteTable, route
 
 HEALTHZ = "/healthz"
 READYZ = "/readyz"
@@ -40,95 +30,6 @@ DOCS_ASSETS = tuple(docs.ASSET_PREFIX + name for name in docs.ASSETS)
 #: The routes for people, not API clients: the OpenAPI document leaves them out.
 DOCS_ROUTES = frozenset({DOCS, *DOCS_ASSETS})
 
-
-@dataclass(frozen=True, slots=True, eq=False)
-class Route:
-    """A route template and its handler per method.
-
-    HEAD is answered by GET's handler (the server drops the body), so it is
-    added wherever GET is. ``methods`` (sorted) is what ``Allow`` lists.
-    """
-
-    template: str
-    handlers: Mapping[str, Handler]
-    methods: tuple[str, ...] = field(init=False)
-    #: (the text before ``{id}``, the text after it); None for a template without one.
-    around_parameter: tuple[str, str] | None = field(init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        handlers = dict(self.handlers)
-        if not handlers:
-            raise ValueError(f"{self.template!r} has no handler")
-        if "GET" in handlers:
-            handlers.setdefault("HEAD", handlers["GET"])
-        prefix, parameter, suffix = self.template.partition(PARAMETER)
-        if not prefix.startswith("/") or "{" in prefix or "{" in suffix or "}" in prefix + suffix:
-            raise ValueError(
-                f"a template starts with '/' and holds at most one {PARAMETER}: {self.template!r}"
-            )
-        object.__setattr__(self, "handlers", handlers)
-        object.__setattr__(self, "methods", tuple(sorted(handlers)))
-        object.__setattr__(self, "around_parameter", (prefix, suffix) if parameter else None)
-
-
-def route(template: str, **handlers: Handler) -> Route:
-    """``route("/x/{id}", GET=HttpApi.get_x, PUT=HttpApi.put_x)``."""
-    return Route(template, handlers)
-
-
-class RouteTable(Mapping[str, Route]):
-    """Routes by template, and the matching of a concrete path to one of them.
-
-    A path matches a template without a parameter when it is equal to it, and
-    a template ``<prefix>{id}<suffix>`` when it is ``<prefix><id><suffix>`` with
-    ``id`` non-empty and free of ``/`` (as Starlette's router matches ``{id}``).
-    """
-
-    def __init__(self, *routes: Route) -> None:
-        self._routes = {r.template: r for r in routes}
-        if len(self._routes) != len(routes):
-            raise ValueError("a template appears twice")
-        self._static: dict[str, tuple[Route, str]] = {}
-        templated: list[tuple[str, str, int, Route]] = []
-        for r in routes:
-            if r.around_parameter is None:
-                self._static[r.template] = (r, "")
-            else:
-                prefix, suffix = r.around_parameter
-                templated.append((prefix, suffix, len(prefix) + len(suffix), r))
-        # The longest suffix first: the more specific template wins (and the stats route, the
-        # hottest, is tried first).
-        self._templated = sorted(templated, key=lambda entry: -len(entry[1]))
-        #: The static routes, and the templated paths matched lately (at most ``_MATCHED`` more).
-        self._matched: BoundedMemo[str, tuple[Route, str]] = BoundedMemo(_MATCHED, self._static)
-
-    def __getitem__(self, template: str) -> Route:
-        return self._routes[template]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._routes)
-
-    def __len__(self) -> int:
-        return len(self._routes)
-
-    def match(self, path: str) -> tuple[Route, str] | tuple[None, str]:
-        """(route, collection id) for a path; (None, "") when no template matches."""
-        known = self._matched.get(path)
-        if known is not None:
-            return known
-        for prefix, suffix, fixed, matched in self._templated:
-            if len(path) > fixed and path.startswith(prefix) and path.endswith(suffix):
-                value = path[len(prefix) : len(path) - len(suffix)]
-                if "/" not in value:
-                    # Remembered: the same paths come again and again (a dict lookup instead of
-                    # a scan). Clients choose paths, so the memory is bounded.
-                    return self._matched.keep(path, (matched, value))
-        return _NO_MATCH
-
-
-_NO_MATCH: tuple[None, str] = (None, "")
-#: How many matched templated paths a table remembers.
-_MATCHED = 4096
 
 ROUTES = RouteTable(
     route(HEALTHZ, GET=HttpApi.liveness),

@@ -1,29 +1,9 @@
-"""Serving: run the configured server with the API until SIGINT/SIGTERM.
+"""What every server shares, below the servers (``influencer_stats.servers``).
 
-The composition root (``influencer_stats.bootstrap``) builds; the runners
-here only start servers (uvicorn, aiohttp.web, Granian) with the settings,
-in this process or in ``settings.workers`` worker processes, which build
-their app from the environment (``serving.environment``).
+- ``server``: the ``Server`` record each server module exports as ``SERVER``.
+- ``address``: the start-up line, the busy-port line, the claim on the address.
+- ``environment``: the settings worker processes inherit, and their metrics directory.
+- ``workers``: several worker processes on one port under a supervising parent.
+- ``lifeline``: workers that end with their parent, and a parent that notices a hung worker.
+- ``uvicorn``, ``uvicorn_protocol``: the runner of the ASGI servers and its hardened protocol.
 """
-
-from __future__ import annotations
-
-from typing import Any
-
-from influencer_stats.bootstrap.root import open_api
-from influencer_stats.bootstrap.servers import SERVERS
-from influencer_stats.settings import Settings
-
-
-def app_for(settings: Settings) -> Any:
-    """The chosen server's application around the API of ``settings``."""
-    return SERVERS[settings.choices.one("server")].build.app(lambda: open_api(settings), settings)
-
-
-def serve(settings: Settings) -> None:
-    """Run the configured server until SIGINT/SIGTERM."""
-    from influencer_stats.serving.environment import export, metrics_directory
-
-    with metrics_directory(settings) as settings:
-        export(settings)  # for worker processes
-        SERVERS[settings.choices.one("server")].build.run(settings)

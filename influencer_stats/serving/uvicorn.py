@@ -19,6 +19,8 @@ from uvicorn.config import STARTUP_FAILURE
 
 from influencer_stats.http.routes import HEALTHZ
 from influencer_stats.serving.address import announce, claim_the_address
+from influencer_stats.serving.environment import settings_from_environment
+from influencer_stats.serving.server import AppOf, app_around
 from influencer_stats.serving.uvicorn_protocol import HardenedHttpToolsProtocol, Limits, protocol_class
 from influencer_stats.serving.workers import CANNOT_LISTEN, Worker, reuse_port_socket, supervise
 from influencer_stats.settings import Settings
@@ -50,8 +52,6 @@ class EnvironmentProtocol(HardenedHttpToolsProtocol):
     ) -> None:
         cls = type(self)
         if "limits" not in cls.__dict__:
-            from influencer_stats.serving.environment import settings_from_environment
-
             cls.limits = limits(settings_from_environment())
         super().__init__(config, server_state, app_state, _loop)
 
@@ -85,11 +85,9 @@ class _Server(uvicorn.Server):
             self._listening()
 
 
-def _config(settings: Settings) -> uvicorn.Config:
-    from influencer_stats.serving import app_for
-
+def _config(settings: Settings, app: Any) -> uvicorn.Config:
     return uvicorn.Config(
-        app_for(settings),
+        app,
         host=settings.host,
         port=settings.port,
         http=protocol_class(limits(settings)),
@@ -104,28 +102,29 @@ def _config(settings: Settings) -> uvicorn.Config:
     )
 
 
-def run(settings: Settings) -> None:
-    """Serve an ASGI app: JSON logs only (no access log), no ``server`` header, hardened httptools."""
+def run(settings: Settings, app: AppOf, worker: Callable[[Worker], None]) -> None:
+    """Serve ``app`` around the API of ``settings``: JSON logs only (no access log), no ``server`` header, hardened
+    httptools; in this process, or in ``settings.workers`` processes each running ``worker`` (a
+    module-level function of the server's room that calls ``serve_worker``: spawned processes
+    find their target by name)."""
     claim = claim_the_address(settings.host, settings.port)  # a busy port: one line, exit 1
     try:
         if settings.workers == 1:
-            server = _Server(_config(settings), lambda: announce(settings))
+            server = _Server(_config(settings, app_around(settings, app)), lambda: announce(settings))
             server.run()
             if not server.started:
                 raise SystemExit(STARTUP_FAILURE)  # as uvicorn.run: the application failed to start
         else:
-            supervise(settings, _worker)
+            supervise(settings, worker)
     finally:
         if claim is not None:
             claim.close()
 
 
-def _worker(worker: Worker) -> None:
-    """One of several worker processes: settings from the environment, the port shared."""
-    from influencer_stats.serving.environment import settings_from_environment
-
+def serve_worker(worker: Worker, app: AppOf) -> None:
+    """In one of several worker processes: settings from the environment, the port shared."""
     settings = settings_from_environment()
-    server = _Server(_config(settings), worker.listening)
+    server = _Server(_config(settings, app_around(settings, app)), worker.listening)
     try:
         sock = reuse_port_socket(settings.host, settings.port)
     except OSError as error:

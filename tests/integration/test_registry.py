@@ -23,6 +23,7 @@ from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.config.resolve import resolve
 from influencer_stats.domain.models import CollectionId
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
+from influencer_stats.servers import server as server_named
 from influencer_stats.testing.youtube_double import running_double
 from tests.integration.shared_redis import shared_redis_url
 
@@ -95,10 +96,11 @@ def test_every_registered_server_opens_and_closes_the_api_in_its_application(
         opened.append(server)
         return open_api(settings, io.BytesIO())
 
-    app = SERVERS[server].build.app(open_and_note, settings)
+    chosen = server_named(server)
+    app = chosen.app(open_and_note, settings)
     loop = asyncio.new_event_loop()
     try:
-        if SERVERS[server].build.asgi:
+        if chosen.asgi:
             sent = loop.run_until_complete(_asgi_lifespan(app))
             assert sent == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
         elif server == "aiohttp":

@@ -16,10 +16,10 @@ import orjson
 
 from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, EventLog
 from influencer_stats.algebras.event_log import LOG_CONTEXT
+from influencer_stats.bounded import read_bounded
 from influencer_stats.domain.validation import DEFAULT_MAX_VIDEOS
 from influencer_stats.http import problems
 from influencer_stats.http.api import HttpApi, Incoming
-from influencer_stats.http.body import read_bounded
 from influencer_stats.http.problems import PROBLEM_JSON, Reply
 from influencer_stats.http.routes import ROUTES
 from influencer_stats.interpreters.collections.memory_dict import DictCollectionStore

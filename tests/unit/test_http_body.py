@@ -7,13 +7,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from influencer_stats.http.body import (
-    BodyIncomplete,
-    content_length,
-    json_nests_deeper,
-    read_bounded,
-    read_request_body,
-)
+from influencer_stats.bounded import read_bounded
+from influencer_stats.http.body import BodyIncomplete, content_length, json_nests_deeper, read_request_body
 
 
 class Chunks:

@@ -8,6 +8,7 @@ from influencer_stats.http.api import HttpApi, Incoming
 from influencer_stats.http.docs import ASSETS
 from influencer_stats.http.openapi import openapi_spec
 from influencer_stats.http.problems import Reply
+from influencer_stats.http.route_table import Route, RouteTable, route
 from influencer_stats.http.routes import (
     COLLECTION,
     COLLECTIONS,
@@ -19,9 +20,6 @@ from influencer_stats.http.routes import (
     READYZ,
     ROUTES,
     STATS,
-    Route,
-    RouteTable,
-    route,
 )
 
 

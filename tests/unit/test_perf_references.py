@@ -224,7 +224,7 @@ def test_the_rsgi_references_are_built_with_the_services_granian_arguments(
     import granian
 
     from influencer_stats.config.resolve import resolve
-    from influencer_stats.serving import granian as serving
+    from influencer_stats.servers.granian import runner as serving
     from perf.profiles import granian_flags
     from perf.rsgi_ceiling import add_granian_arguments, granian_kwargs, granian_options
 

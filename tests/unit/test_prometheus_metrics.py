@@ -30,7 +30,7 @@ def value(metrics: PrometheusMetrics, name: str, **labels: str) -> float:
 
 
 def test_requests_are_counted_by_route_method_and_status() -> None:
-    metrics = PrometheusMetrics()
+    metrics = PrometheusMetrics(ROUTES)
     for status in (200, 200, 404):
         metrics.request(STATS, "GET", status, 0.001)
     metrics.request("/collections/{id}", "PUT", 201, 0.002)
@@ -42,7 +42,7 @@ def test_requests_are_counted_by_route_method_and_status() -> None:
 
 
 def test_a_histogram_puts_a_value_equal_to_a_bound_into_that_bucket_and_is_cumulative() -> None:
-    metrics = PrometheusMetrics()
+    metrics = PrometheusMetrics(ROUTES)
     for seconds in (0.0005, 0.0006, 0.001, 7.0):
         metrics.request(STATS, "GET", 200, seconds)
 
@@ -56,7 +56,7 @@ def test_a_histogram_puts_a_value_equal_to_a_bound_into_that_bucket_and_is_cumul
 
 
 def test_cache_upstream_lag_drops_and_breaker_are_exposed() -> None:
-    metrics = PrometheusMetrics()
+    metrics = PrometheusMetrics(ROUTES)
     metrics.cache_event("hit")
     metrics.cache_event("hit")
     metrics.cache_event("stale")
@@ -81,7 +81,7 @@ def test_cache_upstream_lag_drops_and_breaker_are_exposed() -> None:
 
 def test_two_thousand_method_names_add_no_series_and_no_bytes() -> None:
     """The attack that grew Granian's /metrics to 121 MB: every method name its own label."""
-    metrics = PrometheusMetrics()
+    metrics = PrometheusMetrics(ROUTES)
     metrics.request(STATS, "M0", 405, 0.001)
     before = metrics.render()[0]
     for n in range(1, 2_000):
@@ -101,7 +101,7 @@ def test_two_thousand_method_names_add_no_series_and_no_bytes() -> None:
     [(200, "200"), (418, "418"), (499, "4xx"), (599, "5xx"), (1000, "other"), (-1, "other")],
 )
 def test_a_status_label_is_a_registered_code_or_its_class(status: int, label: str) -> None:
-    metrics = PrometheusMetrics()
+    metrics = PrometheusMetrics(ROUTES)
     metrics.request(STATS, "GET", status, 0.001)
 
     assert (
@@ -110,21 +110,21 @@ def test_a_status_label_is_a_registered_code_or_its_class(status: int, label: st
 
 
 def test_only_the_route_templates_given_are_route_labels() -> None:
-    metrics = PrometheusMetrics(routes=["/only"])
+    metrics = PrometheusMetrics(["/only"])
     metrics.request("/only", "PUT", 200, 0.001)
     metrics.request(STATS, "PROPFIND", 200, 0.001)
 
     name = "influencer_stats_http_requests_total"
     assert value(metrics, name, route="/only", method="PUT", status="200") == 1
     assert value(metrics, name, route="unmatched", method="other", status="200") == 1
-    by_default = PrometheusMetrics()  # the service's route table
+    service = PrometheusMetrics(ROUTES)  # the service's route table, as the root builds it
     for template in ROUTES:
-        by_default.request(template, "GET", 200, 0.001)
-    assert {sample.labels["route"] for sample in samples(by_default) if sample.name == name} == set(ROUTES)
+        service.request(template, "GET", 200, 0.001)
+    assert {sample.labels["route"] for sample in samples(service) if sample.name == name} == set(ROUTES)
 
 
 def test_label_values_are_escaped() -> None:
-    metrics = PrometheusMetrics()
+    metrics = PrometheusMetrics(ROUTES)
     metrics.upstream_call('weird "outcome"\nwith a newline\\', 0.01)
 
     assert (
@@ -143,9 +143,9 @@ def dead_pid() -> int:
 
 def test_workers_add_up_through_their_snapshots(tmp_path: Path) -> None:
     peer_pid, gone_pid = os.getppid(), dead_pid()  # a process that is alive, one that is not
-    live_peer = PrometheusMetrics(str(tmp_path), pid=peer_pid)
-    gone = PrometheusMetrics(str(tmp_path), pid=gone_pid)
-    me = PrometheusMetrics(str(tmp_path))
+    live_peer = PrometheusMetrics(ROUTES, str(tmp_path), pid=peer_pid)
+    gone = PrometheusMetrics(ROUTES, str(tmp_path), pid=gone_pid)
+    me = PrometheusMetrics(ROUTES, str(tmp_path))
     for _ in range(3):
         live_peer.request(STATS, "GET", 200, 0.001)
     gone.request(STATS, "GET", 200, 0.001)
@@ -165,7 +165,7 @@ def test_workers_add_up_through_their_snapshots(tmp_path: Path) -> None:
 
 
 def test_a_worker_reads_others_snapshots_but_its_own_values_live(tmp_path: Path) -> None:
-    me = PrometheusMetrics(str(tmp_path))
+    me = PrometheusMetrics(ROUTES, str(tmp_path))
     me.request(STATS, "GET", 200, 0.001)
     me.publish()
     me.request(STATS, "GET", 200, 0.001)
@@ -176,14 +176,14 @@ def test_a_worker_reads_others_snapshots_but_its_own_values_live(tmp_path: Path)
 def test_a_torn_or_foreign_file_in_the_directory_is_skipped(tmp_path: Path) -> None:
     (tmp_path / "123.json").write_bytes(b'{"counters": ')
     (tmp_path / "notes.json").write_bytes(b"[]")
-    me = PrometheusMetrics(str(tmp_path))
+    me = PrometheusMetrics(ROUTES, str(tmp_path))
     me.cache_event("miss")
 
     assert value(me, "influencer_stats_cache_events_total", kind="miss") == 1
 
 
 def test_quota_economy_is_exposed_calls_saved_by_wrapper_and_units_left_only_with_a_budget() -> None:
-    metrics = PrometheusMetrics()
+    metrics = PrometheusMetrics(ROUTES)
     assert not [s for s in samples(metrics) if s.name == "influencer_stats_quota_units_left"]
 
     metrics.video_cache_event("hit", 40)
@@ -205,8 +205,8 @@ def test_quota_economy_is_exposed_calls_saved_by_wrapper_and_units_left_only_wit
 
 
 def test_workers_show_the_least_budget_any_of_them_saw_left(tmp_path: Path) -> None:
-    one = PrometheusMetrics(str(tmp_path), pid=os.getpid())
-    two = PrometheusMetrics(str(tmp_path), pid=os.getppid())  # alive, so its gauge counts
+    one = PrometheusMetrics(ROUTES, str(tmp_path), pid=os.getpid())
+    two = PrometheusMetrics(ROUTES, str(tmp_path), pid=os.getppid())  # alive, so its gauge counts
     one.quota(1, 70)
     two.quota(1, 40)
     two.publish()

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from returns.result import Failure, Success
 
+from influencer_stats.bounded import read_bounded
 from influencer_stats.domain.models import (
     InvalidUpstreamData,
     QuotaExceeded,
@@ -21,7 +22,6 @@ from influencer_stats.domain.models import (
     VideoStats,
 )
 from influencer_stats.domain.validation import MAX_VIDEOS_BOUND
-from influencer_stats.http.body import read_bounded
 from influencer_stats.interpreters.videos.youtube_api import (
     MAX_BODY_BYTES,
     MAX_COUNT,

@@ -46,8 +46,6 @@ from prometheus_client.core import (
 )
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-from influencer_stats.http.routes import ROUTES
-
 Labels = tuple[str, ...]
 
 _LATENCY_BUCKETS: Final = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
@@ -177,14 +175,14 @@ class PrometheusMetrics:
     shares, ``PROMETHEUS_MULTIPROC_DIR``), ``render`` adds up every worker;
     the composition root calls :meth:`publish` every ``publish_interval``
     seconds and once at shutdown. Without it, ``render`` shows this process.
-    ``routes`` are the route labels it keeps (any other route is counted as
-    ``unmatched``): the service's route templates unless told otherwise.
+    ``routes`` are the route labels it keeps (the service's route templates;
+    any other route is counted as ``unmatched``).
     """
 
     publish_interval = 1.0
 
     def __init__(
-        self, multiprocess_dir: str | None = None, pid: int | None = None, routes: Iterable[str] = ROUTES
+        self, routes: Iterable[str], multiprocess_dir: str | None = None, pid: int | None = None
     ) -> None:
         self._routes = frozenset((*routes, UNMATCHED))
         self._dir = Path(multiprocess_dir) if multiprocess_dir else None

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import httpx
 from returns.result import Failure, Result
 
+from influencer_stats.bounded import read_bounded
 from influencer_stats.domain.models import (
     StatsByVideo,
     UpstreamError,
@@ -14,7 +15,6 @@ from influencer_stats.domain.models import (
     UpstreamUnavailable,
     VideoId,
 )
-from influencer_stats.http.body import read_bounded
 from influencer_stats.interpreters.videos.youtube_api import (
     API_KEY_HEADER,
     MAX_BODY_BYTES,

@@ -12,7 +12,10 @@ from collections.abc import Callable
 
 from aiohttp import web
 
+from influencer_stats.servers.aiohttp.app import app
 from influencer_stats.serving.address import announce, cannot_listen, claim_the_address
+from influencer_stats.serving.environment import settings_from_environment
+from influencer_stats.serving.server import app_around
 from influencer_stats.serving.workers import CANNOT_LISTEN, Worker, supervise
 from influencer_stats.settings import Settings
 
@@ -37,24 +40,19 @@ def run(settings: Settings) -> None:
 
 
 def _serve_here(settings: Settings) -> None:
-    from influencer_stats.serving import app_for
-
     _use_uvloop()
     try:
-        asyncio.run(_serve(settings, app_for(settings), lambda: announce(settings), reuse_port=False))
+        asyncio.run(_serve(settings, app_around(settings, app), lambda: announce(settings), reuse_port=False))
     except _BindError as failed:
         raise cannot_listen(settings.host, settings.port, failed.error) from None
 
 
 def _worker(worker: Worker) -> None:
     """One of several worker processes: settings from the environment, the port shared."""
-    from influencer_stats.serving import app_for
-    from influencer_stats.serving.environment import settings_from_environment
-
     settings = settings_from_environment()
     _use_uvloop()
     try:
-        asyncio.run(_serve(settings, app_for(settings), worker.listening, reuse_port=True))
+        asyncio.run(_serve(settings, app_around(settings, app), worker.listening, reuse_port=True))
     except _BindError as failed:
         worker.cannot_listen(failed.error)
 

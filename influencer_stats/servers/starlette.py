@@ -1,9 +1,9 @@
-"""The API on Starlette (served by uvicorn)."""
+"""The ``starlette`` server: the API on Starlette, served by uvicorn (``serving.uvicorn``)."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import asynccontextmanager
 from functools import partial
 
 from starlette.applications import Starlette
@@ -16,10 +16,13 @@ from influencer_stats.http import problems
 from influencer_stats.http.api import HTTP_METHODS, HttpApi, Incoming
 from influencer_stats.http.body import BodyIncomplete, content_length, read_request_body
 from influencer_stats.http.problems import Reply
+from influencer_stats.http.route_table import Route as ApiRoute
 from influencer_stats.http.routes import ROUTES
-from influencer_stats.http.routes import Route as ApiRoute
+from influencer_stats.serving import uvicorn
+from influencer_stats.serving.server import OpenApi, Server
+from influencer_stats.serving.workers import Worker
+from influencer_stats.settings import Settings
 
-OpenApi = Callable[[], AbstractAsyncContextManager[HttpApi]]
 #: Every method reaches HttpApi, which answers 405 (with Allow) or 400 itself.
 _ALL_METHODS = sorted(HTTP_METHODS)
 
@@ -85,3 +88,18 @@ def create_app(open_api: OpenApi) -> Starlette:
     # "/collections/" is a 404 problem, as on every other server.
     app.router.redirect_slashes = False
     return app
+
+
+def _app(open_api: OpenApi, _: Settings) -> Starlette:
+    return create_app(open_api)
+
+
+def _worker(worker: Worker) -> None:
+    uvicorn.serve_worker(worker, _app)
+
+
+def _run(settings: Settings) -> None:
+    uvicorn.run(settings, _app, _worker)
+
+
+SERVER = Server(app=_app, run=_run, asgi=True)

@@ -1,4 +1,4 @@
-"""The API as a hand-routed ASGI application (served by uvicorn): the talk's v5 move.
+"""The ``asgi`` server: the API as a hand-routed ASGI application, served by uvicorn: the talk's v5 move.
 
 No framework between uvicorn and ``HttpApi``: routing is ``ROUTES.match`` (a
 dict lookup, then a few string tests), the response is two ``send`` calls.
@@ -9,19 +9,22 @@ ASGI messages into body chunks is ``HttpApi`` and the route table.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
-from contextlib import AbstractAsyncContextManager, AsyncExitStack
+from contextlib import AsyncExitStack
 from functools import partial
 from typing import Any
 
 from influencer_stats.http.api import HttpApi, Incoming
 from influencer_stats.http.body import BodyIncomplete, content_length, read_request_body
 from influencer_stats.http.routes import ROUTES
+from influencer_stats.serving import uvicorn
+from influencer_stats.serving.server import OpenApi, Server
+from influencer_stats.serving.workers import Worker
+from influencer_stats.settings import Settings
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
-OpenApi = Callable[[], AbstractAsyncContextManager[HttpApi]]
 
 
 async def _chunks(receive: Receive) -> AsyncIterator[bytes]:
@@ -105,3 +108,18 @@ class AsgiApp:
         headers.extend((name.encode(), value.encode()) for name, value in reply.headers)
         await send({"type": "http.response.start", "status": reply.status, "headers": headers})
         await send({"type": "http.response.body", "body": b"" if method == "HEAD" else reply.body})
+
+
+def _app(open_api: OpenApi, _: Settings) -> AsgiApp:
+    return AsgiApp(open_api)
+
+
+def _worker(worker: Worker) -> None:
+    uvicorn.serve_worker(worker, _app)
+
+
+def _run(settings: Settings) -> None:
+    uvicorn.run(settings, _app, _worker)
+
+
+SERVER = Server(app=_app, run=_run, asgi=True)

@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AbstractAsyncContextManager
 from functools import partial
 from urllib.parse import unquote
 
@@ -28,8 +27,9 @@ from influencer_stats.http.api import HttpApi, Incoming
 from influencer_stats.http.body import BodyIncomplete, BodyTimeout, read_request_body
 from influencer_stats.http.problems import Reply
 from influencer_stats.http.routes import ROUTES
+from influencer_stats.serving.server import OpenApi
+from influencer_stats.settings import Settings
 
-OpenApi = Callable[[], AbstractAsyncContextManager[HttpApi]]
 _API: web.AppKey[HttpApi] = web.AppKey("api", HttpApi)
 _BODY_TIMEOUT: web.AppKey[float] = web.AppKey("body_timeout_s", float)
 #: What aiohttp says in ``Server`` where the app cannot take the header off: no version.
@@ -151,3 +151,8 @@ def create_app(open_api: OpenApi, *, body_timeout_s: float) -> web.Application:
     # "*": every method reaches HttpApi, which answers 405 or 400 itself.
     app.router.add_route("*", "/{path:.*}", _dispatch)
     return app
+
+
+def app(open_api: OpenApi, settings: Settings) -> web.Application:
+    """The app around ``open_api`` (aiohttp has no body timeout of its own: the settings give it)."""
+    return create_app(open_api, body_timeout_s=settings.body_timeout_s)

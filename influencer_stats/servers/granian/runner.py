@@ -1,4 +1,4 @@
-"""Granian (RSGI): its workers (``settings.workers``, even one) are processes that import the app by name.
+"""The ``granian`` server's runner: its workers (``settings.workers``, even one) are processes that import the app by name.
 
 So the settings travel through the environment (``serving.environment``): the
 parent exported them, and each worker's factory (``worker_app``) resolves the
@@ -22,8 +22,11 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from influencer_stats.servers.granian.app import app
 from influencer_stats.serving.address import announce, cannot_listen, claim_the_address
+from influencer_stats.serving.environment import settings_from_environment
 from influencer_stats.serving.lifeline import Lifeline, Watch, Watchdog, silence
+from influencer_stats.serving.server import app_around
 from influencer_stats.settings import Settings
 
 if TYPE_CHECKING:
@@ -68,7 +71,7 @@ def run(settings: Settings) -> None:
         raise cannot_listen(settings.host, settings.port, error) from None
     options = granian_options(settings)
     server = Granian(
-        "influencer_stats.serving.granian:worker_app",
+        "influencer_stats.servers.granian.runner:worker_app",
         factory=True,
         address=settings.host,
         port=settings.port,
@@ -123,13 +126,10 @@ def run(settings: Settings) -> None:
 def worker_app() -> Any:
     """The app factory Granian's workers import by name: the API on RSGI, settings from the
     environment, the worker tied to this process by its lifeline."""
-    from influencer_stats.serving import app_for
-    from influencer_stats.serving.environment import settings_from_environment
-
     settings = settings_from_environment()
     lifeline = Lifeline.of(settings)
     lifeline.hold()
-    return _Beating(app_for(settings), lifeline)
+    return _Beating(app_around(settings, app), lifeline)
 
 
 class _Beating:

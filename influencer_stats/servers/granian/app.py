@@ -1,4 +1,4 @@
-"""The API on Granian, a Rust HTTP server, through its RSGI interface: the talk's v5 move.
+"""The ``granian`` server's adapter: the API through Granian's RSGI interface (the talk's v5 move).
 
 Granian parses HTTP and manages connections in Rust; Python sees one call per
 request with the parsed scope and answers with one ``response_bytes``. Routing
@@ -8,8 +8,8 @@ is ``ROUTES.match``, as in the ASGI app; everything else is ``HttpApi``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, AsyncExitStack
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack
 from functools import partial
 from typing import Any
 
@@ -17,8 +17,9 @@ from influencer_stats.http import problems
 from influencer_stats.http.api import HttpApi, Incoming, no_body
 from influencer_stats.http.body import BodyIncomplete, BodyTimeout, content_length, read_request_body
 from influencer_stats.http.routes import ROUTES
+from influencer_stats.serving.server import OpenApi
+from influencer_stats.settings import Settings
 
-OpenApi = Callable[[], AbstractAsyncContextManager[HttpApi]]
 _BODILESS = frozenset({"GET", "HEAD"})
 
 
@@ -113,3 +114,8 @@ class RsgiApp:
             reply = api.unmatched(scope.path, method, request_id)
         response_headers = [("content-type", reply.content_type), *reply.headers]
         proto.response_bytes(reply.status, response_headers, b"" if method == "HEAD" else reply.body)
+
+
+def app(open_api: OpenApi, settings: Settings) -> RsgiApp:
+    """The app around ``open_api`` (Granian has no body timeout of its own: the settings give it)."""
+    return RsgiApp(open_api, body_timeout_s=settings.body_timeout_s)
