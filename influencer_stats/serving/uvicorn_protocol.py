@@ -39,16 +39,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from uvicorn.protocols.http.flow_control import FlowControl
-from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol, RequestResponseCycle
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
 from influencer_stats.http import problems
-from influencer_stats.http.api import new_request_id
 from influencer_stats.http.problems import Reply, problem
+from influencer_stats.serving.uvicorn_refusals import overloaded, refusal_bytes
 
 if TYPE_CHECKING:
     import asyncio
 
-    from uvicorn._types import ASGIReceiveCallable, ASGISendCallable, Scope
 
 #: Bytes parsed at a time: bounds how many requests one read can queue, and
 #: how far past the limit a header still arriving can grow.
@@ -77,38 +76,6 @@ def protocol_class(limits: Limits) -> type[HardenedHttpToolsProtocol]:
 
     Bound.limits = limits
     return Bound
-
-
-def _headers(reply: Reply) -> list[tuple[bytes, bytes]]:
-    """A refusal's headers: its own, a new request id, and ``Connection: close``."""
-    return [
-        (b"content-type", reply.content_type.encode()),
-        (b"content-length", str(len(reply.body)).encode()),
-        *((name.encode(), value.encode()) for name, value in reply.headers),
-        (b"x-request-id", new_request_id().encode()),
-        (b"connection", b"close"),
-    ]
-
-
-def _wire(reply: Reply, default_headers: list[tuple[bytes, bytes]]) -> bytes:
-    """A refusal as the bytes of a complete HTTP/1.1 response."""
-    fields = b"".join(b"%s: %s\r\n" % header for header in (*default_headers, *_headers(reply)))
-    return STATUS_LINE[reply.status] + fields + b"\r\n" + reply.body
-
-
-_OVERLOADED = problem(
-    503,
-    "overloaded",
-    "Service overloaded",
-    "too many connections or requests in progress; retry shortly",
-    headers=(("retry-after", "1"),),
-)
-
-
-async def _overloaded(scope: Scope, receive: ASGIReceiveCallable, send: ASGISendCallable) -> None:
-    """The ASGI app that answers over the concurrency limit (uvicorn's own is plain text)."""
-    await send({"type": "http.response.start", "status": 503, "headers": _headers(_OVERLOADED)})
-    await send({"type": "http.response.body", "body": _OVERLOADED.body, "more_body": False})
 
 
 class _GatedFlow(FlowControl):
@@ -284,7 +251,7 @@ class HardenedHttpToolsProtocol(HttpToolsProtocol):
             and (len(self.connections) >= limit or len(self.tasks) >= limit)
             and self.url.partition(b"?")[0].decode("latin-1") not in self.limits.exempt_paths
         ):
-            app, self.app = self.app, _overloaded
+            app, self.app = self.app, overloaded
             try:
                 super().on_headers_complete()
             finally:
@@ -349,7 +316,7 @@ class HardenedHttpToolsProtocol(HttpToolsProtocol):
         Mid-body (a body timeout, trailers over the limit), the request is the one
         refused: answered if its app still waits for the body, else the connection closes.
         """
-        self._refusal = _wire(reply, self.server_state.default_headers)
+        self._refusal = refusal_bytes(reply, self.server_state.default_headers)
         self._held = b""
         self.flow.pause_reading()
         for timer in (self._head_timer, self._body_timer):
