@@ -14,10 +14,13 @@ from typing import Any
 
 import httpx
 
+from influencer_stats.bootstrap.servers import SERVERS as SERVER_REGISTRY
+from influencer_stats.bootstrap.videos import VIDEO_CLIENTS, needs_key
 from perf.procs import free_port, stop
 
 __all__ = [
     "SERVERS",
+    "YOUTUBE_CLIENTS",
     "RecordingMetrics",
     "RunningService",
     "children_of",
@@ -29,8 +32,10 @@ __all__ = [
 ]
 
 ROOT = Path(__file__).resolve().parent.parent
-#: Every server interpreter: suites that run against "each server" take this list.
-SERVERS = ["starlette", "aiohttp", "asgi", "granian"]
+#: Every registered server: suites that run against "each server" take this list.
+SERVERS = list(SERVER_REGISTRY.names())
+#: The video clients that call videos.list over HTTP (not the offline fake): each asks for a key.
+YOUTUBE_CLIENTS = tuple(entry.name for entry in VIDEO_CLIENTS if entry.check is needs_key)
 
 
 class RecordingMetrics:

@@ -17,7 +17,7 @@ from typing import BinaryIO
 from influencer_stats.bootstrap.root import open_wiring
 from influencer_stats.bootstrap.wiring import Wiring
 from influencer_stats.config.resolve import resolve
-from tests.integration.shared_redis import shared_redis_url, unique_prefix
+from tests.shared_redis import shared_redis_url, unique_prefix
 
 #: The key the YouTube double requires, and the clients send.
 KEY = "contract-test-key"

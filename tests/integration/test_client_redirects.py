@@ -25,9 +25,9 @@ import httpx
 import pytest
 
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
-from tests.support import RunningService, running_service
+from tests.support import YOUTUBE_CLIENTS, RunningService, running_service
 
-CLIENTS = ("httpx", "httpx-batched", "aiohttp", "aiohttp-batched")
+CLIENTS = YOUTUBE_CLIENTS
 REDIRECTS = (301, 302, 303, 307, 308)
 API_KEY = "sk-redirect-test-5d1e"
 VIDEOS_PATH = "/youtube/v3/videos"

@@ -7,7 +7,7 @@ import textwrap
 
 import httpx
 
-from tests.integration.containers import (
+from tests.containers import (
     nginx_server,
     python_aiohttp_server,
     redis_command,

@@ -36,7 +36,7 @@ import httpx
 import pytest
 
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
-from tests.integration.containers import (
+from tests.containers import (
     LOCAL_IMAGES,
     REPO_ROOT,
     SERVICE_IMAGE,

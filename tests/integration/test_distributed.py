@@ -22,7 +22,7 @@ import httpx
 import pytest
 
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
-from tests.integration.containers import (
+from tests.containers import (
     LOCAL_IMAGES,
     LOCAL_REDIS,
     HostNetworkMixin,

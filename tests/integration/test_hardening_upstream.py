@@ -29,7 +29,7 @@ import pytest
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from influencer_stats.testing.youtube_double import VIDEOS_PATH
 from perf.procs import memory_of_tree
-from tests.integration.containers import redis_server
+from tests.containers import redis_server
 from tests.integration.youtube_clients_support import YouTubeDouble
 from tests.support import (
     SERVERS,

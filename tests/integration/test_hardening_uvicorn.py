@@ -19,10 +19,12 @@ import httpx
 import orjson
 import pytest
 
+from influencer_stats.servers import server
 from perf.procs import memory_of_tree
-from tests.support import RunningService, running_service
+from tests.support import SERVERS, RunningService, running_service
 
-UVICORN_SERVERS = ["starlette", "asgi"]
+#: The servers uvicorn runs (their app is ASGI).
+UVICORN_SERVERS = [name for name in SERVERS if server(name).asgi]
 HEADER_TIMEOUT_S = 1.0
 BODY_TIMEOUT_S = 1.0
 SEND_TIMEOUT_S = 1.0

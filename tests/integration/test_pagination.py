@@ -27,8 +27,8 @@ from returns.result import Success
 from influencer_stats.domain.models import CollectionId
 from influencer_stats.interpreters.collections.redis_store import RedisCollectionStore
 from influencer_stats.interpreters.redis_keys import RedisKeys
-from tests.integration.containers import redis_server
-from tests.integration.shared_redis import unique_prefix
+from tests.containers import redis_server
+from tests.shared_redis import unique_prefix
 from tests.support import RunningService, running_service
 
 PROBLEM = "application/problem+json"

@@ -29,7 +29,7 @@ from influencer_stats.testing.event_log import CapturingEventLog
 from influencer_stats.testing.stats_query import ScriptedStatsQuery as Inner
 from influencer_stats.testing.stats_query import stats_of
 from tests.integration.redis_cache_support import ONE, POLICY, cache_info, impressions, settle, started
-from tests.integration.shared_redis import shared_redis_url, unique_prefix
+from tests.shared_redis import shared_redis_url, unique_prefix
 from tests.support import RecordingMetrics, free_port
 
 

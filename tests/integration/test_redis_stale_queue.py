@@ -16,7 +16,7 @@ from influencer_stats.interpreters.videos.video_cache_redis import (
     RedisVideoEntries,
 )
 from influencer_stats.testing.event_log import CapturingEventLog
-from tests.integration.shared_redis import shared_redis_url, unique_prefix
+from tests.shared_redis import shared_redis_url, unique_prefix
 from tests.support import free_port
 
 A, B, C, D = (VideoId(c * 11) for c in "abcd")

@@ -25,7 +25,7 @@ from influencer_stats.domain.models import CollectionId
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from influencer_stats.servers import server as server_named
 from influencer_stats.testing.youtube_double import running_double
-from tests.integration.shared_redis import shared_redis_url
+from tests.shared_redis import shared_redis_url
 
 CHOICES = [(slot, name) for slot in SLOTS.values() for name in slot.names() if slot.name != "server"]
 

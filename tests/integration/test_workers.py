@@ -209,7 +209,7 @@ def test_one_worker_needs_no_metrics_directory_and_several_get_a_fresh_one_remov
 
 
 def test_distributed_with_two_workers_reads_its_writes_stats_included(tmp_path: Path) -> None:
-    from tests.integration.shared_redis import shared_redis_url, unique_prefix
+    from tests.shared_redis import shared_redis_url, unique_prefix
 
     env = {
         **QUICK_STOP,

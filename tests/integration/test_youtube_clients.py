@@ -22,7 +22,7 @@ import pytest
 
 from influencer_stats.testing.nginx_double import write_site
 from influencer_stats.testing.youtube_double import VIDEOS_PATH
-from tests.integration.containers import nginx_server, python_aiohttp_server, require_docker
+from tests.containers import nginx_server, python_aiohttp_server, require_docker
 from tests.integration.youtube_clients_support import (
     API_KEY,
     CLIENTS,

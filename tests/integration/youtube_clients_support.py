@@ -15,9 +15,9 @@ from influencer_stats.domain.models import VideoId
 from influencer_stats.interpreters.videos.synthetic import is_unknown, synthetic_stats, synthetic_video_id
 from influencer_stats.testing.nginx_double import server_block
 from influencer_stats.testing.youtube_double import VIDEOS_PATH
-from tests.support import running_service
+from tests.support import YOUTUBE_CLIENTS, running_service
 
-CLIENTS = ("httpx", "httpx-batched", "aiohttp", "aiohttp-batched")
+CLIENTS = YOUTUBE_CLIENTS
 API_KEY = "sk-test-7f3a9c"
 IDS_PER_BATCH = 50  # Google's documented maximum of ids per videos.list call
 HTTP_TIMEOUT_S = 10.0  # bounds every request the tests make

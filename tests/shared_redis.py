@@ -19,7 +19,7 @@ from redis.asyncio.connection import AbstractConnection
 @functools.cache
 def shared_redis_url() -> str:
     """``redis://127.0.0.1:<port>`` of this process's container (skips or fails without Docker)."""
-    from tests.integration.containers import redis_server
+    from tests.containers import redis_server
 
     stack = ExitStack()
     endpoint = stack.enter_context(redis_server())
