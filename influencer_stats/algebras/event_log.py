@@ -20,6 +20,16 @@ class EventLog(Protocol):
     in its docstring. Field values are JSON-friendly (str, int, float, bool,
     None, lists of those). The fields bound in ``LOG_CONTEXT`` when an event is
     logged belong to it. Safe to call from concurrent tasks.
+
+    Output, for a logger registered in ``bootstrap/logs.py`` (what the
+    contract suite, ``tests/contract/test_event_log.py``, and the registry
+    test read back): the stream the root gives it (``Wiring.stdout``: the
+    process's standard output), one JSON object per line and per event, in
+    the order logged, with ``event`` (the dotted name), ``level`` (``debug`` …
+    ``error``), ``timestamp`` and every field at the top level; everything is
+    written by the time the root has closed it (a buffering logger flushes on
+    close). A logger that writes nothing by design says so in its registry
+    entry.
     """
 
     def debug(self, event: str, **fields: object) -> None: ...
