@@ -1,0 +1,64 @@
+"""Steps a contributor can forget that no other test would notice: an interpreter module nobody
+registers, a server room with no entry, a Protocol outside ``algebras/``.
+
+The import graph is grimp's (import-linter's own), read from the source, nothing run.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import grimp
+import pytest
+
+from influencer_stats.bootstrap.servers import SERVERS
+
+PACKAGE = Path(__file__).resolve().parents[2] / "influencer_stats"
+
+
+@pytest.fixture(scope="module")
+def graph() -> grimp.ImportGraph:
+    return grimp.build_graph("influencer_stats")
+
+
+def _is_package(module: str) -> bool:
+    return (PACKAGE.parent / module.replace(".", "/") / "__init__.py").exists()
+
+
+def test_every_interpreter_module_is_registered_or_used_by_one_that_is(graph: grimp.ImportGraph) -> None:
+    # The composition root's builders import each registered interpreter (lazily, inside the
+    # builder: still an import); helpers are imported by those. A module neither reaches is
+    # dead code, or a registration forgotten.
+    reachable = graph.find_upstream_modules("influencer_stats.bootstrap", as_package=True)
+    interpreters = {
+        m for m in graph.modules if m.startswith("influencer_stats.interpreters.") and not _is_package(m)
+    }
+
+    assert interpreters - reachable == set()
+
+
+def test_every_server_room_is_registered_and_every_entry_names_a_room() -> None:
+    rooms = {
+        f"influencer_stats.servers.{path.stem if path.is_file() else path.name}"
+        for path in (PACKAGE / "servers").iterdir()
+        if (path.suffix == ".py" and path.stem != "__init__") or (path / "__init__.py").exists()
+    }
+
+    assert {entry.build for entry in SERVERS} == rooms
+
+
+def test_every_protocol_lives_in_algebras() -> None:
+    outside = []
+    for path in PACKAGE.rglob("*.py"):
+        if path.relative_to(PACKAGE).parts[0] == "algebras":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            bases = [
+                b.id if isinstance(b, ast.Name) else getattr(b, "attr", "")
+                for b in getattr(node, "bases", [])
+            ]
+            if isinstance(node, ast.ClassDef) and "Protocol" in bases:
+                outside.append(f"{path.relative_to(PACKAGE)}:{node.name}")
+
+    assert outside == []
