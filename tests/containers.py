@@ -68,7 +68,7 @@ from testcontainers.core.waiting_utils import WaitStrategy, WaitStrategyTarget  
 
 STARTUP_TIMEOUT_S = 30  # testcontainers' default is 120 s
 POLL_S = 0.1  # default 1 s
-DOCKER_DIR = pathlib.Path(__file__).resolve().parents[2] / "docker"
+DOCKER_DIR = pathlib.Path(__file__).resolve().parents[1] / "docker"
 
 
 @functools.cache
