@@ -39,7 +39,7 @@ YOUTUBE_CLIENTS = tuple(entry.name for entry in VIDEO_CLIENTS if entry.check is 
 
 
 class RecordingMetrics:
-    """``Metrics`` that keeps what the wrappers record, for tests to assert on."""
+    """``AllMetrics`` (every role) that keeps what the wrappers record, for tests to assert on."""
 
     def __init__(self) -> None:
         self.cache_events: list[str] = []

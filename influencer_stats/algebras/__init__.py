@@ -11,15 +11,25 @@ root.
 
 from influencer_stats.algebras.collections import CollectionStore
 from influencer_stats.algebras.event_log import LOG_CONTEXT, EventLog
-from influencer_stats.algebras.metrics import Metrics
+from influencer_stats.algebras.metrics import (
+    AllMetrics,
+    CacheMetrics,
+    Metrics,
+    RuntimeMetrics,
+    UpstreamMetrics,
+)
 from influencer_stats.algebras.stats import CollectionStatsQuery
 from influencer_stats.algebras.videos import VideoStatsSource
 
 __all__ = [
     "LOG_CONTEXT",
+    "AllMetrics",
+    "CacheMetrics",
     "CollectionStatsQuery",
     "CollectionStore",
     "EventLog",
     "Metrics",
+    "RuntimeMetrics",
+    "UpstreamMetrics",
     "VideoStatsSource",
 ]

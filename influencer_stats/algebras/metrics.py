@@ -1,4 +1,14 @@
-"""Operational metrics."""
+"""Operational metrics, one Protocol per role: each part of the service records only its own.
+
+``Metrics`` is the HTTP edge's (requests, and ``GET /metrics`` itself); the
+YouTube base records ``UpstreamMetrics``, the caches and the batcher
+``CacheMetrics``, the process ``RuntimeMetrics``. A metrics interpreter
+(Prometheus, none) is ``AllMetrics``, every role at once, and the composition
+root hands each part the role it records.
+
+Contract of every role: recording never raises and never blocks. Labels are
+bounded sets (route templates, not paths; error kinds, not messages).
+"""
 
 from __future__ import annotations
 
@@ -6,25 +16,35 @@ from typing import Protocol
 
 
 class Metrics(Protocol):
-    """Counters and histograms an operator scrapes (``GET /metrics``).
+    """What the HTTP edge records, and the scrape it answers (``GET /metrics``).
 
-    Contract: recording never raises and never blocks; ``render`` returns
-    the exposition body and its content type, aggregated over every worker
-    process of the service when the interpreter supports it. Labels are
-    bounded sets (route templates, not paths; error kinds, not messages).
+    ``render`` returns the exposition body and its content type, aggregated
+    over every worker process of the service when the interpreter supports it.
     """
 
     def request(self, route: str, method: str, status: int, seconds: float) -> None: ...
 
+    def render(self) -> tuple[bytes, str]: ...
+
+
+class UpstreamMetrics(Protocol):
+    """What calls to YouTube record: the YouTube source, its circuit breaker, the quota governor."""
+
     def upstream_call(self, outcome: str, seconds: float) -> None: ...
 
-    def cache_event(self, kind: str) -> None: ...
-
-    def loop_lag(self, seconds: float) -> None: ...
-
-    def logs_dropped(self, count: int) -> None: ...
-
     def breaker_state(self, state: str) -> None: ...
+
+    def quota(self, spent: int, left: int | None) -> None:
+        """``spent`` more units spent; ``left`` of today's budget (None: no budget)."""
+        ...
+
+
+class CacheMetrics(Protocol):
+    """What the caches serve, and the calls they and the batcher save."""
+
+    def cache_event(self, kind: str) -> None:
+        """One stats-cache answer as ``kind`` (hit, miss, stale, stale_if_error)."""
+        ...
 
     def video_cache_event(self, kind: str, count: int) -> None:
         """``count`` videos served by the video cache as ``kind`` (hit, miss, stale …)."""
@@ -34,12 +54,18 @@ class Metrics(Protocol):
         """``count`` videos.list calls not made thanks to ``by`` (video_cache, batching)."""
         ...
 
-    def quota(self, spent: int, left: int | None) -> None:
-        """``spent`` more units spent; ``left`` of today's budget (None: no budget)."""
-        ...
-
     def quota_stale_answer(self) -> None:
         """One answer served from what the caches hold because the day's budget is spent."""
         ...
 
-    def render(self) -> tuple[bytes, str]: ...
+
+class RuntimeMetrics(Protocol):
+    """How the process itself fares: its event loop's lag, and the log events it dropped."""
+
+    def loop_lag(self, seconds: float) -> None: ...
+
+    def logs_dropped(self, count: int) -> None: ...
+
+
+class AllMetrics(Metrics, UpstreamMetrics, CacheMetrics, RuntimeMetrics, Protocol):
+    """Every role at once: what a metrics interpreter is, and what the composition root holds."""

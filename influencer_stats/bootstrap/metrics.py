@@ -7,19 +7,19 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from influencer_stats.algebras import Metrics
+from influencer_stats.algebras import AllMetrics
 from influencer_stats.bootstrap.registry import Registry
 from influencer_stats.bootstrap.wiring import Resources
 
 if TYPE_CHECKING:
     from influencer_stats.interpreters.metrics.prometheus import PrometheusMetrics
 
-MetricsBuilder = Callable[[Resources], Awaitable[Metrics]]
+MetricsBuilder = Callable[[Resources], Awaitable[AllMetrics]]
 METRICS: Registry[MetricsBuilder] = Registry("metrics")
 
 
 @METRICS.add("prometheus", "Prometheus text format, summed over workers (PROMETHEUS_MULTIPROC_DIR)")
-async def _prometheus(resources: Resources) -> Metrics:
+async def _prometheus(resources: Resources) -> AllMetrics:
     from influencer_stats.http.routes import ROUTES
     from influencer_stats.interpreters.metrics.loop_lag import monitor_loop_lag
     from influencer_stats.interpreters.metrics.prometheus import PrometheusMetrics
@@ -33,7 +33,7 @@ async def _prometheus(resources: Resources) -> Metrics:
 
 
 @METRICS.add("none", "records nothing; /metrics says so")
-async def _none(_: Resources) -> Metrics:
+async def _none(_: Resources) -> AllMetrics:
     from influencer_stats.interpreters.metrics.noop import NoMetrics
 
     return NoMetrics()

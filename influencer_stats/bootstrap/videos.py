@@ -17,7 +17,8 @@ if TYPE_CHECKING:
     from influencer_stats.algebras.video_cache import StaleQueue, VideoEntries
     from influencer_stats.algebras.youtube import VideosListCall
     from influencer_stats.interpreters.stats.cache import CachePolicy
-    from influencer_stats.interpreters.videos.miss_claims import Landings
+    from influencer_stats.interpreters.videos.miss_claims import SharedMisses
+    from influencer_stats.interpreters.videos.quota import QuotaBudget
     from influencer_stats.settings import Settings
 
 SourceBuilder = Callable[[Wiring], Awaitable[VideoStatsSource]]
@@ -27,9 +28,10 @@ VIDEO_CLIENTS: Registry[SourceBuilder] = Registry("video client")
 VIDEO_WRAPPERS: Registry[SourceWrapper] = Registry("video wrapper")
 VIDEO_CACHES: Registry[SourceWrapper] = Registry("video cache")
 QUOTA_LEDGERS: Registry[LedgerBuilder] = Registry("quota")
-_LANDING_POLL_S = 0.005  # how often a worker reads the entries it waits for from another worker
+_SHARED_MISS_POLL_S = 0.005  # how often a worker reads the entries it waits for from another worker
 # Ids a process waits for at once (each poll reads them all); beyond, a miss calls for its own.
 _MAX_WAITED_IDS = 2_000
+_STALE_WAIT_S = 1.0  # how long stale videos wait in the queue for a call to ride before leaving together
 
 
 @VIDEO_CLIENTS.add("fake", "offline: stable stats derived from each id; ids starting with X are missing")
@@ -110,29 +112,19 @@ async def _youtube(
         per_flow=settings.upstream_concurrency,
         max_waiting=settings.upstream_queue,
     )
-    call = await _governed(wiring, await client(wiring))
+    call = await _governed(wiring, await client(wiring), wiring.quota)
     return YouTubeVideoStatsSource(call, policy, gate, wiring.log, wiring.metrics, clock=time.monotonic)
 
 
-async def _governed(wiring: Wiring, call: VideosListCall) -> VideosListCall:
-    """``call`` under the quota governor (last before the network), unless the budget is 0."""
-    from influencer_stats.interpreters.videos.quota import QuotaDay, QuotaGovernor
+async def _governed(wiring: Wiring, call: VideosListCall, budget: QuotaBudget | None) -> VideosListCall:
+    """``call`` under the quota governor (last before the network), spending ``budget``; without
+    a budget, ``call`` itself."""
+    from influencer_stats.interpreters.videos.quota import QuotaGovernor
 
-    settings = wiring.settings
-    if settings.quota_per_day == 0:
+    if budget is None:
         return call
-    ledger = await QUOTA_LEDGERS[settings.choices.one("quota")].build(wiring)
-    governor = QuotaGovernor(
-        call,
-        ledger,
-        QuotaDay(settings.quota_day_s),
-        settings.quota_per_day,
-        time.time,  # wall time: quota days are Pacific calendar days, shared by hosts
-        wiring.log,
-        wiring.metrics,
-    )
-    wiring.govern_freshness(governor.stretch)
-    return governor
+    ledger = await QUOTA_LEDGERS[wiring.settings.choices.one("quota")].build(wiring)
+    return QuotaGovernor(call, ledger, budget, wiring.log, wiring.metrics)
 
 
 _YOUTUBE_CLIENTS = (
@@ -169,11 +161,14 @@ async def _breaker(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
 )
 async def _batch(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
     from influencer_stats.interpreters.videos.batching import BatchingSource
+    from influencer_stats.interpreters.videos.youtube_api import MAX_IDS_PER_CALL
 
     settings = wiring.settings
     if settings.batch_window_ms == 0:
         return inner  # off
-    return BatchingSource(inner, wiring.metrics, window_s=settings.batch_window_ms / 1000)
+    return BatchingSource(
+        inner, wiring.metrics, window_s=settings.batch_window_ms / 1000, max_ids=MAX_IDS_PER_CALL
+    )
 
 
 def _video_policy(settings: Settings) -> CachePolicy:
@@ -191,16 +186,19 @@ def _video_policy(settings: Settings) -> CachePolicy:
     "memory", "in process: per-video TTL, single-flight, stale-while-revalidate, stale-if-error, LRU"
 )
 async def _memory_cache(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
+    from influencer_stats.interpreters.videos.stale_queue import MemoryStaleQueue
     from influencer_stats.interpreters.videos.video_entries import MemoryVideoEntries
 
-    entries = MemoryVideoEntries(wiring.settings.video_cache_max_entries)
-    return _cached(wiring, inner, entries, time.monotonic, shared=False)
+    settings = wiring.settings
+    entries = MemoryVideoEntries(settings.video_cache_max_entries)
+    stale = MemoryStaleQueue(_ids_per_call(settings))
+    return _cached(wiring, inner, entries, stale, time.monotonic, wiring.quota, shared=False, misses=None)
 
 
 @VIDEO_CACHES.add("redis", "shared by every worker and host through Redis: one MGET per fetch")
 async def _redis_cache(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
     from influencer_stats.interpreters.redis_keys import RedisKeys
-    from influencer_stats.interpreters.videos.miss_claims import Landings
+    from influencer_stats.interpreters.videos.miss_claims import SharedMisses
     from influencer_stats.interpreters.videos.video_cache_redis import (
         RedisMissClaims,
         RedisStaleQueue,
@@ -226,15 +224,15 @@ async def _redis_cache(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSou
     claims = RedisMissClaims(
         client, keys, secrets.token_hex(8), round(1000 * settings.upstream_deadline_s), wiring.log
     )
-    landings = Landings(
+    misses = SharedMisses(
         claims,
         time.time,
-        poll_s=_LANDING_POLL_S,
+        poll_s=_SHARED_MISS_POLL_S,
         wait_s=settings.upstream_call_timeout_s,
         max_ids=_MAX_WAITED_IDS,
     )
     return _cached(  # wall time: shared by hosts
-        wiring, inner, entries, time.time, shared=True, stale=stale, landings=landings
+        wiring, inner, entries, stale, time.time, wiring.quota, shared=True, misses=misses
     )
 
 
@@ -242,29 +240,48 @@ def _cached(
     wiring: Wiring,
     inner: VideoStatsSource,
     entries: VideoEntries,
+    stale: StaleQueue,
     clock: Callable[[], float],
+    budget: QuotaBudget | None,
     *,
     shared: bool,
-    stale: StaleQueue | None = None,
-    landings: Landings | None = None,
+    misses: SharedMisses | None,
 ) -> VideoStatsSource:
+    """The per-video cache over ``inner``, its parts built here: freshness stretched by ``budget``
+    (when there is one), the calls, and (with a batching client) refresh-ahead and the stale queue."""
+    from influencer_stats.interpreters.videos.asked_since import AskedSince
+    from influencer_stats.interpreters.videos.freshness import Freshness
+    from influencer_stats.interpreters.videos.refresh_ahead import RefreshAhead
+    from influencer_stats.interpreters.videos.stale_refresher import StaleRefresher
     from influencer_stats.interpreters.videos.video_cache import CachedVideoSource
+    from influencer_stats.interpreters.videos.video_calls import VideoCalls
 
-    settings = wiring.settings
+    settings, metrics = wiring.settings, wiring.metrics
+    policy = _video_policy(settings)
+    freshness = Freshness(policy, budget.stretch if budget is not None else _unstretched)
+    fill_to = _ids_per_call(settings)
+    ahead = refresher = None
+    if fill_to:
+        since = AskedSince(policy.max_entries)
+        ahead = RefreshAhead(since, stale, entries, clock, freshness, metrics, fill_to=fill_to, shared=shared)
+    calls = VideoCalls(inner, entries, clock, freshness, metrics, ahead=ahead, misses=misses)
+    if ahead is not None:
+        refresher = StaleRefresher(stale, calls, ahead, clock, freshness, wait_s=_STALE_WAIT_S)
     return CachedVideoSource(
-        inner,
         entries,
+        calls,
+        freshness,
         clock,
-        _video_policy(settings),
         wiring.log,
-        wiring.metrics,
-        wiring.stretch(),
+        metrics,
         deadline_s=settings.upstream_deadline_s,
-        fill_to=_ids_per_call(settings),
-        shared=shared,
-        stale=stale,
-        landings=landings,
+        ahead=ahead,
+        refresher=refresher,
     )
+
+
+def _unstretched() -> float:
+    return 1.0  # no quota budget: freshness is never stretched
 
 
 def _ids_per_call(settings: Settings) -> int:

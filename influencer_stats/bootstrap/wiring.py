@@ -2,22 +2,25 @@
 
 Builders run in three stages, each seeing what the earlier ones built:
 metrics (``Resources``), then the logger (``Observed``: + metrics), then
-everything else (``Wiring``: + the log).
+everything else (``Wiring``: + the log and the day's quota budget).
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack, suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from influencer_stats.algebras import EventLog, Metrics
+from influencer_stats.algebras import AllMetrics, EventLog
 from influencer_stats.settings import Settings
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
+
+    from influencer_stats.interpreters.videos.quota import QuotaBudget
 
 #: Readiness checks by dependency name (``/readyz``).
 Checks = dict[str, Callable[[], Awaitable[bool]]]
@@ -26,7 +29,6 @@ Checks = dict[str, Callable[[], Awaitable[bool]]]
 @dataclass(slots=True)
 class _Shared:
     redis: Redis | None = None
-    stretch: Callable[[], float] | None = None
 
 
 @dataclass(slots=True)
@@ -54,41 +56,52 @@ class Resources:
             self._shared.redis = await _open_redis(self)
         return self._shared.redis
 
-    def stretch(self) -> Callable[[], float]:
-        """How much caches should stretch freshness: the quota governor's say, when one was built."""
-        return self._shared.stretch or _unstretched
-
-    def govern_freshness(self, stretch: Callable[[], float]) -> None:
-        """Called by the quota governor's builder, before the caches above it are built."""
-        self._shared.stretch = stretch
-
-    def observed(self, metrics: Metrics) -> Observed:
+    def observed(self, metrics: AllMetrics) -> Observed:
         """The next stage: these resources plus the metrics."""
         return Observed(self.settings, self.exits, self.checks, self.stdout, self._shared, metrics=metrics)
 
 
 @dataclass(slots=True)
 class Observed(Resources):
-    """Resources plus the metrics (what loggers are built with)."""
+    """Resources plus the metrics, every role (what loggers are built with)."""
 
-    metrics: Metrics = field(kw_only=True)
+    metrics: AllMetrics = field(kw_only=True)
 
     def wired(self, log: EventLog) -> Wiring:
-        """The last stage: these resources, the metrics and the log."""
+        """The last stage: these resources, the metrics, the log and the day's quota budget."""
         return Wiring(
-            self.settings, self.exits, self.checks, self.stdout, self._shared, metrics=self.metrics, log=log
+            self.settings,
+            self.exits,
+            self.checks,
+            self.stdout,
+            self._shared,
+            metrics=self.metrics,
+            log=log,
+            quota=_quota_budget(self.settings),
         )
 
 
 @dataclass(slots=True)
 class Wiring(Observed):
-    """Resources, metrics and the log (what every other builder is built with)."""
+    """Resources, metrics, the log and the quota budget (what every other builder is built with).
+
+    ``quota`` is built before any video builder runs, so the YouTube base
+    (which spends it) and the per-video caches (which stretch freshness by
+    how it is spent) get the same one whatever order they are built in;
+    ``None`` without a budget (``quota_per_day`` 0).
+    """
 
     log: EventLog = field(kw_only=True)
+    quota: QuotaBudget | None = field(kw_only=True)
 
 
-def _unstretched() -> float:
-    return 1.0
+def _quota_budget(settings: Settings) -> QuotaBudget | None:
+    if settings.quota_per_day == 0:
+        return None
+    from influencer_stats.interpreters.videos.quota import QuotaBudget, QuotaDay
+
+    # Wall time: quota days are Pacific calendar days, shared by hosts.
+    return QuotaBudget(settings.quota_per_day, QuotaDay(settings.quota_day_s), time.time)
 
 
 async def _cancel(task: asyncio.Future[Any]) -> None:

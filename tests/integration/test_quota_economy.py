@@ -15,8 +15,8 @@ import pytest
 
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from influencer_stats.testing.youtube_double import VIDEOS_PATH
-from tests.shared_redis import shared_redis_url, unique_prefix
 from tests.integration.youtube_clients_support import YouTubeDouble
+from tests.shared_redis import shared_redis_url, unique_prefix
 from tests.support import expected_stats, running_double_process, running_service
 
 #: Every stats answer under a budget is one of these.

@@ -35,7 +35,7 @@ def queue(client: Redis, keys: RedisKeys, room: int = 3) -> RedisStaleQueue:
 
 
 async def store(client: Redis, keys: RedisKeys, stored_at: float, *ids: VideoId) -> None:
-    entries = RedisVideoEntries(client, keys.video, 60_000, CapturingEventLog())
+    entries = RedisVideoEntries(client, keys.video, 60_000, CapturingEventLog(), decoded=100)
     await entries.put_many({i: VideoEntry(synthetic_stats(i), stored_at) for i in ids})
 
 

@@ -15,6 +15,7 @@ from influencer_stats.domain.models import (
 )
 from influencer_stats.interpreters.videos.batching import BatchingSource
 from influencer_stats.interpreters.videos.synthetic import synthetic_stats, synthetic_video_id
+from influencer_stats.interpreters.videos.youtube_api import MAX_IDS_PER_CALL
 from tests.support import RecordingMetrics
 
 A, B, C, GONE = VideoId("aaaaaaaaaaa"), VideoId("bbbbbbbbbbb"), VideoId("ccccccccccc"), VideoId("XXXXXXXXXXX")
@@ -61,7 +62,9 @@ async def settle() -> None:
 
 
 def make(inner: Inner, window: Window, metrics: RecordingMetrics | None = None) -> BatchingSource:
-    return BatchingSource(inner, metrics or RecordingMetrics(), window_s=0.002, sleep=window)
+    return BatchingSource(
+        inner, metrics or RecordingMetrics(), window_s=0.002, max_ids=MAX_IDS_PER_CALL, sleep=window
+    )
 
 
 async def test_fetches_within_one_window_share_one_call_and_each_gets_exactly_its_ids() -> None:

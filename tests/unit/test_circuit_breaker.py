@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import pytest
 from returns.result import Failure, Result, Success
 
-from influencer_stats.algebras import Metrics
+from influencer_stats.algebras import UpstreamMetrics
 from influencer_stats.domain.models import (
     QuotaExceeded,
     QuotaExhausted,
@@ -44,7 +44,10 @@ class Upstream:
 
 
 def breaker(
-    upstream: Upstream, clock: Clock, log: CapturingEventLog | None = None, metrics: Metrics | None = None
+    upstream: Upstream,
+    clock: Clock,
+    log: CapturingEventLog | None = None,
+    metrics: UpstreamMetrics | None = None,
 ) -> CircuitBreakerSource:
     return CircuitBreakerSource(
         upstream, clock, log or CapturingEventLog(), metrics or NoMetrics(), threshold=3, cooldown_s=5.0

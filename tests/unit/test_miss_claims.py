@@ -1,4 +1,4 @@
-"""Miss claims and landings, and two caches sharing them (two workers on one Redis, modelled in memory).
+"""Miss claims and shared misses, and two caches sharing them (two workers on one Redis, modelled in memory).
 
 Fake clock, scripted inner sources, a test-controlled poll: no sleeps.
 """
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from returns.result import Result, Success
 
 from influencer_stats.domain.models import UpstreamError, UpstreamUnavailable, VideoBatch, VideoEntry, VideoId
-from influencer_stats.interpreters.videos.miss_claims import Landings, MemoryMissClaims
+from influencer_stats.interpreters.videos.miss_claims import MemoryMissClaims, SharedMisses
 from influencer_stats.interpreters.videos.stale_queue import MemoryStaleQueue
 from influencer_stats.interpreters.videos.synthetic import synthetic_stats
 from influencer_stats.interpreters.videos.video_entries import MemoryVideoEntries
@@ -27,7 +27,7 @@ FRESH = 10.0
 
 
 class Polls:
-    """The landings' ``sleep``: each poll waits until the test lets one through."""
+    """The shared misses' ``sleep``: each poll waits until the test lets one through."""
 
     def __init__(self) -> None:
         self._go = asyncio.Semaphore(0)
@@ -42,7 +42,7 @@ class Polls:
 
 
 class Timers:
-    """The landings' ``later``: timers that fire only when the test says."""
+    """The shared misses' ``later``: timers that fire only when the test says."""
 
     def __init__(self) -> None:
         self.pending: list[tuple[float, Callable[[], None], list[bool]]] = []
@@ -101,14 +101,14 @@ async def test_a_video_another_worker_stored_fresh_since_it_was_read_is_not_clai
     assert claims.held.keys() == {B}
 
 
-async def test_landings_hand_each_waiter_its_entries_once_settled_with_one_read_per_poll() -> None:
+async def test_shared_misses_hand_each_waiter_its_entries_once_settled_with_one_read_per_poll() -> None:
     clock, polls, entries = Clock(), Polls(), MemoryVideoEntries(100)
     claims = CountingClaims(clock, entries)
     other = MemoryMissClaims(clock, 2.0, entries, claims.held)
     await other.claim([A, B, C], clock.now, FRESH)  # another worker is calling for them
-    landings = Landings(claims, clock, poll_s=0.005, wait_s=1.0, max_ids=100, sleep=polls)
-    first = asyncio.create_task(landings.wait([A, B], FRESH))
-    second = asyncio.create_task(landings.wait([B, C], FRESH))
+    misses = SharedMisses(claims, clock, poll_s=0.005, wait_s=1.0, max_ids=100, sleep=polls)
+    first = asyncio.create_task(misses.wait([A, B], FRESH))
+    second = asyncio.create_task(misses.wait([B, C], FRESH))
     await settle()
 
     await entries.put_many({A: VideoEntry(synthetic_stats(A), clock.now), B: VideoEntry(None, clock.now)})
@@ -130,8 +130,8 @@ async def test_a_waiter_gets_only_fresh_entries_and_stops_waiting_once_its_video
     other = MemoryMissClaims(clock, 2.0, entries, claims.held)
     await other.claim([A, B], clock.now, FRESH)
     await entries.put_many({B: VideoEntry(synthetic_stats(B), clock.now - 30)})  # old: not what is awaited
-    landings = Landings(claims, clock, poll_s=0.005, wait_s=1.0, max_ids=100, sleep=polls)
-    waiting = asyncio.create_task(landings.wait([A, B], FRESH))
+    misses = SharedMisses(claims, clock, poll_s=0.005, wait_s=1.0, max_ids=100, sleep=polls)
+    waiting = asyncio.create_task(misses.wait([A, B], FRESH))
     await polls.run()
     assert not waiting.done()
 
@@ -147,8 +147,8 @@ async def test_a_waiter_whose_videos_stay_claimed_gets_what_settled_when_its_wai
     claims = CountingClaims(clock, entries)
     other = MemoryMissClaims(clock, 2.0, entries, claims.held)
     await other.claim([A, B], clock.now, FRESH)
-    landings = Landings(claims, clock, poll_s=0.005, wait_s=1.0, max_ids=100, sleep=polls, later=timers)
-    waiting = asyncio.create_task(landings.wait([A, B], FRESH))
+    misses = SharedMisses(claims, clock, poll_s=0.005, wait_s=1.0, max_ids=100, sleep=polls, later=timers)
+    waiting = asyncio.create_task(misses.wait([A, B], FRESH))
     await polls.run()
     await entries.put_many({A: VideoEntry(synthetic_stats(A), clock.now)})
     await other.release([A])
@@ -174,8 +174,8 @@ async def test_a_read_that_hangs_does_not_hold_a_waiter_past_its_wait() -> None:
 
     claims = StalledClaims(clock, 2.0, entries)
     await MemoryMissClaims(clock, 2.0, entries, claims.held).claim([A], clock.now, FRESH)
-    landings = Landings(claims, clock, poll_s=0.0, wait_s=1.0, max_ids=100, later=timers)
-    waiting = asyncio.create_task(landings.wait([A], FRESH))
+    misses = SharedMisses(claims, clock, poll_s=0.0, wait_s=1.0, max_ids=100, later=timers)
+    waiting = asyncio.create_task(misses.wait([A], FRESH))
     await stalled.wait()
     await settle()
     assert not waiting.done()
@@ -204,7 +204,7 @@ class TwoWorkers:
                 queue,
                 clock,
                 Wait(),
-                Landings(
+                SharedMisses(
                     claims,
                     clock,
                     poll_s=0.005,

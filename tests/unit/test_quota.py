@@ -17,7 +17,14 @@ from influencer_stats.domain.models import (
     UpstreamError,
     VideoId,
 )
-from influencer_stats.interpreters.videos.quota import PACIFIC, MemoryQuotaLedger, QuotaDay, QuotaGovernor
+from influencer_stats.interpreters.videos.quota import (
+    PACIFIC,
+    YOUTUBE_DAY_S,
+    MemoryQuotaLedger,
+    QuotaBudget,
+    QuotaDay,
+    QuotaGovernor,
+)
 from influencer_stats.interpreters.videos.synthetic import synthetic_stats
 from influencer_stats.testing.clock import ManualClock as Clock
 from influencer_stats.testing.event_log import CapturingEventLog
@@ -46,16 +53,12 @@ class DownLedger:
 
 
 def governor(
-    call: Call, clock: Clock, budget: int, metrics: RecordingMetrics | None = None, day_s: int = 86_400
+    call: Call, clock: Clock, budget: int | QuotaBudget, metrics: RecordingMetrics | None = None
 ) -> QuotaGovernor:
+    if isinstance(budget, int):
+        budget = QuotaBudget(budget, QuotaDay(YOUTUBE_DAY_S), clock)
     return QuotaGovernor(
-        call,
-        MemoryQuotaLedger(),
-        QuotaDay(day_s),
-        budget,
-        clock,
-        CapturingEventLog(),
-        metrics or RecordingMetrics(),
+        call, MemoryQuotaLedger(), budget, CapturingEventLog(), metrics or RecordingMetrics()
     )
 
 
@@ -111,35 +114,35 @@ async def test_the_budget_comes_back_at_midnight_pacific() -> None:
 def test_a_youtube_quota_day_runs_from_midnight_to_midnight_pacific(
     local: datetime, key: str, hours_left: int
 ) -> None:
-    assert QuotaDay().at(local.timestamp()) == (key, hours_left * 3600)
+    assert QuotaDay(YOUTUBE_DAY_S).at(local.timestamp()) == (key, hours_left * 3600)
 
 
 def test_a_short_trial_day_is_a_fixed_window() -> None:
     assert QuotaDay(60).at(125.0) == ("w60-2", 55.0)
 
 
-async def test_freshness_stretches_when_spending_runs_ahead_of_the_day() -> None:
+async def test_freshness_stretches_when_spending_through_the_governor_runs_ahead_of_the_day() -> None:
     call = Call()
     clock = Clock(datetime(2026, 12, 3, 6, tzinfo=PACIFIC).timestamp())  # a quarter of the day gone
-    governed = governor(call, clock, budget=100)
-    assert governed.stretch() == 1.0
+    budget = QuotaBudget(100, QuotaDay(YOUTUBE_DAY_S), clock)
+    governed = governor(call, clock, budget)
+    assert budget.stretch() == 1.0
     for _ in range(25):
         await governed([A])
-    assert governed.stretch() == 1.0  # 75 % of the budget for 75 % of the day: on pace
+    assert budget.stretch() == 1.0  # 75 % of the budget for 75 % of the day: on pace
 
     for _ in range(25):
         await governed([A])
 
-    assert governed.stretch() == pytest.approx(0.75 / 0.5)  # half the budget for three quarters of the day
+    assert budget.stretch() == pytest.approx(0.75 / 0.5)  # half the budget for three quarters of the day
     clock.now += 18 * 3600  # the next day: nothing spent
-    assert governed.stretch() == 1.0
+    assert budget.stretch() == 1.0
 
 
 async def test_an_unreachable_ledger_makes_no_call_and_says_it_is_this_services_state_not_youtube() -> None:
     call = Call()
-    governed = QuotaGovernor(
-        call, DownLedger(), QuotaDay(), 10, Clock(TEN_AM), CapturingEventLog(), RecordingMetrics()
-    )
+    budget = QuotaBudget(10, QuotaDay(YOUTUBE_DAY_S), Clock(TEN_AM))
+    governed = QuotaGovernor(call, DownLedger(), budget, CapturingEventLog(), RecordingMetrics())
 
     answer = await governed([A])
 
@@ -147,6 +150,6 @@ async def test_an_unreachable_ledger_makes_no_call_and_says_it_is_this_services_
     assert call.calls == 0
 
 
-def test_a_governor_needs_a_budget() -> None:
+def test_a_budget_needs_at_least_one_unit() -> None:
     with pytest.raises(ValueError, match="at least one unit"):
         governor(Call(), Clock(), budget=0)

@@ -6,14 +6,12 @@ Fake clock, scripted inner sources, a test-controlled wait: no sleeps.
 from __future__ import annotations
 
 from influencer_stats.domain.models import VideoId
-from influencer_stats.interpreters.videos.miss_claims import Landings
+from influencer_stats.interpreters.videos.miss_claims import SharedMisses
 from influencer_stats.interpreters.videos.stale_queue import MemoryStaleQueue
 from influencer_stats.interpreters.videos.video_cache import CachedVideoSource
 from influencer_stats.interpreters.videos.video_entries import MemoryVideoEntries
 from influencer_stats.testing.clock import ManualClock as Clock
-from influencer_stats.testing.event_log import CapturingEventLog
-from tests.support import RecordingMetrics
-from tests.unit.test_video_cache import DEADLINE_S, POLICY, A, B, C, Inner, Wait, settle
+from tests.unit.test_video_cache import A, B, C, Inner, Wait, assemble, settle
 
 D = VideoId("ddddddddddd")
 
@@ -52,24 +50,9 @@ def worker(
     queue: MemoryStaleQueue,
     clock: Clock,
     wait: Wait,
-    landings: Landings | None = None,
+    misses: SharedMisses | None = None,
 ) -> CachedVideoSource:
-    return CachedVideoSource(
-        inner,
-        entries,
-        clock,
-        POLICY,
-        CapturingEventLog(),
-        RecordingMetrics(),
-        lambda: 1.0,
-        deadline_s=DEADLINE_S,
-        fill_to=50,
-        shared=True,
-        stale=queue,
-        landings=landings,
-        refresh_wait_s=1.0,
-        sleep=wait,
-    )
+    return assemble(inner, entries, clock, fill_to=50, stale=queue, shared=True, misses=misses, wait=wait)
 
 
 async def test_a_video_stale_on_two_workers_sharing_a_queue_is_refreshed_by_one_call() -> None:

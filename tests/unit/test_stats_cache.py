@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from returns.result import Failure, Result
 
-from influencer_stats.algebras import Metrics
+from influencer_stats.algebras import CacheMetrics
 from influencer_stats.domain.models import (
     CacheInfo,
     CollectionId,
@@ -29,7 +29,7 @@ ONE = CollectionId("one")
 POLICY = CachePolicy(ttl_s=10, stale_while_revalidate_s=30, stale_if_error_s=300, max_entries=3)
 
 
-def make(inner: Inner, clock: Clock, metrics: Metrics | None = None) -> CachedStats:
+def make(inner: Inner, clock: Clock, metrics: CacheMetrics | None = None) -> CachedStats:
     return CachedStats(inner, clock, CapturingEventLog(), POLICY, metrics or NoMetrics())
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from returns.result import Failure, Result, Success
 
@@ -15,8 +15,15 @@ from influencer_stats.domain.models import (
     VideoId,
 )
 from influencer_stats.interpreters.stats.cache import CachePolicy
+from influencer_stats.interpreters.videos.asked_since import AskedSince
+from influencer_stats.interpreters.videos.freshness import Freshness
+from influencer_stats.interpreters.videos.miss_claims import SharedMisses
+from influencer_stats.interpreters.videos.refresh_ahead import RefreshAhead
+from influencer_stats.interpreters.videos.stale_queue import MemoryStaleQueue
+from influencer_stats.interpreters.videos.stale_refresher import StaleRefresher
 from influencer_stats.interpreters.videos.synthetic import synthetic_stats
 from influencer_stats.interpreters.videos.video_cache import CachedVideoSource
+from influencer_stats.interpreters.videos.video_calls import VideoCalls
 from influencer_stats.interpreters.videos.video_entries import MemoryVideoEntries
 from influencer_stats.testing.clock import ManualClock as Clock
 from influencer_stats.testing.event_log import CapturingEventLog
@@ -46,6 +53,46 @@ class Inner:
         return Success(VideoBatch(found, tuple(i for i in ids if i.startswith("X"))))
 
 
+def assemble(
+    inner: Inner,
+    entries: MemoryVideoEntries,
+    clock: Clock,
+    *,
+    metrics: RecordingMetrics | None = None,
+    stretch: float = 1.0,
+    policy: CachePolicy = POLICY,
+    deadline_s: float = DEADLINE_S,
+    fill_to: int = 0,
+    stale: MemoryStaleQueue | None = None,
+    since: AskedSince | None = None,
+    shared: bool = False,
+    misses: SharedMisses | None = None,
+    wait: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> CachedVideoSource:
+    """A per-video cache from its parts, the way the composition root puts them together."""
+    metrics = metrics or RecordingMetrics()
+    freshness = Freshness(policy, lambda: stretch)
+    stale = MemoryStaleQueue(fill_to) if stale is None else stale  # (an empty queue is falsy)
+    ahead = refresher = None
+    if fill_to:
+        since = AskedSince(policy.max_entries) if since is None else since
+        ahead = RefreshAhead(since, stale, entries, clock, freshness, metrics, fill_to=fill_to, shared=shared)
+    calls = VideoCalls(inner, entries, clock, freshness, metrics, ahead=ahead, misses=misses)
+    if ahead is not None:
+        refresher = StaleRefresher(stale, calls, ahead, clock, freshness, wait_s=1.0, sleep=wait)
+    return CachedVideoSource(
+        entries,
+        calls,
+        freshness,
+        clock,
+        CapturingEventLog(),
+        metrics,
+        deadline_s=deadline_s,
+        ahead=ahead,
+        refresher=refresher,
+    )
+
+
 def make(
     inner: Inner,
     clock: Clock,
@@ -54,18 +101,7 @@ def make(
     size: int = 100,
     fill_to: int = 0,
 ) -> CachedVideoSource:
-    return CachedVideoSource(
-        inner,
-        MemoryVideoEntries(size),
-        clock,
-        POLICY,
-        CapturingEventLog(),
-        metrics or RecordingMetrics(),
-        lambda: stretch,
-        deadline_s=DEADLINE_S,
-        fill_to=fill_to,
-        shared=False,
-    )
+    return assemble(inner, MemoryVideoEntries(size), clock, metrics=metrics, stretch=stretch, fill_to=fill_to)
 
 
 async def settle() -> None:
@@ -326,20 +362,7 @@ class Wait:
 
 
 def with_wait(inner: Inner, clock: Clock, wait: Wait, fill_to: int) -> CachedVideoSource:
-    return CachedVideoSource(
-        inner,
-        MemoryVideoEntries(100),
-        clock,
-        POLICY,
-        CapturingEventLog(),
-        RecordingMetrics(),
-        lambda: 1.0,
-        deadline_s=DEADLINE_S,
-        fill_to=fill_to,
-        shared=False,
-        refresh_wait_s=1.0,
-        sleep=wait,
-    )
+    return assemble(inner, MemoryVideoEntries(100), clock, fill_to=fill_to, wait=wait)
 
 
 async def test_with_refresh_ahead_stale_videos_ride_the_next_call_instead_of_one_of_their_own() -> None:

@@ -17,26 +17,21 @@ from influencer_stats.interpreters.videos.synthetic import synthetic_stats, synt
 from influencer_stats.interpreters.videos.video_cache import CachedVideoSource
 from influencer_stats.interpreters.videos.video_entries import MemoryVideoEntries
 from influencer_stats.testing.clock import ManualClock as Clock
-from influencer_stats.testing.event_log import CapturingEventLog
-from tests.support import RecordingMetrics
-from tests.unit.test_video_cache import Inner, settle
+from tests.unit.test_video_cache import Inner, assemble, settle
 
 ROOMY = CachePolicy(ttl_s=10, stale_while_revalidate_s=30, stale_if_error_s=300, max_entries=10_000)
 
 
-def make(inner: Inner, clock: Clock, *, deadline_s: float, policy: CachePolicy = ROOMY) -> CachedVideoSource:
-    return CachedVideoSource(
-        inner,
-        MemoryVideoEntries(policy.max_entries),
-        clock,
-        policy,
-        CapturingEventLog(),
-        RecordingMetrics(),
-        lambda: 1.0,
-        deadline_s=deadline_s,
-        fill_to=50,
-        shared=False,
-    )
+def make(
+    inner: Inner,
+    clock: Clock,
+    *,
+    deadline_s: float,
+    policy: CachePolicy = ROOMY,
+    since: AskedSince | None = None,
+) -> CachedVideoSource:
+    entries = MemoryVideoEntries(policy.max_entries)
+    return assemble(inner, entries, clock, policy=policy, deadline_s=deadline_s, fill_to=50, since=since)
 
 
 def videos(first: int, count: int) -> list[VideoId]:
@@ -96,14 +91,15 @@ async def test_ids_asked_for_while_every_call_fails_leave_no_trace_behind() -> N
     inner, clock = Inner(), Clock()
     inner.error = QuotaExhausted("spent", retry_after_s=60)
     policy = CachePolicy(ttl_s=10, stale_while_revalidate_s=30, stale_if_error_s=300, max_entries=100)
-    cache = make(inner, clock, deadline_s=60.0, policy=policy)
+    since = AskedSince(policy.max_entries)
+    cache = make(inner, clock, deadline_s=60.0, policy=policy, since=since)
 
     for round_ in range(20):  # 20 x 5,000 new ids, each fetch failing (the budget is spent)
         assert isinstance(await cache.fetch(videos(round_ * 5_000, 5_000)), Failure)
     await settle()
 
-    assert len(cache._since) == 0  # nothing noted for refresh-ahead
-    assert len(cache._flights) == 0
+    assert len(since) == 0  # nothing noted for refresh-ahead
+    assert len(cache._calls.in_flight) == 0
 
 
 def test_the_videos_remembered_for_refresh_ahead_are_bounded_by_the_entries_kept() -> None:

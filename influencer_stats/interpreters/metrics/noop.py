@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 class NoMetrics:
-    """``Metrics`` that discards everything; ``/metrics`` says so."""
+    """``AllMetrics`` (every role) that discards everything; ``/metrics`` says so."""
 
     def request(self, route: str, method: str, status: int, seconds: float) -> None:
         pass

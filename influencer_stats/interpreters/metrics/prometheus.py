@@ -19,16 +19,15 @@ grow ``/metrics`` and the worker by a series per name.)
 
 Several worker processes: each writes a snapshot of its values to
 ``<multiprocess_dir>/<pid>.json`` every ``publish_interval`` seconds and when
-it stops (write to a temporary file, then an atomic rename). A scrape of any
-worker adds its own live values to every other worker's last snapshot, so a
-scrape lags the other workers by at most one interval. Counters and
-histograms of stopped workers keep counting (as Prometheus expects of a
-counter); the breaker gauge is the maximum over workers still alive.
+it stops (:mod:`.snapshots`). A scrape of any worker adds its own live values
+to every other worker's last snapshot, so a scrape lags the other workers by
+at most one interval. Counters and histograms of stopped workers keep counting
+(as Prometheus expects of a counter); the breaker gauge is the maximum over
+workers still alive.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Mapping
@@ -46,7 +45,13 @@ from prometheus_client.core import (
 )
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-Labels = tuple[str, ...]
+from influencer_stats.interpreters.metrics.snapshots import (
+    Labels,
+    Snapshot,
+    merge,
+    other_snapshots,
+    write_snapshot,
+)
 
 _LATENCY_BUCKETS: Final = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
 _LAG_BUCKETS: Final = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
@@ -123,53 +128,8 @@ class _Histogram:
         self.total += value
 
 
-@dataclass(slots=True)
-class Snapshot:
-    """One process's values, as written to and read from a snapshot file."""
-
-    counters: dict[str, dict[Labels, float]]
-    histograms: dict[str, dict[Labels, tuple[list[int], float]]]
-    breaker_open: float
-    quota_left: float | None = None
-
-    def to_json(self) -> bytes:
-        return json.dumps(
-            {
-                "counters": {n: [[list(k), v] for k, v in s.items()] for n, s in self.counters.items()},
-                "histograms": {
-                    n: [[list(k), c, t] for k, (c, t) in s.items()] for n, s in self.histograms.items()
-                },
-                "breaker_open": self.breaker_open,
-                "quota_left": self.quota_left,
-            }
-        ).encode()
-
-    @classmethod
-    def from_json(cls, raw: bytes) -> Snapshot:
-        document = json.loads(raw)
-        return cls(
-            {n: {tuple(k): float(v) for k, v in rows} for n, rows in document["counters"].items()},
-            {
-                n: {tuple(k): ([int(x) for x in c], float(t)) for k, c, t in rows}
-                for n, rows in document["histograms"].items()
-            },
-            float(document["breaker_open"]),
-            None if document.get("quota_left") is None else float(document["quota_left"]),
-        )
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # pragma: no cover - exists, owned by someone else
-        return True
-    return True
-
-
 class PrometheusMetrics:
-    """``Metrics`` in the Prometheus text format.
+    """``AllMetrics`` (every role) in the Prometheus text format.
 
     With ``multiprocess_dir`` (an empty directory every worker of the service
     shares, ``PROMETHEUS_MULTIPROC_DIR``), ``render`` adds up every worker;
@@ -271,61 +231,16 @@ class PrometheusMetrics:
 
     def publish(self) -> None:
         """Write this process's snapshot for the other workers (no-op with one process)."""
-        if self._dir is None:
-            return
-        target = self._dir / f"{self._pid}.json"
-        partial = self._dir / f".{self._pid}.json.tmp"
-        partial.write_bytes(self.snapshot().to_json())
-        os.replace(partial, target)
+        if self._dir is not None:
+            write_snapshot(self._dir, self._pid, self.snapshot())
 
     def snapshots(self) -> list[tuple[Snapshot, bool]]:
         """This process's live values, then every other worker's last snapshot, each with "alive"."""
-        found = [(self.snapshot(), True)]
-        if self._dir is None:
-            return found
-        for path in sorted(self._dir.glob("*.json")):
-            if not path.stem.isdigit() or int(path.stem) == self._pid:
-                continue
-            try:
-                found.append((Snapshot.from_json(path.read_bytes()), _alive(int(path.stem))))
-            except (OSError, ValueError, KeyError, TypeError):
-                continue  # being replaced or foreign: the next scrape reads it
-        return found
+        mine = (self.snapshot(), True)
+        return [mine] if self._dir is None else [mine, *other_snapshots(self._dir, self._pid)]
 
     def render(self) -> tuple[bytes, str]:
         return generate_latest(self._registry), CONTENT_TYPE_LATEST
-
-
-def merge(snapshots: list[tuple[Snapshot, bool]]) -> Snapshot:
-    """Counters and histograms summed over all snapshots; the breaker gauge's max and the
-    quota gauge's min (the most spent anyone has seen) over live ones."""
-    counters: dict[str, dict[Labels, float]] = {name: {} for name in _COUNTERS}
-    histograms: dict[str, dict[Labels, tuple[list[int], float]]] = {name: {} for name in _HISTOGRAMS}
-    breaker = 0.0
-    quota_left: float | None = None
-    for snapshot, alive in snapshots:
-        for name, series in snapshot.counters.items():
-            merged = counters.setdefault(name, {})
-            for labels, value in series.items():
-                merged[labels] = merged.get(labels, 0.0) + value
-        for name, hseries in snapshot.histograms.items():
-            hmerged = histograms.setdefault(name, {})
-            for labels, (counts, total) in hseries.items():
-                before = hmerged.get(labels)
-                if before is None:
-                    hmerged[labels] = (list(counts), total)
-                elif len(before[0]) == len(counts):
-                    hmerged[labels] = (
-                        [a + b for a, b in zip(before[0], counts, strict=True)],
-                        before[1] + total,
-                    )
-        if alive:
-            breaker = max(breaker, snapshot.breaker_open)
-            if snapshot.quota_left is not None:
-                quota_left = (
-                    snapshot.quota_left if quota_left is None else min(quota_left, snapshot.quota_left)
-                )
-    return Snapshot(counters, histograms, breaker, quota_left)
 
 
 class _Collector:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from returns.result import Failure, Result, Success
 
-from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, EventLog, Metrics
+from influencer_stats.algebras import CacheMetrics, CollectionStatsQuery, CollectionStore, EventLog
 from influencer_stats.domain.models import (
     CacheInfo,
     Collection,
@@ -75,7 +75,7 @@ def stale_if_error(
     now: float,
     policy: CachePolicy,
     log: EventLog,
-    metrics: Metrics,
+    metrics: CacheMetrics,
 ) -> Outcome:
     """``outcome``, or ``stored`` served ``stale-if-error`` in place of its failure.
 
@@ -125,7 +125,7 @@ class CachedStats:
         clock: Callable[[], float],
         log: EventLog,
         policy: CachePolicy,
-        metrics: Metrics,
+        metrics: CacheMetrics,
     ) -> None:
         self._inner = inner
         self._clock = clock

@@ -8,7 +8,7 @@ import orjson
 import redis.asyncio as redis
 from returns.result import Success
 
-from influencer_stats.algebras import CollectionStatsQuery, EventLog, Metrics
+from influencer_stats.algebras import CacheMetrics, CollectionStatsQuery, EventLog
 from influencer_stats.domain.models import (
     CacheInfo,
     CollectionId,
@@ -65,7 +65,7 @@ class RedisCachedStats:
         clock: Callable[[], float],
         log: EventLog,
         policy: CachePolicy,
-        metrics: Metrics,
+        metrics: CacheMetrics,
         keys: RedisKeys,
     ) -> None:
         self._inner = inner

@@ -8,7 +8,7 @@ from typing import Any
 
 from returns.result import Failure, Result, Success
 
-from influencer_stats.algebras import Metrics, VideoStatsSource
+from influencer_stats.algebras import CacheMetrics, VideoStatsSource
 from influencer_stats.domain.models import (
     UpstreamError,
     VideoBatch,
@@ -53,10 +53,10 @@ class BatchingSource:
     def __init__(
         self,
         inner: VideoStatsSource,
-        metrics: Metrics,
+        metrics: CacheMetrics,
         *,
         window_s: float,
-        max_ids: int = 50,
+        max_ids: int,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self._inner = inner

@@ -8,7 +8,7 @@ from typing import Literal
 
 from returns.result import Failure, Result
 
-from influencer_stats.algebras import EventLog, Metrics, VideoStatsSource
+from influencer_stats.algebras import EventLog, UpstreamMetrics, VideoStatsSource
 from influencer_stats.domain.models import NOT_YOUTUBES_FAULT, UpstreamError, VideoBatch, VideoId
 
 State = Literal["closed", "open", "half_open"]
@@ -34,7 +34,7 @@ class CircuitBreakerSource:
         inner: VideoStatsSource,
         clock: Callable[[], float],
         log: EventLog,
-        metrics: Metrics,
+        metrics: UpstreamMetrics,
         *,
         threshold: int,
         cooldown_s: float,

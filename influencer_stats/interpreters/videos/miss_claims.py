@@ -5,8 +5,8 @@ queue, but each batches and single-flights only its own misses. At a cold
 start every worker misses the same popular videos in the same second, and each
 spent a unit on them. A claim says "this worker is fetching it now": a worker
 that misses a video another claimed waits for that worker's entry instead
-(:class:`Landings`), and calls for it itself only if the entry does not come
-(that worker's call failed, or it took longer than the wait).
+(:class:`SharedMisses`), and calls for it itself only if the entry does not
+come (that worker's call failed, or it took longer than the wait).
 """
 
 from __future__ import annotations
@@ -32,16 +32,16 @@ class MemoryMissClaims:
     held: dict[VideoId, tuple[object, float]] = field(default_factory=dict)
 
     async def claim(self, ids: Sequence[VideoId], now: float, fresh_s: float) -> list[VideoId]:
-        held, theirs = self.held, []
+        held, others = self.held, []
         stored = await self.entries.get_many(ids)
         for video_id in ids:
             owner, until = held.get(video_id, (self, now))
             entry = stored.get(video_id)
             if (owner is not self and until > now) or (entry is not None and now - entry.stored_at < fresh_s):
-                theirs.append(video_id)
+                others.append(video_id)
             else:
                 held[video_id] = (self, now + self.hold_s)
-        return theirs
+        return others
 
     async def release(self, ids: Sequence[VideoId]) -> None:
         held = self.held
@@ -69,15 +69,21 @@ class _Waiter:
 Later = Callable[[float, Callable[[], None]], Callable[[], None]]
 
 
-class Landings:
-    """Waits for the videos other workers are calling for: one read of ``claims.settled``
-    every ``poll_s`` for all the waiters of this process (however many requests wait, one
-    read, of the ids not settled yet), until each waiter's ids are settled or it has waited
-    ``wait_s``. That bound is a timer of its own, not a count of reads: a read that hangs
-    (Redis stalled) does not hold a waiter past it. A waiter gets the entries stored fresh
-    (younger than its ``fresh_s`` by ``clock``); its caller calls for the others. Bounded:
-    never more than ``max_ids`` ids waited for at once (a waiter beyond them gets nothing
-    at once). ``sleep`` and ``later`` are injected, so tests drive polls and timers by hand."""
+class SharedMisses:
+    """The misses of workers sharing a per-video cache: claimed by the first, waited for by the rest.
+
+    ``claim`` and ``release`` go to ``claims`` (``MissClaims``). ``wait`` waits
+    for the videos other workers are calling for: one read of
+    ``claims.settled`` every ``poll_s`` for all the waiters of this process
+    (however many requests wait, one read, of the ids not settled yet), until
+    each waiter's ids are settled or it has waited ``wait_s``. That bound is a
+    timer of its own, not a count of reads: a read that hangs (Redis stalled)
+    does not hold a waiter past it. A waiter gets the entries stored fresh
+    (younger than its ``fresh_s`` by ``clock``); its caller calls for the
+    others. Bounded: never more than ``max_ids`` ids waited for at once (a
+    waiter beyond them gets nothing at once). ``sleep`` and ``later`` are
+    injected, so tests drive polls and timers by hand.
+    """
 
     def __init__(
         self,
@@ -90,7 +96,7 @@ class Landings:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         later: Later | None = None,
     ) -> None:
-        self.claims = claims  # the caller claims and releases through it too
+        self._claims = claims
         self._clock = clock
         self._poll_s = poll_s
         self._wait_s = wait_s
@@ -100,6 +106,14 @@ class Landings:
         self._waiters: list[_Waiter] = []
         self._waited = 0  # ids of the waiters
         self._poller: asyncio.Task[None] | None = None
+
+    async def claim(self, ids: Sequence[VideoId], now: float, fresh_s: float) -> list[VideoId]:
+        """Claim ``ids`` for this worker; the ones another worker claimed or stored fresh meanwhile."""
+        return await self._claims.claim(ids, now, fresh_s)
+
+    async def release(self, ids: Sequence[VideoId]) -> None:
+        """Give up this worker's claims on ``ids``."""
+        await self._claims.release(ids)
 
     async def wait(self, ids: Sequence[VideoId], fresh_s: float) -> Mapping[VideoId, VideoEntry]:
         """The entries of ``ids`` stored fresh before the wait ends (some may lack)."""
@@ -114,7 +128,7 @@ class Landings:
         self._waiters.append(waiter)
         self._waited += len(ids)
         if self._poller is None:
-            self._poller = asyncio.create_task(self._poll(), name="video-cache:landings")
+            self._poller = asyncio.create_task(self._poll(), name="video-cache:shared-misses")
         return await asyncio.shield(waiter.done)  # a caller that goes away leaves the poll be
 
     async def _poll(self) -> None:
@@ -122,7 +136,7 @@ class Landings:
             while self._waiters:
                 await self._sleep(self._poll_s)
                 lacking = {i: None for w in self._waiters for i in w.ids if i not in w.settled}
-                read = await self.claims.settled(list(lacking))
+                read = await self._claims.settled(list(lacking))
                 waiting = []
                 for waiter in self._waiters:  # those whose wait did not end during the read
                     waiter.settled.update((i, read[i]) for i in waiter.ids if i in read)

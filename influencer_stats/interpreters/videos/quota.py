@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 
 from returns.result import Failure, Result, Success
 
-from influencer_stats.algebras import EventLog, Metrics
+from influencer_stats.algebras import EventLog, UpstreamMetrics
 from influencer_stats.algebras.quota import QuotaLedger, Refusal
 from influencer_stats.algebras.youtube import VideosListCall
 from influencer_stats.domain.models import (
@@ -23,6 +23,7 @@ from influencer_stats.domain.models import (
 
 #: YouTube's quota day: it resets at midnight Pacific time (REFERENCE.md).
 PACIFIC: Final = ZoneInfo("America/Los_Angeles")
+#: A quota day of this length is YouTube's own (midnight to midnight Pacific); the setting's default.
 YOUTUBE_DAY_S: Final = 86_400
 #: How far the governor stretches freshness at most (10 s fresh → 10 min).
 MAX_STRETCH: Final = 60.0
@@ -31,12 +32,12 @@ MAX_STRETCH: Final = 60.0
 class QuotaDay:
     """Which quota day an instant belongs to, and how long until the next one.
 
-    A day of 86,400 s is YouTube's: from midnight to midnight Pacific time
-    (23 or 25 hours across a DST change). A shorter one (for trials: a budget
-    run in the perf lab) is a fixed window counted from the Unix epoch.
+    A day of ``YOUTUBE_DAY_S`` is YouTube's: from midnight to midnight Pacific
+    time (23 or 25 hours across a DST change). A shorter one (for trials: a
+    budget run in the perf lab) is a fixed window counted from the Unix epoch.
     """
 
-    def __init__(self, length_s: int = YOUTUBE_DAY_S) -> None:
+    def __init__(self, length_s: int) -> None:
         self.length_s = length_s
 
     def at(self, now: float) -> tuple[str, float]:
@@ -51,6 +52,51 @@ class QuotaDay:
     def fraction_left(self, seconds_left: float) -> float:
         """How much of the day is left, 0-1 (a 23/25-hour DST day counts as 24 hours)."""
         return min(1.0, max(0.0, seconds_left / self.length_s))
+
+
+class QuotaBudget:
+    """The quota governor's state: ``units`` per ``day``, and how much of it this process saw spent.
+
+    Built once by the composition root and handed to both sides of the
+    economy: the governor (the YouTube base) spends through it and notes what
+    the ledger says is spent (``seen``); the per-video caches above read
+    ``stretch()``, how much to stretch freshness: 1 while the share of the
+    budget left is at least the share of the day left, else the ratio of the
+    two (at most ``MAX_STRETCH``), so spending that runs ahead of the day slows
+    down in proportion and the budget lasts until the reset. It reads the
+    spending this process last saw (with a shared ledger, everyone's, as of
+    this process's last call). The clock is wall time, injected.
+    """
+
+    def __init__(self, units: int, day: QuotaDay, clock: Callable[[], float]) -> None:
+        if units < 1:
+            raise ValueError("a quota budget needs at least one unit")
+        self.units = units
+        self._day = day
+        self._clock = clock
+        self._seen_day = ""
+        self._seen_spent = 0
+
+    def now(self) -> tuple[str, float]:
+        """The current quota day's key and the seconds left of it."""
+        return self._day.at(self._clock())
+
+    def seen(self, day: str, spent: int) -> None:
+        """The ledger says ``spent`` units of ``day`` are spent."""
+        self._seen_day, self._seen_spent = day, spent
+
+    def stretch(self) -> float:
+        """The factor by which caches should stretch freshness now (1 = not at all)."""
+        if not self._seen_day:
+            return 1.0  # nothing spent yet, as far as this process knows (and no clock read)
+        day, seconds_left = self.now()
+        if day != self._seen_day:
+            return 1.0  # a new day: nothing spent yet, as far as this process knows
+        budget_left = (self.units - self._seen_spent) / self.units
+        day_left = self._day.fraction_left(seconds_left)
+        if budget_left >= day_left:
+            return 1.0
+        return min(MAX_STRETCH, day_left / max(budget_left, 1 / self.units))
 
 
 class MemoryQuotaLedger:
@@ -73,64 +119,50 @@ class QuotaGovernor:
     """``VideosListCall`` wrapper, last before the network: one unit per call, never over budget.
 
     Each call (retries included: they are calls) first takes a unit from the
-    ledger for the current quota day; when the day's ``budget`` is spent it
-    makes no call and answers ``QuotaExhausted`` with ``retry_after_s`` until
-    the reset (the caches above then serve what they hold). A ledger that
-    cannot be asked is ``SharedStateUnavailable`` (this service's fault, not
-    YouTube's): no call is made whose unit was not counted, so the budget
-    holds even then.
-
-    ``stretch()`` is how much the caches above should stretch freshness: 1
-    while the share of the budget left is at least the share of the day left,
-    else the ratio of the two (at most ``MAX_STRETCH``), so spending that runs
-    ahead of the day slows down in proportion and the budget lasts until the
-    reset. It reads the spending this process last saw (with a shared ledger,
-    everyone's, as of this process's last call). The clock is wall time,
-    injected.
+    ledger for the current quota day of ``budget``; when the day's units are
+    spent it makes no call and answers ``QuotaExhausted`` with
+    ``retry_after_s`` until the reset (the caches above then serve what they
+    hold). A ledger that cannot be asked is ``SharedStateUnavailable`` (this
+    service's fault, not YouTube's): no call is made whose unit was not
+    counted, so the budget holds even then. What the ledger says is spent goes
+    to ``budget`` (``QuotaBudget.seen``), where the caches read how much to
+    stretch freshness.
     """
 
     def __init__(
         self,
         inner: VideosListCall,
         ledger: QuotaLedger,
-        day: QuotaDay,
-        budget: int,
-        clock: Callable[[], float],
+        budget: QuotaBudget,
         log: EventLog,
-        metrics: Metrics,
+        metrics: UpstreamMetrics,
     ) -> None:
-        if budget < 1:
-            raise ValueError("a governor needs a budget of at least one unit")
         self._inner = inner
         self._ledger = ledger
-        self._day = day
         self._budget = budget
-        self._clock = clock
         self._log = log
         self._metrics = metrics
-        self._seen_day = ""
-        self._seen_spent = 0
         self._exhausted_logged = ""
 
     async def __call__(self, ids: Sequence[VideoId]) -> Result[StatsByVideo, UpstreamError]:
-        day, seconds_left = self._day.at(self._clock())
-        taken = await self._ledger.take(day, self._budget, math.ceil(seconds_left) + 3600)
+        budget = self._budget
+        units = budget.units
+        day, seconds_left = budget.now()
+        taken = await self._ledger.take(day, units, math.ceil(seconds_left) + 3600)
         match taken:
             case Success(spent):
-                self._seen(day, spent)
-                self._metrics.quota(1, self._budget - spent)
+                budget.seen(day, spent)
+                self._metrics.quota(1, units - spent)
                 return await self._inner(ids)
             case Failure("spent"):
-                self._seen(day, self._budget)
+                budget.seen(day, units)
                 self._metrics.quota(0, 0)
                 if self._exhausted_logged != day:
                     self._exhausted_logged = day
-                    self._log.warning(
-                        "quota.exhausted", budget=self._budget, reset_in_s=math.ceil(seconds_left)
-                    )
+                    self._log.warning("quota.exhausted", budget=units, reset_in_s=math.ceil(seconds_left))
                 return Failure(
                     QuotaExhausted(
-                        f"this service's budget of {self._budget:,} YouTube units for today is spent; "
+                        f"this service's budget of {units:,} YouTube units for today is spent; "
                         "it resets at midnight Pacific time",
                         retry_after_s=max(1, math.ceil(seconds_left)),
                     )
@@ -138,17 +170,3 @@ class QuotaGovernor:
         return Failure(
             SharedStateUnavailable("the shared quota count did not answer; no YouTube call was made")
         )
-
-    def stretch(self) -> float:
-        """The factor by which caches should stretch freshness now (1 = not at all)."""
-        day, seconds_left = self._day.at(self._clock())
-        if day != self._seen_day:
-            return 1.0  # a new day: nothing spent yet, as far as this process knows
-        budget_left = (self._budget - self._seen_spent) / self._budget
-        day_left = self._day.fraction_left(seconds_left)
-        if budget_left >= day_left:
-            return 1.0
-        return min(MAX_STRETCH, day_left / max(budget_left, 1 / self._budget))
-
-    def _seen(self, day: str, spent: int) -> None:
-        self._seen_day, self._seen_spent = day, spent

@@ -6,7 +6,6 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 
 from influencer_stats.domain.models import CacheInfo, VideoBatch, VideoEntry, VideoId, VideoStats
-from influencer_stats.interpreters.stats.cache import CachePolicy
 
 
 class MemoryVideoEntries:
@@ -61,30 +60,3 @@ def batch_of(
         else:
             stats[video_id] = found
     return VideoBatch(stats, tuple(missing), cache)
-
-
-def served_instead(
-    lacking: Sequence[VideoId],
-    held: Mapping[VideoId, VideoEntry],
-    policy: CachePolicy,
-    now: float,
-    *,
-    exhausted: bool,
-) -> list[CacheInfo] | None:
-    """How each of ``lacking`` is served from its entry in place of a failed call: within
-    stale-if-error, or however old once the day's quota budget is spent (``exhausted``);
-    ``None`` when one of them cannot be."""
-    infos = []
-    for video_id in lacking:
-        entry = held.get(video_id)
-        if entry is None:
-            return None
-        if exhausted:
-            age = max(0.0, now - entry.stored_at)
-            info: CacheInfo | None = CacheInfo(True, age, policy.ttl_s - age, "quota-exhausted")
-        else:
-            info = policy.serve_if_error(entry.stored_at, now)
-        if info is None:
-            return None
-        infos.append(info)
-    return infos

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from returns.result import Failure, Result, Success
 
-from influencer_stats.algebras import EventLog, Metrics
+from influencer_stats.algebras import EventLog, UpstreamMetrics
 from influencer_stats.algebras.youtube import VideosListCall
 from influencer_stats.domain.models import (
     StatsByVideo,
@@ -70,7 +70,7 @@ class YouTubeVideoStatsSource:
         policy: UpstreamPolicy,
         gate: CallGate,
         log: EventLog,
-        metrics: Metrics,
+        metrics: UpstreamMetrics,
         *,
         clock: Callable[[], float],
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
