@@ -17,6 +17,7 @@ from typing import Any, Final, TypeVar
 from influencer_stats.domain.validation import DEFAULT_MAX_VIDEOS, MAX_VIDEOS_BOUND
 
 T = TypeVar("T")
+#: What the service's own variables start with (``Slot.env`` builds each slot's from it).
 PREFIX: Final = "INFLUENCER_STATS_"
 #: The most seconds a duration setting takes unless it says less: a day. Beyond it no
 #: timeout, TTL or grace period means anything here, and servers hand these to C and Rust

@@ -12,13 +12,15 @@ from influencer_stats.domain.models import CollectionId, StatsAnswer, StatsError
 class CollectionStatsQuery(Protocol):
     """The statistics of one collection.
 
-    The plain interpreter computes them on every call (``logic.get_stats``);
-    wrappers add caching without the logic or the HTTP edge changing.
+    The use case satisfies it (``logic.service.GetStats``, computing them on
+    every call); wrappers add caching without the logic or the HTTP edge
+    changing.
 
     Contract: after a write or delete of a collection has been acknowledged,
     no answer reflects the collection as it was before it (read-your-writes);
-    answers served from a cache say so in ``StatsAnswer.cache``. Failures are
-    the ``StatsError`` values of ``get_stats``. Safe for concurrent tasks.
+    answers served from a cache, whether of stats or of videos, say so in
+    ``StatsAnswer.cache``. Failures are the ``StatsError`` values of
+    ``GetStats``. Safe for concurrent tasks.
     """
 
     async def stats(self, collection_id: CollectionId) -> Result[StatsAnswer, StatsError]: ...

@@ -7,7 +7,7 @@
 - ``slots``: the ordered slots, from which config, ``--help``,
   ``--list-choices``, the logs and the contract suites take their names.
 - ``wiring``: the resources builders share (settings, exit stack, Redis client).
-- ``root``: ``open_api(settings)`` folds each algebra's stack and builds the API.
+- ``root``: ``open_http_api(settings)`` folds each algebra's stack and opens the API.
 
 Serving (running a server with the API) is ``influencer_stats.serving``.
 """

@@ -27,6 +27,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from influencer_stats.settings import PREFIX
+
 if TYPE_CHECKING:
     from influencer_stats.settings import Settings
 
@@ -126,7 +128,7 @@ class Slot:
 
     @property
     def env(self) -> str:
-        return "INFLUENCER_STATS_" + self.name.upper()
+        return PREFIX + self.name.upper()
 
     @property
     def many(self) -> bool:

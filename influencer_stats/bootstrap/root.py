@@ -1,4 +1,4 @@
-"""``open_api(settings)``: build every interpreter the settings name, fold each stack, close all."""
+"""``open_http_api(settings)``: build every interpreter the settings name, fold each stack, close all."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from influencer_stats.bootstrap.videos import VIDEO_CACHES, VIDEO_CLIENTS, VIDEO
 from influencer_stats.bootstrap.wiring import Observed, Resources, Wiring
 from influencer_stats.http.api import HttpApi
 from influencer_stats.http.openapi import openapi_document
+from influencer_stats.logic.service import GetStats
 from influencer_stats.settings import Settings
 
 A = TypeVar("A")
@@ -67,19 +68,21 @@ async def build_source(wiring: Wiring) -> VideoStatsSource:
 async def build_stats(
     wiring: Wiring, store: CollectionStore, source: VideoStatsSource
 ) -> tuple[CollectionStatsQuery, CollectionStore]:
-    """The stats query, and the store every write must go through (it invalidates the query)."""
-    from influencer_stats.interpreters.stats.cache import InvalidatingStore
-    from influencer_stats.interpreters.stats.computed import ComputedStats
+    """The stats query, and the store every write must go through (it invalidates the query).
 
-    ages = bool(wiring.settings.choices["video_cache"])  # answers say how old their videos are
-    computed: CollectionStatsQuery = ComputedStats(store, source, wiring.log, ages=ages)
-    stats = await fold(wiring, computed, wiring.settings.choices["cache"], STATS_WRAPPERS)
+    The query is the use case (``logic.service.GetStats``) with the ``cache``
+    wrappers folded around it: what the HTTP edge calls.
+    """
+    from influencer_stats.interpreters.stats.cache import InvalidatingStore
+
+    use_case: CollectionStatsQuery = GetStats(store, source, wiring.log)
+    stats = await fold(wiring, use_case, wiring.settings.choices["cache"], STATS_WRAPPERS)
     return stats, InvalidatingStore(store, stats)
 
 
 @asynccontextmanager
-async def open_api(settings: Settings, stdout: BinaryIO | None = None) -> AsyncIterator[HttpApi]:
-    """Build every interpreter the settings name; close them all on exit."""
+async def open_http_api(settings: Settings, stdout: BinaryIO | None = None) -> AsyncIterator[HttpApi]:
+    """The ``HttpApi`` of ``settings``: every interpreter they name built, closed on exit."""
     async with open_wiring(settings, stdout) as wiring:
         source = await build_source(wiring)
         stats, store = await build_stats(wiring, await build_store(wiring), source)

@@ -1,7 +1,7 @@
 """The ``cache`` slot: wrappers of the stats query (``CollectionStatsQuery``).
 
-The base is always ``ComputedStats`` (the logic's ``get_stats`` over the store
-and the video source); these wrap it. Every write reaches them through
+The base is always the use case itself (``logic.service.GetStats`` over the
+store and the video source); these wrap it. Every write reaches them through
 ``InvalidatingStore``, which the root puts around the store whatever the
 wrappers, so a new cache cannot miss an invalidation.
 """

@@ -2,10 +2,10 @@
 
 A server finds the request's ``Route`` in the route table (``routes.ROUTES``),
 wraps what it received in an ``Incoming`` and writes the ``Reply`` that
-``HttpApi.serve`` returns. ``serve`` dispatches to the route's handler for the
-method, one of ``HttpApi``'s methods. Everything else (request ids, write
-auth, JSON, validation, status codes, problem bodies, request metrics) lives
-here or in ``problems``, so every server behaves identically.
+``HttpApi.serve`` returns. ``serve`` is what every request goes through:
+request id, method and path checks, write auth, the route's handler for the
+method (``handlers``), a bug stopped as a 500, request metrics. Status codes
+and problem bodies come from ``problems``, so every server behaves identically.
 """
 
 from __future__ import annotations
@@ -18,34 +18,18 @@ from dataclasses import dataclass
 from random import getrandbits as _random_bits
 from typing import TYPE_CHECKING
 
-import msgspec
-import orjson
-from returns.result import Failure, Success
-
 from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, EventLog, Metrics
 from influencer_stats.algebras.event_log import LOG_CONTEXT
-from influencer_stats.domain.models import Created
-from influencer_stats.domain.validation import (
-    parse_collection_body,
-    parse_collection_id,
-)
-from influencer_stats.http import docs, problems
-from influencer_stats.http.body import BodyIncomplete, json_nests_deeper
-from influencer_stats.http.pagination import page_body, parse_page_request
-from influencer_stats.http.problems import JSON, Reply
-from influencer_stats.http.stats_reply import CachedBodies, cache_headers, stats_body
+from influencer_stats.http import problems
+from influencer_stats.http.body import BodyIncomplete
+from influencer_stats.http.problems import Reply
 
 if TYPE_CHECKING:
     from influencer_stats.http.route_table import Route
 
 MAX_BODY_BYTES = 1024 * 1024
-#: Arrays and objects nested deeper than this are refused before decoding (the body needs 2).
-MAX_JSON_DEPTH = 32
-_decode = msgspec.json.Decoder().decode
 #: Readiness checks by dependency name, built by the composition root.
 Checks = dict[str, Callable[[], Awaitable[bool]]]
-_HEALTHY = Reply(200, b'{"status":"ok"}')
-_NO_CONTENT = Reply(204, b"")
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 _clock = time.perf_counter
 #: Methods that need the write token (when one is set), on whichever route answers them.
@@ -138,10 +122,11 @@ def new_request_id() -> str:
 class HttpApi:
     """The service's HTTP behaviour, built from the algebras it needs.
 
-    ``serve`` answers every request; the handlers below answer one method of
-    one route each (``routes.ROUTES`` pairs them). With ``write_token`` set,
-    PUT and DELETE need ``Authorization: Bearer <token>`` (compared in
-    constant time), checked before the handler runs; reads stay open.
+    ``serve`` answers every request; the route's handler for the method
+    (``handlers``; ``routes.ROUTES`` pairs them) reads what it needs from the
+    attributes. With ``write_token`` set, PUT and DELETE need ``Authorization:
+    Bearer <token>`` (compared in constant time), checked before the handler
+    runs; reads stay open.
     """
 
     max_body_bytes = MAX_BODY_BYTES
@@ -163,10 +148,10 @@ class HttpApi:
         self.log = log
         self.checks = dict(checks)
         self.metrics = metrics
+        self.max_videos = max_videos
+        #: The OpenAPI document, as ``/openapi.json`` answers it.
+        self.openapi = Reply(200, openapi)
         self._write_token = write_token.encode() if write_token else None
-        self._max_videos = max_videos
-        self._openapi = Reply(200, openapi)
-        self._bodies = CachedBodies()
 
     async def serve(self, incoming: Incoming) -> Reply:
         """Answer one request: bind its id to the logs, dispatch, count it."""
@@ -245,128 +230,3 @@ class HttpApi:
             "writes need the header Authorization: Bearer <token>",
             headers=(("www-authenticate", 'Bearer realm="influencer-stats"'),),
         )
-
-    # The handlers, one per route and method (``routes.ROUTES`` says which).
-
-    async def liveness(self, _: Incoming) -> Reply:
-        """The process answers."""
-        return _HEALTHY
-
-    async def readiness(self, _: Incoming) -> Reply:
-        """Every dependency of this profile answers."""
-        results = {name: await check() for name, check in self.checks.items()}
-        failing = sorted(name for name, ok in results.items() if not ok)
-        if failing:
-            return problems.problem(
-                503,
-                "not-ready",
-                "Not ready",
-                f"dependencies not answering: {', '.join(failing)}",
-                headers=(("retry-after", "1"),),
-                checks={name: "ok" if ok else "failing" for name, ok in results.items()},
-            )
-        return Reply(200, orjson.dumps({"status": "ready", "checks": dict.fromkeys(results, "ok")}))
-
-    async def scrape_metrics(self, _: Incoming) -> Reply:
-        body, content_type = self.metrics.render()
-        return Reply(200, body, content_type)
-
-    async def describe(self, _: Incoming) -> Reply:
-        """The OpenAPI document."""
-        return self._openapi
-
-    async def docs_page(self, _: Incoming) -> Reply:
-        """Swagger UI's page over the OpenAPI document."""
-        return docs.page_reply()
-
-    async def docs_asset(self, incoming: Incoming) -> Reply:
-        """One allow-listed file of the page: each is a route of its own, named by its template."""
-        return docs.asset_reply(incoming.route.template.removeprefix(docs.ASSET_PREFIX))
-
-    async def list_collections(self, incoming: Incoming) -> Reply:
-        """One page of the sorted ids (``pagination``: ``limit``, ``cursor``, ``next``)."""
-        match parse_page_request(incoming.query):
-            case Failure(invalid):
-                return problems.invalid_input(invalid)
-            case Success(page):
-                pass
-        match await self.store.ids(page.after, page.limit + 1):  # one more: is there a next page?
-            case Success(ids):
-                return Reply(200, orjson.dumps(page_body(ids, page.limit)))
-            case Failure(error):
-                return problems.for_error(error)
-        raise AssertionError("unreachable")
-
-    async def get_collection(self, incoming: Incoming) -> Reply:
-        match parse_collection_id(incoming.collection_id):
-            case Failure(invalid):
-                return problems.invalid_input(invalid)
-            case Success(collection_id):
-                pass
-        match await self.store.get(collection_id):
-            case Success(collection):
-                return Reply(200, orjson.dumps({"videos": collection.videos}))
-            case Failure(error):
-                return problems.for_error(error)
-        raise AssertionError("unreachable")
-
-    async def put_collection(self, incoming: Incoming) -> Reply:
-        body = await incoming.read_body(self.max_body_bytes)
-        if body is None:
-            return problems.body_too_large(self.max_body_bytes)
-        match parse_collection_id(incoming.collection_id):
-            case Failure(invalid):
-                return problems.invalid_input(invalid)
-            case Success(collection_id):
-                pass
-        if json_nests_deeper(body, MAX_JSON_DEPTH):
-            return problems.malformed_json(
-                f"the body nests arrays or objects deeper than {MAX_JSON_DEPTH} levels (or unbalanced)"
-            )
-        try:
-            document = _decode(body)
-        except msgspec.DecodeError as exc:
-            return problems.malformed_json(f"the body is not valid JSON: {exc}")
-        match parse_collection_body(document, self._max_videos):
-            case Failure(invalid):
-                return problems.invalid_input(invalid)
-            case Success(videos):
-                pass
-        match await self.store.save(collection_id, videos):
-            case Failure(error):
-                return problems.for_error(error)
-            case Success(outcome):
-                created = isinstance(outcome, Created)
-        self.log.info("collection.saved", collection=collection_id, videos=len(videos), created=created)
-        body_out = orjson.dumps({"videos": videos})
-        if created:
-            return Reply(201, body_out, JSON, (("location", f"/collections/{collection_id}"),))
-        return Reply(200, body_out)
-
-    async def delete_collection(self, incoming: Incoming) -> Reply:
-        match parse_collection_id(incoming.collection_id):
-            case Failure(invalid):
-                return problems.invalid_input(invalid)
-            case Success(collection_id):
-                pass
-        match await self.store.delete(collection_id):
-            case Failure(error):
-                return problems.for_error(error)
-            case Success(_):
-                self.log.info("collection.deleted", collection=collection_id)
-                return _NO_CONTENT
-        raise AssertionError("unreachable")
-
-    async def collection_stats(self, incoming: Incoming) -> Reply:
-        # The hottest path: isinstance instead of match (several times cheaper here).
-        parsed = parse_collection_id(incoming.collection_id)
-        if not isinstance(parsed, Success):
-            return problems.invalid_input(parsed.failure())
-        collection_id = parsed.unwrap()
-        result = await self.stats.stats(collection_id)
-        if not isinstance(result, Success):
-            return problems.for_error(result.failure())
-        stats, cache = result.unwrap()
-        if cache is None:  # computed now: a new object every time, nothing to reuse
-            return Reply(200, stats_body(stats))
-        return Reply(200, self._bodies.body(collection_id, stats), JSON, cache_headers(cache))

@@ -3,8 +3,9 @@
 Every server serves these bytes at ``/openapi.json``, and ``/docs`` shows them;
 schemathesis checks each server's behaviour against them, so document and
 servers cannot drift. Each operation has an ``operationId``, a tag and
-examples; the problem examples are built by the functions that build the
-service's own problems, so they read as the service answers.
+examples (``openapi_operations``); the problem examples are built by the
+functions that build the service's own problems, so they read as the service
+answers. ``info.version`` is the installed package's.
 """
 
 from __future__ import annotations
@@ -16,14 +17,8 @@ import orjson
 
 from influencer_stats.domain.validation import DEFAULT_MAX_VIDEOS
 from influencer_stats.http import problems
-from influencer_stats.http.openapi_operations import (
-    BAD_PATH,
-    QUOTA_EXHAUSTED_EXAMPLE,
-    TAGS,
-    operation,
-    operations,
-    problem_response,
-)
+from influencer_stats.http.openapi_operations import QUOTA_EXHAUSTED_EXAMPLE, TAGS, operations
+from influencer_stats.http.openapi_parts import BAD_PATH, TITLE, operation, problem_response, version
 from influencer_stats.http.pagination import CURSOR_PATTERN, MAX_LIMIT
 from influencer_stats.http.route_table import Route
 from influencer_stats.http.routes import DOCUMENTED, ROUTES
@@ -166,8 +161,8 @@ def openapi_spec(max_videos: int = DEFAULT_MAX_VIDEOS) -> dict[str, Any]:
     return {
         "openapi": "3.1.0",
         "info": {
-            "title": "influencer-stats",
-            "version": "0.1.0",
+            "title": TITLE,
+            "version": version(),
             "description": "YouTube statistics for collections of videos. Errors are RFC 9457 problems. "
             "Interactive documentation: [/docs](/docs).",
         },

@@ -1,29 +1,39 @@
 """The operations of the OpenAPI document: summaries, parameters, responses and examples.
 
-``openapi.py`` assembles the document around them. The problem examples are
-built by the functions that build the service's own problems, so they read as
-the service answers.
+One entry per route of ``routes.DOCUMENTED``, made of ``openapi_parts``;
+``openapi`` assembles the document around them.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
 from influencer_stats.domain.models import (
     CollectionId,
     CollectionNotFound,
     QuotaExceeded,
     SharedStateUnavailable,
-    StoreUnavailable,
     UpstreamBusy,
     UpstreamTimeout,
     UpstreamUnavailable,
 )
-from influencer_stats.domain.validation import parse_collection_body, parse_collection_id
+from influencer_stats.domain.validation import parse_collection_body
 from influencer_stats.http import problems
-from influencer_stats.http.api import MAX_BODY_BYTES, MAX_JSON_DEPTH
+from influencer_stats.http.api import MAX_BODY_BYTES
+from influencer_stats.http.handlers import MAX_JSON_DEPTH
+from influencer_stats.http.openapi_parts import (
+    BAD_ID,
+    REQUEST_ID,
+    RETRY_AFTER,
+    STORE_DOWN,
+    STORE_DOWN_REPLY,
+    TITLE,
+    UNAUTHORIZED_REPLY,
+    json_response,
+    operation,
+    problem_response,
+    version,
+)
 from influencer_stats.http.pagination import (
     CURSOR_PATTERN,
     DEFAULT_LIMIT,
@@ -31,12 +41,7 @@ from influencer_stats.http.pagination import (
     cursor_of,
     parse_page_request,
 )
-from influencer_stats.http.problems import Reply
 from influencer_stats.http.routes import COLLECTION, COLLECTIONS, HEALTHZ, METRICS, OPENAPI, READYZ, STATS
-
-_PROBLEM_REF = {"$ref": "#/components/schemas/Problem"}
-_REQUEST_ID = {"$ref": "#/components/headers/X-Request-ID"}
-_RETRY_AFTER = {"schema": {"type": "string"}, "description": "seconds to wait"}
 
 # The examples: one story, a campaign's collection of real YouTube videos (11-character ids).
 _VIDEOS = ["dQw4w9WgXcQ", "9bZkp7q19f0", "kJQP7kiw5Fk"]
@@ -50,51 +55,6 @@ TAGS = [
     {"name": "operations", "description": "Liveness, readiness, metrics and this document."},
 ]
 
-
-def _document(reply: Reply) -> Any:
-    return orjson.loads(reply.body)
-
-
-def _camel(slug: str) -> str:
-    first, *rest = slug.split("-")
-    return first + "".join(word.capitalize() for word in rest)
-
-
-def _json(schema: str, description: str, example: Any, **headers: Any) -> dict[str, Any]:
-    return {
-        "description": description,
-        "headers": {"X-Request-ID": _REQUEST_ID, **headers},
-        "content": {
-            "application/json": {"schema": {"$ref": f"#/components/schemas/{schema}"}, "example": example}
-        },
-    }
-
-
-def problem_response(description: str, *examples: Reply, **headers: Any) -> dict[str, Any]:
-    """A problem response; ``examples`` are replies the service builds, named by their type."""
-    documents = [_document(reply) for reply in examples]
-    return {
-        "description": description,
-        "headers": {"X-Request-ID": _REQUEST_ID, **headers},
-        "content": {
-            "application/problem+json": {
-                "schema": _PROBLEM_REF,
-                "examples": {
-                    _camel(document["type"].rpartition(":")[2]): {
-                        "summary": document["title"],
-                        "value": document,
-                    }
-                    for document in documents
-                },
-            }
-        },
-    }
-
-
-def operation(operation_id: str, tag: str, summary: str, **rest: Any) -> dict[str, Any]:
-    return {"operationId": operation_id, "tags": [tag], "summary": summary, **rest}
-
-
 _ID = {
     "name": "id",
     "in": "path",
@@ -103,18 +63,8 @@ _ID = {
     "schema": {"type": "string", "pattern": "^[A-Za-z0-9._-]{1,64}$"},
     "example": _COLLECTION_ID,
 }
-_STORE_DOWN_REPLY = problems.for_error(StoreUnavailable("sqlite: OperationalError: database is locked"))
-_STORE_DOWN = problem_response(
-    "collection storage unavailable", _STORE_DOWN_REPLY, **{"Retry-After": _RETRY_AFTER}
-)
-_BAD_ID_REPLY = problems.invalid_input(parse_collection_id("summer campaign!").failure())
-_BAD_ID = problem_response("invalid collection id", _BAD_ID_REPLY)
-BAD_PATH = problem_response("the path is not ASCII once percent-decoded", problems.path_not_ascii())
 _NOT_FOUND = problem_response(
     "no such collection", problems.for_error(CollectionNotFound(CollectionId(_COLLECTION_ID)))
-)
-_UNAUTHORIZED_REPLY = problems.problem(
-    401, "unauthorized", "Unauthorized", "writes need the header Authorization: Bearer <token>"
 )
 _WRITE_SECURITY: list[dict[str, list[str]]] = [
     {},
@@ -142,7 +92,7 @@ def operations() -> dict[str, dict[str, Any]]:
                 "getHealth",
                 "operations",
                 "Liveness",
-                responses={"200": _json("Status", "the process answers", {"status": "ok"})},
+                responses={"200": json_response("Status", "the process answers", {"status": "ok"})},
             )
         },
         READYZ: {
@@ -151,7 +101,7 @@ def operations() -> dict[str, dict[str, Any]]:
                 "operations",
                 "Readiness: the profile's dependencies answer",
                 responses={
-                    "200": _json(
+                    "200": json_response(
                         "Status", "ready", {"status": "ready", "checks": {"sqlite": "ok", "redis": "ok"}}
                     ),
                     "503": problem_response(
@@ -163,7 +113,7 @@ def operations() -> dict[str, dict[str, Any]]:
                             "dependencies not answering: redis",
                             checks={"sqlite": "ok", "redis": "failing"},
                         ),
-                        **{"Retry-After": _RETRY_AFTER},
+                        **{"Retry-After": RETRY_AFTER},
                     ),
                 },
             )
@@ -176,7 +126,7 @@ def operations() -> dict[str, dict[str, Any]]:
                 responses={
                     "200": {
                         "description": "text exposition format",
-                        "headers": {"X-Request-ID": _REQUEST_ID},
+                        "headers": {"X-Request-ID": REQUEST_ID},
                         "content": {
                             "text/plain": {"schema": {"type": "string"}, "example": _METRICS_EXAMPLE}
                         },
@@ -192,13 +142,13 @@ def operations() -> dict[str, dict[str, Any]]:
                 responses={
                     "200": {
                         "description": "OpenAPI 3.1",
-                        "headers": {"X-Request-ID": _REQUEST_ID},
+                        "headers": {"X-Request-ID": REQUEST_ID},
                         "content": {
                             "application/json": {
                                 "schema": {"type": "object"},
                                 "example": {
                                     "openapi": "3.1.0",
-                                    "info": {"title": "influencer-stats", "version": "0.1.0"},
+                                    "info": {"title": TITLE, "version": version()},
                                     "paths": {"/healthz": {"get": {"operationId": "getHealth"}}},
                                 },
                             }
@@ -236,7 +186,7 @@ def operations() -> dict[str, dict[str, Any]]:
                 "collections",
                 "The collection ids, sorted, a page at a time",
                 responses={
-                    "200": _json(
+                    "200": json_response(
                         "Ids",
                         "a page of ids, and the next page's cursor when there is one",
                         {"ids": _PAGE, "next": cursor_of(CollectionId(_PAGE[-1]))},
@@ -245,7 +195,7 @@ def operations() -> dict[str, dict[str, Any]]:
                         f"limit not an integer from 1 to {MAX_LIMIT}, cursor malformed, or either repeated",
                         problems.invalid_input(parse_page_request("limit=5000").failure()),
                     ),
-                    "503": _STORE_DOWN,
+                    "503": STORE_DOWN,
                 },
             ),
         },
@@ -256,10 +206,10 @@ def operations() -> dict[str, dict[str, Any]]:
                 "collections",
                 "A collection's videos",
                 responses={
-                    "200": _json("Videos", "the videos, in the order saved", {"videos": _VIDEOS}),
+                    "200": json_response("Videos", "the videos, in the order saved", {"videos": _VIDEOS}),
                     "404": _NOT_FOUND,
-                    "422": _BAD_ID,
-                    "503": _STORE_DOWN,
+                    "422": BAD_ID,
+                    "503": STORE_DOWN,
                 },
             ),
             "put": operation(
@@ -277,8 +227,8 @@ def operations() -> dict[str, dict[str, Any]]:
                     },
                 },
                 responses={
-                    "200": _json("Videos", "replaced", {"videos": _VIDEOS}),
-                    "201": _json(
+                    "200": json_response("Videos", "replaced", {"videos": _VIDEOS}),
+                    "201": json_response(
                         "Videos",
                         "created",
                         {"videos": _VIDEOS},
@@ -294,7 +244,7 @@ def operations() -> dict[str, dict[str, Any]]:
                     ),
                     "401": problem_response(
                         "a write token is set and the request does not carry it",
-                        _UNAUTHORIZED_REPLY,
+                        UNAUTHORIZED_REPLY,
                         **{"WWW-Authenticate": {"schema": {"type": "string"}}},
                     ),
                     "413": problem_response(
@@ -304,7 +254,7 @@ def operations() -> dict[str, dict[str, Any]]:
                         "wrong body shape, bad id, or too many videos",
                         problems.invalid_input(parse_collection_body({"videos": ["dQw4w9WgXc"]}).failure()),
                     ),
-                    "503": _STORE_DOWN,
+                    "503": STORE_DOWN,
                 },
             ),
             "delete": operation(
@@ -313,13 +263,13 @@ def operations() -> dict[str, dict[str, Any]]:
                 "Delete a collection",
                 security=_WRITE_SECURITY,
                 responses={
-                    "204": {"description": "deleted", "headers": {"X-Request-ID": _REQUEST_ID}},
+                    "204": {"description": "deleted", "headers": {"X-Request-ID": REQUEST_ID}},
                     "401": problem_response(
-                        "a write token is set and the request does not carry it", _UNAUTHORIZED_REPLY
+                        "a write token is set and the request does not carry it", UNAUTHORIZED_REPLY
                     ),
                     "404": _NOT_FOUND,
-                    "422": _BAD_ID,
-                    "503": _STORE_DOWN,
+                    "422": BAD_ID,
+                    "503": STORE_DOWN,
                 },
             ),
         },
@@ -330,7 +280,7 @@ def operations() -> dict[str, dict[str, Any]]:
                 "stats",
                 "Aggregate statistics of a collection",
                 responses={
-                    "200": _json(
+                    "200": json_response(
                         "Stats",
                         "the aggregate; Cache-Status and Age when a cache served it",
                         {
@@ -349,7 +299,7 @@ def operations() -> dict[str, dict[str, Any]]:
                         },
                     ),
                     "404": _NOT_FOUND,
-                    "422": _BAD_ID,
+                    "422": BAD_ID,
                     "502": problem_response(
                         "YouTube failed, rejected the request or sent invalid data",
                         problems.for_error(UpstreamUnavailable("YouTube answered 500 backendError")),
@@ -367,8 +317,8 @@ def operations() -> dict[str, dict[str, Any]]:
                                 "the shared quota count did not answer; no YouTube call was made"
                             )
                         ),
-                        _STORE_DOWN_REPLY,
-                        **{"Retry-After": _RETRY_AFTER},
+                        STORE_DOWN_REPLY,
+                        **{"Retry-After": RETRY_AFTER},
                     ),
                     "504": problem_response(
                         "YouTube did not answer in time",

@@ -5,16 +5,16 @@ registers each template with its framework (Starlette, every method, no slash
 redirects) or matches the percent-decoded path with ``ROUTES.match`` (the
 aiohttp, ASGI and RSGI apps); either way it hands ``HttpApi.serve`` the matched
 ``Route``, whose handlers ``HttpApi`` dispatches to by method (a dict lookup),
-or asks ``HttpApi.unmatched`` for the refusal when no template matches. The OpenAPI document describes the
-same table, and refuses to build if they differ. Adding a route is one entry
-here plus its handler (an ``HttpApi`` method) and its OpenAPI operation
-(the docs page and its files, ``DOCS_ROUTES``, are for people and left out of it).
+or asks ``HttpApi.unmatched`` for the refusal when no template matches. The
+OpenAPI document describes the same table, and refuses to build if they
+differ. Adding a route is one entry here plus its handler (a function of
+``handlers``) and its OpenAPI operation (the docs page and its files,
+``DOCS_ROUTES``, are for people and left out of it).
 """
 
 from __future__ import annotations
 
-from influencer_stats.http import docs
-from influencer_stats.http.api import HttpApi
+from influencer_stats.http import docs, handlers
 from influencer_stats.http.route_table import RouteTable, route
 
 HEALTHZ = "/healthz"
@@ -32,17 +32,20 @@ DOCS_ROUTES = frozenset({DOCS, *DOCS_ASSETS})
 
 
 ROUTES = RouteTable(
-    route(HEALTHZ, GET=HttpApi.liveness),
-    route(READYZ, GET=HttpApi.readiness),
-    route(METRICS, GET=HttpApi.scrape_metrics),
-    route(OPENAPI, GET=HttpApi.describe),
-    route(COLLECTIONS, GET=HttpApi.list_collections),
+    route(HEALTHZ, GET=handlers.liveness),
+    route(READYZ, GET=handlers.readiness),
+    route(METRICS, GET=handlers.scrape_metrics),
+    route(OPENAPI, GET=handlers.describe),
+    route(COLLECTIONS, GET=handlers.list_collections),
     route(
-        COLLECTION, GET=HttpApi.get_collection, PUT=HttpApi.put_collection, DELETE=HttpApi.delete_collection
+        COLLECTION,
+        GET=handlers.get_collection,
+        PUT=handlers.put_collection,
+        DELETE=handlers.delete_collection,
     ),
-    route(STATS, GET=HttpApi.collection_stats),
-    route(DOCS, GET=HttpApi.docs_page),
-    *(route(template, GET=HttpApi.docs_asset) for template in DOCS_ASSETS),
+    route(STATS, GET=handlers.collection_stats),
+    route(DOCS, GET=handlers.docs_page),
+    *(route(template, GET=handlers.docs_asset) for template in DOCS_ASSETS),
 )
 
 #: The templates the OpenAPI document describes, in table order.

@@ -12,11 +12,11 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any
 
-from influencer_stats.bootstrap.root import open_api
+from influencer_stats.bootstrap.root import open_http_api
 from influencer_stats.http.api import HttpApi
 from influencer_stats.settings import Settings
 
-#: Opens the API (and every resource it holds) for a server's lifespan: ``bootstrap.root.open_api``.
+#: Opens the API (and every resource it holds) for a server's lifespan: ``bootstrap.root.open_http_api``.
 OpenApi = Callable[[], AbstractAsyncContextManager[HttpApi]]
 #: Builds a server's framework app around an opener of the API (``Server.app``).
 AppOf = Callable[[OpenApi, Settings], Any]
@@ -39,4 +39,4 @@ class Server:
 
 def app_around(settings: Settings, app: AppOf) -> Any:
     """``app`` around the API of ``settings``: the composition root opens it in the app's lifespan."""
-    return app(lambda: open_api(settings), settings)
+    return app(lambda: open_http_api(settings), settings)

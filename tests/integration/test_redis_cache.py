@@ -20,10 +20,10 @@ from influencer_stats.interpreters.collections.redis_store import RedisCollectio
 from influencer_stats.interpreters.metrics.noop import NoMetrics
 from influencer_stats.interpreters.redis_keys import RedisKeys
 from influencer_stats.interpreters.stats.cache import InvalidatingStore
-from influencer_stats.interpreters.stats.computed import ComputedStats
 from influencer_stats.interpreters.stats.redis_cache import RedisCachedStats
 from influencer_stats.interpreters.videos.fake import FakeVideoStatsSource
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
+from influencer_stats.logic.service import GetStats
 from influencer_stats.testing.clock import ManualClock
 from influencer_stats.testing.event_log import CapturingEventLog
 from influencer_stats.testing.stats_query import ScriptedStatsQuery as Inner
@@ -235,7 +235,7 @@ class Worker:
         store = RedisCollectionStore(client, RedisKeys(prefix))
         log = CapturingEventLog()
         self.stats = RedisCachedStats(
-            ComputedStats(store, FakeVideoStatsSource(), log, ages=False),
+            GetStats(store, FakeVideoStatsSource(), log),
             client,
             clock,
             log,

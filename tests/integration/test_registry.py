@@ -17,7 +17,7 @@ import pytest
 from returns.result import Success
 
 from influencer_stats.bootstrap.registry import Slot
-from influencer_stats.bootstrap.root import open_api
+from influencer_stats.bootstrap.root import open_http_api
 from influencer_stats.bootstrap.servers import SERVERS
 from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.config.resolve import resolve
@@ -57,7 +57,7 @@ async def test_every_registered_choice_builds_serves_stats_and_closes(
     collection = CollectionId(f"registry-{slot_name}-{name}")
     videos = (synthetic_video_id(1), synthetic_video_id(2), synthetic_video_id(2))
 
-    async with open_api(settings, stdout) as api:
+    async with open_http_api(settings, stdout) as api:
         saved = await api.store.save(collection, videos)
         answer = await api.stats.stats(collection)
 
@@ -94,7 +94,7 @@ def test_every_registered_server_opens_and_closes_the_api_in_its_application(
 
     def open_and_note() -> Any:
         opened.append(server)
-        return open_api(settings, io.BytesIO())
+        return open_http_api(settings, io.BytesIO())
 
     chosen = server_named(server)
     app = chosen.app(open_and_note, settings)

@@ -24,8 +24,8 @@ from influencer_stats.http.problems import PROBLEM_JSON, Reply
 from influencer_stats.http.routes import ROUTES
 from influencer_stats.interpreters.collections.memory_dict import DictCollectionStore
 from influencer_stats.interpreters.metrics.noop import NoMetrics
-from influencer_stats.interpreters.stats.computed import ComputedStats
 from influencer_stats.interpreters.videos.fake import FakeVideoStatsSource
+from influencer_stats.logic.service import GetStats
 from influencer_stats.testing.event_log import CapturingEventLog
 
 ORIGINAL_VIDEOS = ["-4lB5EKS5Uk", "-jlLkTtgWUk", "1FEFpk-uIYo"]
@@ -122,8 +122,8 @@ class Service:
         return await self.request("GET", path, request_id=request_id)
 
 
-def _computed(store: CollectionStore, log: EventLog) -> CollectionStatsQuery:
-    return ComputedStats(store, FakeVideoStatsSource(), log, ages=False)
+def _use_case(store: CollectionStore, log: EventLog) -> CollectionStatsQuery:
+    return GetStats(store, FakeVideoStatsSource(), log)
 
 
 def service(
@@ -131,10 +131,10 @@ def service(
     write_token: str | None = None,
     max_videos: int = DEFAULT_MAX_VIDEOS,
     store: CollectionStore | None = None,
-    stats: Callable[[CollectionStore, EventLog], CollectionStatsQuery] = _computed,
+    stats: Callable[[CollectionStore, EventLog], CollectionStatsQuery] = _use_case,
     checks: Mapping[str, bool] | None = None,
 ) -> Service:
-    """The API on a dict store and computed stats over the fake source, unless told otherwise."""
+    """The API on a dict store and the stats use case over the fake source, unless told otherwise."""
     store = store or DictCollectionStore()
     log = ContextLog()
     metrics = RecordingMetrics()

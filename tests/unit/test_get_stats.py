@@ -1,4 +1,4 @@
-"""The stats use case, run against in-memory fakes (no network)."""
+"""The stats use case (``GetStats``, the stats query the edge calls), run against in-memory fakes."""
 
 from __future__ import annotations
 
@@ -6,10 +6,14 @@ from collections.abc import Sequence
 
 from returns.result import Failure, Result, Success
 
+from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, EventLog, VideoStatsSource
 from influencer_stats.domain.models import (
+    CacheInfo,
     CollectionId,
     CollectionNotFound,
     QuotaExceeded,
+    StatsAnswer,
+    StatsError,
     UpstreamError,
     VideoBatch,
     VideoId,
@@ -17,7 +21,7 @@ from influencer_stats.domain.models import (
 from influencer_stats.interpreters.collections.memory_dict import DictCollectionStore
 from influencer_stats.interpreters.videos.fake import FakeVideoStatsSource
 from influencer_stats.interpreters.videos.synthetic import synthetic_stats
-from influencer_stats.logic.service import get_stats
+from influencer_stats.logic.service import GetStats
 from influencer_stats.testing.event_log import CapturingEventLog
 
 ONE = CollectionId("campaign-1")
@@ -36,6 +40,13 @@ class RecordingSource:
         return self.result
 
 
+async def get_stats(
+    collection_id: CollectionId, store: CollectionStore, source: VideoStatsSource, log: EventLog
+) -> Result[StatsAnswer, StatsError]:
+    query: CollectionStatsQuery = GetStats(store, source, log)  # the use case is the stats query
+    return await query.stats(collection_id)
+
+
 async def test_stats_of_a_saved_collection_sum_its_videos() -> None:
     store = DictCollectionStore()
     await store.save(ONE, (A, B))
@@ -44,9 +55,10 @@ async def test_stats_of_a_saved_collection_sum_its_videos() -> None:
 
     expected_views = synthetic_stats(A).views + synthetic_stats(B).views
     match result:
-        case Success(stats):
+        case Success(StatsAnswer(stats, cache)):
             assert stats.impressions == expected_views
             assert stats.videos == 2
+            assert cache is None  # every video fetched now
         case Failure(error):
             raise AssertionError(error)
 
@@ -67,7 +79,7 @@ async def test_unknown_videos_are_listed_as_missing() -> None:
 
     result = await get_stats(ONE, store, FakeVideoStatsSource(), CapturingEventLog())
 
-    assert result.map(lambda s: (s.videos, s.missing)) == Success((1, (UNKNOWN,)))
+    assert result.map(lambda a: (a.stats.videos, a.stats.missing)) == Success((1, (UNKNOWN,)))
 
 
 async def test_an_unknown_collection_is_not_found_and_the_source_is_not_called() -> None:
@@ -86,7 +98,9 @@ async def test_an_empty_collection_is_zeros_without_an_upstream_call() -> None:
 
     result = await get_stats(ONE, store, source, CapturingEventLog())
 
-    assert result.map(lambda s: (s.impressions, s.engagements, s.score, s.videos)) == Success((0, 0, 0, 0))
+    assert result.map(
+        lambda a: (a.stats.impressions, a.stats.engagements, a.stats.score, a.stats.videos)
+    ) == (Success((0, 0, 0, 0)))
     assert source.requests == []
 
 
@@ -113,3 +127,25 @@ async def test_a_successful_computation_is_logged_for_operators() -> None:
 
     [event] = log.named("stats.computed")
     assert event.fields == {"collection": ONE, "videos": 1, "missing": 1}
+
+
+async def test_an_answer_from_cached_videos_says_how_a_cache_served_them() -> None:
+    store = DictCollectionStore()
+    await store.save(ONE, (A,))
+    served = CacheInfo(True, age_s=40.0, ttl_s=-10.0, stale_reason="revalidating")
+    source = RecordingSource(Success(VideoBatch({A: synthetic_stats(A)}, cache=served)))
+
+    result = await get_stats(ONE, store, source, CapturingEventLog())
+
+    assert result.map(lambda a: (a.stats.videos, a.cache)) == Success((1, served))
+
+
+async def test_nothing_is_kept_so_invalidating_changes_no_answer() -> None:
+    store = DictCollectionStore()
+    await store.save(ONE, (A,))
+    use_case = GetStats(store, FakeVideoStatsSource(), CapturingEventLog())
+    before = await use_case.stats(ONE)
+
+    await use_case.invalidate(ONE)
+
+    assert await use_case.stats(ONE) == before

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterator
+from importlib import metadata
 from typing import Any
 from urllib.parse import unquote
 
@@ -21,6 +22,7 @@ from influencer_stats.domain.models import QuotaExhausted
 from influencer_stats.http import problems
 from influencer_stats.http.docs import ASSETS
 from influencer_stats.http.openapi import QUOTA_EXHAUSTED_EXAMPLE, openapi_document, openapi_spec
+from influencer_stats.http.openapi_parts import version
 from influencer_stats.http.routes import DOCS, DOCS_ROUTES
 from tests.unit.http_api_support import Body, Service, assert_problem, document, header, service
 
@@ -220,6 +222,26 @@ def test_the_document_names_its_own_origin_as_its_server_and_leaves_out_the_docs
 
     assert [server["url"] for server in spec["servers"]] == ["/"]
     assert not DOCS_ROUTES & set(spec["paths"])
+
+
+def test_the_document_states_the_version_of_the_installed_package() -> None:
+    spec = orjson.loads(openapi_document())
+    example = spec["paths"]["/openapi.json"]["get"]["responses"]["200"]["content"]["application/json"]
+
+    assert spec["info"]["version"] == metadata.version("influencer-stats")
+    assert example["example"]["info"] == {"title": "influencer-stats", "version": spec["info"]["version"]}
+
+
+def test_a_checkout_that_was_never_installed_says_so_as_its_version(monkeypatch: pytest.MonkeyPatch) -> None:
+    def not_installed(name: str) -> str:
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(metadata, "version", not_installed)
+    version.cache_clear()
+    try:
+        assert version() == "unknown (not installed)"
+    finally:
+        version.cache_clear()  # the next caller reads the installed package again
 
 
 def test_every_operation_with_a_body_has_an_example_response() -> None:

@@ -203,3 +203,22 @@ async def test_a_cached_answer_carries_cache_status_and_age(
         "videos": 3,
         "missing": [],
     }
+
+
+async def test_a_cached_answer_always_renders_the_stats_it_carries() -> None:
+    hit = CacheInfo(True, 1.0, 9.0)
+    answering = AnsweringStats(Success(StatsAnswer(_STATS, hit)))
+    cached = service(stats=lambda _store, _log: answering)
+    first = await cached.get("/collections/c/stats")
+
+    answering.answer = Success(StatsAnswer(CollectionStats(1, 2, 3, 1, (VideoId("X0000000000"),)), hit))
+    second = await cached.get("/collections/c/stats")
+
+    assert document(first)["impressions"] == 18760776
+    assert document(second) == {
+        "impressions": 1,
+        "engagements": 2,
+        "score": 3,
+        "videos": 1,
+        "missing": ["X0000000000"],
+    }

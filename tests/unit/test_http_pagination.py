@@ -31,8 +31,8 @@ from influencer_stats.http.problems import PROBLEM_JSON
 from influencer_stats.http.routes import COLLECTIONS, ROUTES
 from influencer_stats.interpreters.collections.memory_dict import DictCollectionStore
 from influencer_stats.interpreters.metrics.noop import NoMetrics
-from influencer_stats.interpreters.stats.computed import ComputedStats
 from influencer_stats.interpreters.videos.fake import FakeVideoStatsSource
+from influencer_stats.logic.service import GetStats
 from influencer_stats.testing.event_log import CapturingEventLog
 
 ID_CHARACTERS = "-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz"
@@ -158,7 +158,7 @@ def api(store: DictCollectionStore) -> HttpApi:
     log = CapturingEventLog()
     return HttpApi(
         store,
-        ComputedStats(store, FakeVideoStatsSource(), log, ages=False),
+        GetStats(store, FakeVideoStatsSource(), log),
         log,
         NoMetrics(),
         {},

@@ -1,1 +1,1 @@
-"""Interpreters of ``CollectionStatsQuery``: computed, cached."""
+"""Wrappers of ``CollectionStatsQuery`` (the use case, ``logic.service.GetStats``): the stats caches."""

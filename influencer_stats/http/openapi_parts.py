@@ -1,0 +1,93 @@
+"""The parts the OpenAPI document is built of, and the problem responses operations share.
+
+The title and version, a JSON response, a problem response (its examples are
+replies the service builds, so they read as the service answers), an
+operation. ``openapi_operations`` describes each route with them and
+``openapi`` assembles the document.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import metadata
+from typing import Any
+
+import orjson
+
+from influencer_stats.domain.models import StoreUnavailable
+from influencer_stats.domain.validation import parse_collection_id
+from influencer_stats.http import problems
+from influencer_stats.http.problems import Reply
+
+TITLE = "influencer-stats"
+PROBLEM_REF = {"$ref": "#/components/schemas/Problem"}
+REQUEST_ID = {"$ref": "#/components/headers/X-Request-ID"}
+RETRY_AFTER = {"schema": {"type": "string"}, "description": "seconds to wait"}
+
+
+@cache
+def version() -> str:
+    """The installed package's version: the document's ``info.version``."""
+    try:
+        return metadata.version(TITLE)
+    except metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown (not installed)"
+
+
+def _document(reply: Reply) -> Any:
+    return orjson.loads(reply.body)
+
+
+def _camel(slug: str) -> str:
+    first, *rest = slug.split("-")
+    return first + "".join(word.capitalize() for word in rest)
+
+
+def json_response(schema: str, description: str, example: Any, **headers: Any) -> dict[str, Any]:
+    """A JSON response of the component ``schema``, with its example and any ``headers``."""
+    return {
+        "description": description,
+        "headers": {"X-Request-ID": REQUEST_ID, **headers},
+        "content": {
+            "application/json": {"schema": {"$ref": f"#/components/schemas/{schema}"}, "example": example}
+        },
+    }
+
+
+def problem_response(description: str, *examples: Reply, **headers: Any) -> dict[str, Any]:
+    """A problem response; ``examples`` are replies the service builds, named by their type."""
+    documents = [_document(reply) for reply in examples]
+    return {
+        "description": description,
+        "headers": {"X-Request-ID": REQUEST_ID, **headers},
+        "content": {
+            "application/problem+json": {
+                "schema": PROBLEM_REF,
+                "examples": {
+                    _camel(document["type"].rpartition(":")[2]): {
+                        "summary": document["title"],
+                        "value": document,
+                    }
+                    for document in documents
+                },
+            }
+        },
+    }
+
+
+def operation(operation_id: str, tag: str, summary: str, **rest: Any) -> dict[str, Any]:
+    return {"operationId": operation_id, "tags": [tag], "summary": summary, **rest}
+
+
+# The problem responses several operations share.
+STORE_DOWN_REPLY = problems.for_error(StoreUnavailable("sqlite: OperationalError: database is locked"))
+STORE_DOWN = problem_response(
+    "collection storage unavailable", STORE_DOWN_REPLY, **{"Retry-After": RETRY_AFTER}
+)
+BAD_ID = problem_response(
+    "invalid collection id", problems.invalid_input(parse_collection_id("summer campaign!").failure())
+)
+BAD_PATH = problem_response("the path is not ASCII once percent-decoded", problems.path_not_ascii())
+UNAUTHORIZED_REPLY = problems.problem(
+    401, "unauthorized", "Unauthorized", "writes need the header Authorization: Bearer <token>"
+)
