@@ -6,9 +6,10 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Final
 
+from influencer_stats.settings import PREFIX
 from perf.procs import PYTHON
 
-OVERRIDE_PREFIX: Final = "INFLUENCER_STATS_"
+OVERRIDE_PREFIX: Final = PREFIX
 """The service's settings in the environment; the lab drops the caller's, so profiles run as declared."""
 
 

@@ -6,7 +6,6 @@ import argparse
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from importlib import metadata
 from typing import Literal
 from urllib.parse import urlsplit
 
@@ -14,6 +13,7 @@ from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.config.profiles import PROFILES
 from influencer_stats.config.resolve import Resolved, resolve_choices
 from influencer_stats.settings import Secret, declared, default_of
+from influencer_stats.version import version
 
 Action = Literal["serve", "list_profiles", "list_choices", "print_settings"]
 
@@ -46,13 +46,6 @@ def shown(value: object) -> str:
     return str(value)
 
 
-def _version() -> str:
-    try:
-        return metadata.version("influencer-stats")
-    except metadata.PackageNotFoundError:  # run from a checkout that was never installed
-        return "unknown (not installed)"
-
-
 def parser(prog: str = "main.py") -> argparse.ArgumentParser:
     """The argument parser: one flag per slot and per setting that has one."""
     result = argparse.ArgumentParser(
@@ -66,7 +59,7 @@ def parser(prog: str = "main.py") -> argparse.ArgumentParser:
             result.add_argument(
                 spec.flag, dest=name, help=f"{spec.doc} (env {spec.env}, default {default_of(name)})"
             )
-    result.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    result.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     result.add_argument("--list-profiles", action="store_true", help="print the profiles and exit")
     result.add_argument(
         "--list-choices", action="store_true", help="print every slot's choices as JSON and exit"

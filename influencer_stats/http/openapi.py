@@ -18,10 +18,11 @@ import orjson
 from influencer_stats.domain.validation import DEFAULT_MAX_VIDEOS
 from influencer_stats.http import problems
 from influencer_stats.http.openapi_operations import QUOTA_EXHAUSTED_EXAMPLE, TAGS, operations
-from influencer_stats.http.openapi_parts import BAD_PATH, TITLE, operation, problem_response, version
+from influencer_stats.http.openapi_parts import BAD_PATH, TITLE, operation, problem_response
 from influencer_stats.http.pagination import CURSOR_PATTERN, MAX_LIMIT
 from influencer_stats.http.route_table import Route
 from influencer_stats.http.routes import DOCUMENTED, ROUTES
+from influencer_stats.version import version
 
 __all__ = ["QUOTA_EXHAUSTED_EXAMPLE", "openapi_document", "openapi_spec"]
 

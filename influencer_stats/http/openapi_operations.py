@@ -32,7 +32,6 @@ from influencer_stats.http.openapi_parts import (
     json_response,
     operation,
     problem_response,
-    version,
 )
 from influencer_stats.http.pagination import (
     CURSOR_PATTERN,
@@ -42,6 +41,7 @@ from influencer_stats.http.pagination import (
     parse_page_request,
 )
 from influencer_stats.http.routes import COLLECTION, COLLECTIONS, HEALTHZ, METRICS, OPENAPI, READYZ, STATS
+from influencer_stats.version import version
 
 # The examples: one story, a campaign's collection of real YouTube videos (11-character ids).
 _VIDEOS = ["dQw4w9WgXcQ", "9bZkp7q19f0", "kJQP7kiw5Fk"]

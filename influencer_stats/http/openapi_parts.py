@@ -8,8 +8,6 @@ operation. ``openapi_operations`` describes each route with them and
 
 from __future__ import annotations
 
-from functools import cache
-from importlib import metadata
 from typing import Any
 
 import orjson
@@ -23,15 +21,6 @@ TITLE = "influencer-stats"
 PROBLEM_REF = {"$ref": "#/components/schemas/Problem"}
 REQUEST_ID = {"$ref": "#/components/headers/X-Request-ID"}
 RETRY_AFTER = {"schema": {"type": "string"}, "description": "seconds to wait"}
-
-
-@cache
-def version() -> str:
-    """The installed package's version: the document's ``info.version``."""
-    try:
-        return metadata.version(TITLE)
-    except metadata.PackageNotFoundError:  # run from a checkout that was never installed
-        return "unknown (not installed)"
 
 
 def _document(reply: Reply) -> Any:

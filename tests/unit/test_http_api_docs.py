@@ -22,8 +22,8 @@ from influencer_stats.domain.models import QuotaExhausted
 from influencer_stats.http import problems
 from influencer_stats.http.docs import ASSETS
 from influencer_stats.http.openapi import QUOTA_EXHAUSTED_EXAMPLE, openapi_document, openapi_spec
-from influencer_stats.http.openapi_parts import version
 from influencer_stats.http.routes import DOCS, DOCS_ROUTES
+from influencer_stats.version import version
 from tests.unit.http_api_support import Body, Service, assert_problem, document, header, service
 
 CONTENT_TYPES = {
@@ -237,11 +237,8 @@ def test_a_checkout_that_was_never_installed_says_so_as_its_version(monkeypatch:
         raise metadata.PackageNotFoundError(name)
 
     monkeypatch.setattr(metadata, "version", not_installed)
-    version.cache_clear()
-    try:
-        assert version() == "unknown (not installed)"
-    finally:
-        version.cache_clear()  # the next caller reads the installed package again
+
+    assert version() == "unknown (not installed)"
 
 
 def test_every_operation_with_a_body_has_an_example_response() -> None:
