@@ -17,6 +17,7 @@ import httpx
 from influencer_stats.bootstrap.servers import SERVERS as SERVER_REGISTRY
 from influencer_stats.bootstrap.videos import VIDEO_CLIENTS, needs_key
 from perf.procs import free_port, stop
+from tests.declared_paths import redirected_paths
 
 __all__ = [
     "SERVERS",
@@ -50,6 +51,7 @@ class RecordingMetrics:
         self.quota_spent = 0
         self.quota_left: int | None = None
         self.quota_stale_answers = 0
+        self.logs_dropped_total = 0
 
     def request(self, route: str, method: str, status: int, seconds: float) -> None:
         pass
@@ -64,7 +66,7 @@ class RecordingMetrics:
         pass
 
     def logs_dropped(self, count: int) -> None:
-        pass
+        self.logs_dropped_total += count
 
     def breaker_state(self, state: str) -> None:
         self.breaker_states.append(state)
@@ -122,9 +124,9 @@ def running_service(
     """Run ``main.py ARGS --port <free>`` (or ``command``; or on ``port``) until the block ends."""
     port = port or free_port()
     argv = [*(command or [sys.executable, "main.py"]), *args, "--port", str(port)]
-    # Each service gets its own SQLite file next to its log, unless the test picks one.
-    db = str(log_path.with_suffix(".sqlite3"))
-    full_env = {**os.environ, "PYTHONUNBUFFERED": "1", "INFLUENCER_STATS_DB": db, **(env or {})}
+    # Each service writes its files (every path an entry declares) beside its log, unless the test says.
+    files = redirected_paths(log_path.parent / f"{log_path.stem}-files")
+    full_env = {**os.environ, "PYTHONUNBUFFERED": "1", **files, **(env or {})}
     with log_path.open("wb") as log:
         process = subprocess.Popen(argv, cwd=ROOT, env=full_env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"

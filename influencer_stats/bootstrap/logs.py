@@ -30,14 +30,18 @@ LOGGERS.register(
 )
 
 
-@LOGGERS.add("silent", "writes nothing")
+@LOGGERS.add("silent", "writes nothing", silent=True)
 async def _silent(_: Observed) -> EventLog:
     from influencer_stats.interpreters.logging.silent import SilentEventLog
 
     return SilentEventLog()
 
 
-@LOG_WRAPPERS.add("rate-limit", "at most INFLUENCER_STATS_LOG_RATE_LIMIT events/s, buffered, drops counted")
+@LOG_WRAPPERS.add(
+    "rate-limit",
+    "at most INFLUENCER_STATS_LOG_RATE_LIMIT events/s, buffered, drops counted",
+    scenario="flood",
+)
 async def _rate_limit(observed: Observed, inner: EventLog) -> EventLog:
     from influencer_stats.interpreters.logging.dropping import DroppingEventLog
 

@@ -6,13 +6,16 @@ imports its interpreter lazily and constructs it from the settings. Everything
 that lists choices (config validation and its exit-2 message, ``--help``,
 ``--list-choices``, the ``service.started`` log line, the README check and the
 contract suites) reads the registries, so a new interpreter is its module plus
-one entry::
+one entry, which declares what its builder does beyond building (``Entry``)::
 
-    @STORES.add("jsonl", "append-only JSON lines in a file")
+    @STORES.add("jsonl", "append-only JSON lines in a file", paths=("jsonl_path",), ready=("jsonl",))
     async def _jsonl(wiring: Wiring) -> CollectionStore:
         from influencer_stats.interpreters.collections.jsonl import JsonlStore
 
-        return await JsonlStore.open(wiring.settings.db_path)
+        store = await JsonlStore.open(Path(wiring.settings.jsonl_path))  # creates its folder
+        wiring.exits.push_async_callback(store.close)
+        wiring.checks["jsonl"] = store.ping
+        return store
 
 A slot is either one choice (a *base*: the interpreter of an algebra) or an
 ordered list of *wrappers* of that algebra, outermost first, folded around the
@@ -25,9 +28,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypedDict, TypeVar, Unpack
 
-from influencer_stats.settings import PREFIX
+from influencer_stats.settings import PREFIX, declared
 
 if TYPE_CHECKING:
     from influencer_stats.settings import Settings
@@ -38,29 +41,59 @@ Check = Callable[["Settings"], "str | None"]
 NONE = "none"
 
 
-def single_process(what: str, instead: str) -> Check:
-    """The check of an entry whose state lives in one process: refuse ``--workers`` > 1.
+class Declared(TypedDict, total=False):
+    """What an entry may declare besides its builder and doc (``Entry`` says what each means)."""
 
-    ``what`` says what is kept per process, ``instead`` what to choose with several workers.
-    """
-
-    def check(settings: Settings) -> str | None:
-        if settings.workers > 1:
-            return f"keeps {what} in each process: with --workers {settings.workers} use {instead}"
-        return None
-
-    return check
+    wrappers: tuple[str, ...]
+    check: Check | None
+    per_process: tuple[str, str] | None
+    paths: tuple[str, ...]
+    ready: tuple[str, ...]
+    silent: bool
+    scenario: str | None
 
 
 @dataclass(frozen=True, slots=True)
 class Entry(Generic[B]):
-    """One registered choice: its builder, a line of doc, default wrappers, a check."""
+    """One registered choice: its builder, a line of doc, and what its builder does beyond building.
+
+    Each declaration is read by one generic check or test, so an entry that
+    leaves a duty out fails there, whatever the slot:
+
+    - ``wrappers``: the wrappers a base normally runs with (a wrapper slot's default).
+    - ``per_process``: ``(what, instead)`` when it keeps ``what`` in each process,
+      so another worker would not see it: ``problem`` refuses ``--workers`` > 1
+      naming ``instead`` (``tests/integration/test_per_process.py`` builds two
+      instances and finds out).
+    - ``check``: any other reason the settings cannot run it (exit 2 at start-up).
+    - ``paths``: the settings (``Settings`` field names) that name files it writes;
+      its builder creates their folders. Tests point every declared path into a
+      temporary folder, and fail when a build writes anything into the checkout.
+    - ``ready``: the readiness checks its builder puts in ``wiring.checks`` (``/readyz``).
+    - ``silent``: a logger that writes nothing, by design.
+    - ``scenario``: for a wrapper, the contract suite's scenario that reaches its
+      own behaviour (``failing``, ``repeated``, ``concurrent``, ``flood`` …).
+
+    Every builder closes what it opens on ``wiring.exits``.
+    """
 
     name: str
     build: B
     doc: str
     wrappers: tuple[str, ...] = ()
     check: Check | None = None
+    per_process: tuple[str, str] | None = None
+    paths: tuple[str, ...] = ()
+    ready: tuple[str, ...] = ()
+    silent: bool = False
+    scenario: str | None = None
+
+    def problem(self, settings: Settings) -> str | None:
+        """Why this entry cannot run with ``settings`` (exit 2 at start-up), or None."""
+        if self.per_process is not None and settings.workers > 1:
+            what, instead = self.per_process
+            return f"keeps {what} in each process: with --workers {settings.workers} use {instead}"
+        return None if self.check is None else self.check(settings)
 
 
 class Registry(Generic[B]):
@@ -70,24 +103,24 @@ class Registry(Generic[B]):
         self.what = what
         self._entries: dict[str, Entry[B]] = {}
 
-    def add(
-        self, name: str, doc: str, *, wrappers: tuple[str, ...] = (), check: Check | None = None
-    ) -> Callable[[B], B]:
+    def add(self, name: str, doc: str, **declarations: Unpack[Declared]) -> Callable[[B], B]:
         """Register the decorated builder under ``name``."""
 
         def register(build: B) -> B:
-            self.register(name, build, doc, wrappers=wrappers, check=check)
+            self.register(name, build, doc, **declarations)
             return build
 
         return register
 
-    def register(
-        self, name: str, build: B, doc: str, *, wrappers: tuple[str, ...] = (), check: Check | None = None
-    ) -> None:
+    def register(self, name: str, build: B, doc: str, **declarations: Unpack[Declared]) -> None:
         """Register ``build`` under ``name`` (for builders shared by several names)."""
         if name in self._entries:
             raise ValueError(f"{self.what} {name!r} is registered twice")
-        self._entries[name] = Entry(name, build, doc, wrappers, check)
+        entry = Entry(name, build, doc, **declarations)
+        unknown = set(entry.paths) - set(declared())
+        if unknown:
+            raise ValueError(f"{self.what} {name!r} declares paths that are no setting: {sorted(unknown)}")
+        self._entries[name] = entry
 
     def names(self) -> tuple[str, ...]:
         return tuple(self._entries)

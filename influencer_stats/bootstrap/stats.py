@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from influencer_stats.algebras import CollectionStatsQuery
-from influencer_stats.bootstrap.registry import Registry, single_process
+from influencer_stats.bootstrap.registry import Registry
 from influencer_stats.bootstrap.wiring import Wiring
 
 if TYPE_CHECKING:
@@ -39,7 +39,8 @@ def _policy(wiring: Wiring) -> CachePolicy:
     "stats",
     "in process: TTL, single-flight, stale-while-revalidate, stale-if-error, LRU",
     # A write through another worker would not invalidate it: stale answers after a write.
-    check=single_process("cached stats", "--cache redis, or none"),
+    per_process=("cached stats", "--cache redis, or none"),
+    scenario="repeated",
 )
 async def _in_process(wiring: Wiring, inner: CollectionStatsQuery) -> CollectionStatsQuery:
     from influencer_stats.interpreters.stats.cache import CachedStats
@@ -47,7 +48,12 @@ async def _in_process(wiring: Wiring, inner: CollectionStatsQuery) -> Collection
     return CachedStats(inner, time.monotonic, wiring.log, _policy(wiring), wiring.metrics)
 
 
-@STATS_WRAPPERS.add("redis", "shared by workers and hosts through Redis, versioned (read-your-writes)")
+@STATS_WRAPPERS.add(
+    "redis",
+    "shared by workers and hosts through Redis, versioned (read-your-writes)",
+    ready=("redis",),
+    scenario="repeated",
+)
 async def _redis(wiring: Wiring, inner: CollectionStatsQuery) -> CollectionStatsQuery:
     from influencer_stats.interpreters.redis_keys import RedisKeys
     from influencer_stats.interpreters.stats.redis_cache import RedisCachedStats

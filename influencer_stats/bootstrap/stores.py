@@ -5,17 +5,19 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from influencer_stats.algebras import CollectionStore
-from influencer_stats.bootstrap.registry import Registry, single_process
+from influencer_stats.bootstrap.registry import Registry
 from influencer_stats.bootstrap.wiring import Wiring
 
 StoreBuilder = Callable[[Wiring], Awaitable[CollectionStore]]
 STORES: Registry[StoreBuilder] = Registry("store")
 #: A worker would never see what another stored.
-_IN_MEMORY = single_process("collections", "--store sqlite or redis")
+_IN_MEMORY = ("collections", "--store sqlite or redis")
 
 
 @STORES.add(
-    "list", "in memory, one process, a linear scan logging each probe (the talk's v1)", check=_IN_MEMORY
+    "list",
+    "in memory, one process, a linear scan logging each probe (the talk's v1)",
+    per_process=_IN_MEMORY,
 )
 async def _list(wiring: Wiring) -> CollectionStore:
     from influencer_stats.interpreters.collections.memory_list import ListCollectionStore
@@ -23,14 +25,19 @@ async def _list(wiring: Wiring) -> CollectionStore:
     return ListCollectionStore(wiring.log)
 
 
-@STORES.add("dict", "in memory, one process, O(1)", check=_IN_MEMORY)
+@STORES.add("dict", "in memory, one process, O(1)", per_process=_IN_MEMORY)
 async def _dict(_: Wiring) -> CollectionStore:
     from influencer_stats.interpreters.collections.memory_dict import DictCollectionStore
 
     return DictCollectionStore()
 
 
-@STORES.add("sqlite", "a durable file (INFLUENCER_STATS_DB), fsynced before each write is acknowledged")
+@STORES.add(
+    "sqlite",
+    "a durable file (INFLUENCER_STATS_DB), fsynced before each write is acknowledged",
+    paths=("db_path",),
+    ready=("sqlite",),
+)
 async def _sqlite(wiring: Wiring) -> CollectionStore:
     from pathlib import Path
 
@@ -44,7 +51,7 @@ async def _sqlite(wiring: Wiring) -> CollectionStore:
     return sqlite
 
 
-@STORES.add("redis", "shared by every worker and host (REDIS_URL)")
+@STORES.add("redis", "shared by every worker and host (REDIS_URL)", ready=("redis",))
 async def _redis(wiring: Wiring) -> CollectionStore:
     from influencer_stats.interpreters.collections.redis_store import RedisCollectionStore
     from influencer_stats.interpreters.redis_keys import RedisKeys

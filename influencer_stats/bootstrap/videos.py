@@ -141,7 +141,9 @@ for _name, _client, _batched, _doc in _YOUTUBE_CLIENTS:
     )
 
 
-@VIDEO_WRAPPERS.add("breaker", "circuit breaker: fails fast for a cool-down after repeated failures")
+@VIDEO_WRAPPERS.add(
+    "breaker", "circuit breaker: fails fast for a cool-down after repeated failures", scenario="failing"
+)
 async def _breaker(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
     from influencer_stats.interpreters.videos.circuit_breaker import CircuitBreakerSource
 
@@ -157,7 +159,9 @@ async def _breaker(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
 
 
 @VIDEO_WRAPPERS.add(
-    "batch", "ids of concurrent requests share full videos.list calls (INFLUENCER_STATS_BATCH_WINDOW_MS)"
+    "batch",
+    "ids of concurrent requests share full videos.list calls (INFLUENCER_STATS_BATCH_WINDOW_MS)",
+    scenario="concurrent",
 )
 async def _batch(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
     from influencer_stats.interpreters.videos.batching import BatchingSource
@@ -183,7 +187,9 @@ def _video_policy(settings: Settings) -> CachePolicy:
 
 
 @VIDEO_CACHES.add(
-    "memory", "in process: per-video TTL, single-flight, stale-while-revalidate, stale-if-error, LRU"
+    "memory",
+    "in process: per-video TTL, single-flight, stale-while-revalidate, stale-if-error, LRU",
+    scenario="repeated",
 )
 async def _memory_cache(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
     from influencer_stats.interpreters.videos.stale_queue import MemoryStaleQueue
@@ -195,7 +201,12 @@ async def _memory_cache(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSo
     return _cached(wiring, inner, entries, stale, time.monotonic, wiring.quota, shared=False, misses=None)
 
 
-@VIDEO_CACHES.add("redis", "shared by every worker and host through Redis: one MGET per fetch")
+@VIDEO_CACHES.add(
+    "redis",
+    "shared by every worker and host through Redis: one MGET per fetch",
+    ready=("redis",),
+    scenario="repeated",
+)
 async def _redis_cache(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
     from influencer_stats.interpreters.redis_keys import RedisKeys
     from influencer_stats.interpreters.videos.miss_claims import SharedMisses
@@ -305,7 +316,9 @@ async def _memory_ledger(_: Wiring) -> QuotaLedger:
     return MemoryQuotaLedger()
 
 
-@QUOTA_LEDGERS.add("redis", "units spent today, one count in Redis for every worker and host")
+@QUOTA_LEDGERS.add(
+    "redis", "units spent today, one count in Redis for every worker and host", ready=("redis",)
+)
 async def _redis_ledger(wiring: Wiring) -> QuotaLedger:
     from influencer_stats.interpreters.redis_keys import RedisKeys
     from influencer_stats.interpreters.videos.quota_redis import RedisQuotaLedger

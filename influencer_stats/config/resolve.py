@@ -111,8 +111,7 @@ def resolve_sources(environ: Mapping[str, str], flags: Mapping[str, str | None] 
     settings = Settings(choices=choices, profile=profile.name, **values)  # type: ignore[arg-type]
     for slot in SLOTS.values():
         for name in choices[slot.name]:
-            reason = slot.registry[name].check
-            problem = None if reason is None else reason(settings)
+            problem = slot.registry[name].problem(settings)
             if problem is not None:
                 raise ConfigError(f"{slot.name.replace('_', ' ')} {name!r} {problem}")
     return Resolved(settings, all_sources)

@@ -2,27 +2,30 @@
 
 Each is built by the composition root's own builder, writing to a buffer; what
 it wrote is read after the root has closed it (a buffering logger flushes
-then). A logger writes every event, in order, as one JSON line, unless it is
-silent by design and listed as such here.
+then). A logger writes every event, in order, as one JSON line, unless its
+entry declares it silent by design. What a wrapper is for shows in the
+scenario its entry names (``Entry.scenario``), run against an inner log.
 """
 
 from __future__ import annotations
 
+import asyncio
 import io
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 
 import orjson
 import pytest
 
 from influencer_stats.algebras import EventLog
-from influencer_stats.bootstrap.logs import LOG_WRAPPERS, LOGGERS
+from influencer_stats.bootstrap.logs import LOG_WRAPPERS, LOGGERS, LogWrapper
+from influencer_stats.bootstrap.registry import Entry
 from influencer_stats.interpreters.logging.structlog_json import StructlogEventLog
 from influencer_stats.testing.event_log import CapturingEventLog
 from tests.contract.wired import wired
+from tests.support import RecordingMetrics
 
-#: Registered loggers that write nothing at all, by design.
-SILENT_BY_DESIGN = {"silent"}
 #: Every registered logger with its usual wrappers, and every wrapper around the JSON logger.
 STACKS = [(name, None) for name in LOGGERS.names()] + [("all", wrapper) for wrapper in LOG_WRAPPERS.names()]
 Use = Callable[[EventLog], None]
@@ -56,7 +59,7 @@ async def test_every_level_accepts_an_event_with_fields_and_writes_it_in_order(
 ) -> None:
     written = await _written(tmp_path, *stack, _every_level)
 
-    if stack[0] in SILENT_BY_DESIGN:
+    if LOGGERS[stack[0]].silent:
         assert written == []
     else:
         assert [(r["event"], r["level"]) for r in written] == [
@@ -72,7 +75,7 @@ async def test_fields_are_kept_with_their_values(stack: tuple[str, str | None], 
         tmp_path, *stack, lambda log: log.info("collection.saved", collection="c-1", videos=3, created=True)
     )
 
-    if stack[0] in SILENT_BY_DESIGN:
+    if LOGGERS[stack[0]].silent:
         assert written == []
     else:
         [record] = written
@@ -108,3 +111,31 @@ def test_the_json_logger_writes_one_json_object_per_line_with_a_timestamp() -> N
     lines = stream.getvalue().splitlines()
     assert len(lines) == 2
     assert all("timestamp" in orjson.loads(line) for line in lines)
+
+
+async def _flood(tmp_path: Path, wrapper: Entry[LogWrapper]) -> None:
+    """Twice the rate limit in one go: some events reach the inner log, the rest are dropped and
+    counted (``logs_dropped``) by the time the log is closed."""
+    inner, metrics = CapturingEventLog(), RecordingMetrics()
+    async with wired(tmp_path, {}) as wiring:
+        logged = 2 * wiring.settings.log_rate_limit
+        log = await wrapper.build(replace(wiring, metrics=metrics), inner)
+        for n in range(logged):
+            log.info("flood", n=n)
+    reached = sum(event.event == "flood" for event in inner.events)
+
+    assert 0 < reached < logged
+    assert metrics.logs_dropped_total == logged - reached
+
+
+SCENARIOS: dict[str, Callable[[Path, Entry[LogWrapper]], Awaitable[None]]] = {"flood": _flood}
+
+
+@pytest.mark.parametrize("wrapper", list(LOG_WRAPPERS), ids=LOG_WRAPPERS.names())
+async def test_each_wrapper_does_what_it_is_for_in_the_scenario_its_entry_names(
+    wrapper: Entry[LogWrapper], tmp_path: Path
+) -> None:
+    scenario = SCENARIOS.get(wrapper.scenario or "")
+    assert scenario is not None, f"{wrapper.name!r} names no scenario of this suite: {', '.join(SCENARIOS)}"
+    async with asyncio.timeout(10):  # a wrapper that waits forever fails, and soon
+        await scenario(tmp_path, wrapper)

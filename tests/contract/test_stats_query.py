@@ -1,23 +1,26 @@
 """The CollectionStatsQuery contract, run against the computed query and every registered cache.
 
 Each is built and wired by the composition root itself: writes go through the
-store it hands back.
+store it hands back. What a cache is for shows in the scenario its entry names
+(``Entry.scenario``), run at the end against an inner query made for it.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
 from returns.result import Failure
 
 from influencer_stats.algebras import CollectionStatsQuery, CollectionStore
+from influencer_stats.bootstrap.registry import Entry
 from influencer_stats.bootstrap.root import build_source, build_stats, build_store
-from influencer_stats.bootstrap.stats import STATS_WRAPPERS
+from influencer_stats.bootstrap.stats import STATS_WRAPPERS, StatsWrapper
 from influencer_stats.domain.models import CollectionId, CollectionNotFound, VideoId
 from influencer_stats.interpreters.videos.synthetic import synthetic_stats
+from influencer_stats.testing.stats_query import ScriptedStatsQuery, stats_of
 from tests.contract.wired import wired
 
 Wiring = tuple[CollectionStatsQuery, CollectionStore]
@@ -100,3 +103,29 @@ async def test_an_answer_from_cached_videos_says_how_old_they_are(tmp_path: Path
     assert fetched.cache is None  # every video fetched now
     assert cached.cache is not None and cached.cache.hit and cached.cache.age_s >= 0
     assert cached.stats == fetched.stats
+
+
+Wrap = Callable[[CollectionStatsQuery], Awaitable[CollectionStatsQuery]]
+
+
+async def _repeated(wrap: Wrap) -> None:
+    """The same collection asked for twice: the inner query computes it once, and both answers agree."""
+    inner = ScriptedStatsQuery()
+    query = await wrap(inner)
+    first, second = await query.stats(ONE), await query.stats(ONE)
+
+    assert first.unwrap().stats == second.unwrap().stats == stats_of(1)
+    assert inner.calls == 1
+
+
+SCENARIOS = {"repeated": _repeated}
+
+
+@pytest.mark.parametrize("wrapper", list(STATS_WRAPPERS), ids=STATS_WRAPPERS.names())
+async def test_each_cache_does_what_it_is_for_in_the_scenario_its_entry_names(
+    wrapper: Entry[StatsWrapper], tmp_path: Path
+) -> None:
+    scenario = SCENARIOS.get(wrapper.scenario or "")
+    assert scenario is not None, f"{wrapper.name!r} names no scenario of this suite: {', '.join(SCENARIOS)}"
+    async with asyncio.timeout(10), wired(tmp_path, {"cache": wrapper.name}) as wiring:
+        await scenario(lambda inner: wrapper.build(wiring, inner))

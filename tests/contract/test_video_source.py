@@ -2,21 +2,26 @@
 
 Parametrized from the registries and built by the root's own builders: each
 source sees the same synthetic world (the fake computes it; the real clients
-talk to the YouTube double serving it over a real socket).
+talk to the YouTube double serving it over a real socket). Around a source
+that answers, a wrapper must only keep the contract; what it is for shows in
+the scenario its entry names (``Entry.scenario``), run below against an inner
+source made for it: a wrapper whose own branch is broken fails there.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 
 import pytest
-from returns.result import Success
+from returns.result import Failure, Result, Success
 
 from influencer_stats.algebras import VideoStatsSource
+from influencer_stats.bootstrap.registry import Entry
 from influencer_stats.bootstrap.root import build_source
-from influencer_stats.bootstrap.videos import VIDEO_CACHES, VIDEO_CLIENTS, VIDEO_WRAPPERS
-from influencer_stats.domain.models import VideoBatch, VideoId
+from influencer_stats.bootstrap.videos import VIDEO_CACHES, VIDEO_CLIENTS, VIDEO_WRAPPERS, SourceWrapper
+from influencer_stats.domain.models import UpstreamError, UpstreamUnavailable, VideoBatch, VideoId
 from influencer_stats.interpreters.videos.synthetic import synthetic_stats, synthetic_video_id
 from influencer_stats.testing.youtube_double import running_double
 from tests.contract.wired import KEY, wired
@@ -80,3 +85,84 @@ async def test_every_id_of_a_large_request_is_accounted_for_exactly_once(source:
             assert all(batch.stats[i] == synthetic_stats(i) for i in batch.stats)
         case other:
             raise AssertionError(other)
+
+
+class Inner:
+    """A scenario's inner source: the synthetic stats of the ids asked, or ``failure``; records each call."""
+
+    def __init__(self, failure: UpstreamError | None = None) -> None:
+        self.failure = failure
+        self.calls: list[tuple[VideoId, ...]] = []
+
+    async def fetch(self, ids: Sequence[VideoId]) -> Result[VideoBatch, UpstreamError]:
+        self.calls.append(tuple(ids))
+        if self.failure is not None:
+            return Failure(self.failure)
+        return Success(VideoBatch({i: synthetic_stats(i) for i in ids}, ()))
+
+
+Wrap = Callable[[VideoStatsSource], Awaitable[VideoStatsSource]]
+A, B = VideoId("-4lB5EKS5Uk"), VideoId("-jlLkTtgWUk")
+FETCHES = 40  # far more than a breaker's threshold
+
+
+def _found(outcome: Result[VideoBatch, UpstreamError]) -> dict[VideoId, object]:
+    match outcome:
+        case Success(batch):
+            assert batch.missing == ()
+            return dict(batch.stats)
+        case other:
+            raise AssertionError(other)
+
+
+async def _failing(wrap: Wrap) -> None:
+    """A source that keeps failing: the wrapper stops calling it, and every fetch still fails."""
+    inner = Inner(UpstreamUnavailable("scripted"))
+    source = await wrap(inner)
+    outcomes = [await source.fetch([A]) for _ in range(FETCHES // 2)]
+    called = len(inner.calls)
+    outcomes += [await source.fetch([A]) for _ in range(FETCHES // 2)]
+
+    assert all(isinstance(o, Failure) and isinstance(o.failure(), UpstreamUnavailable) for o in outcomes)
+    assert 0 < called == len(inner.calls)  # none of the later fetches reached it
+
+
+async def _repeated(wrap: Wrap) -> None:
+    """The same fetch twice: the source is asked for each id once, and both answers agree."""
+    inner = Inner()
+    source = await wrap(inner)
+    first = _found(await source.fetch([A, B]))
+    second = _found(await source.fetch([A, B]))
+
+    assert first == second == {A: synthetic_stats(A), B: synthetic_stats(B)}
+    assert sorted(i for call in inner.calls for i in call) == sorted([A, B])
+
+
+async def _concurrent(wrap: Wrap) -> None:
+    """Two fetches at once: their ids go to the source in one call, and each gets its own."""
+    inner = Inner()
+    source = await wrap(inner)
+    first, second = await asyncio.gather(source.fetch([A]), source.fetch([B]))
+
+    assert (_found(first), _found(second)) == ({A: synthetic_stats(A)}, {B: synthetic_stats(B)})
+    assert [sorted(call) for call in inner.calls] == [sorted([A, B])]
+
+
+SCENARIOS = {"failing": _failing, "repeated": _repeated, "concurrent": _concurrent}
+#: Every registered wrapper and video cache, with its slot.
+WRAPPERS = [("video_wrappers", entry) for entry in VIDEO_WRAPPERS] + [
+    ("video_cache", entry) for entry in VIDEO_CACHES
+]
+
+
+@pytest.mark.parametrize(("slot", "wrapper"), WRAPPERS, ids=[f"{s}={e.name}" for s, e in WRAPPERS])
+async def test_each_wrapper_does_what_it_is_for_in_the_scenario_its_entry_names(
+    slot: str, wrapper: Entry[SourceWrapper], tmp_path: Path
+) -> None:
+    scenario = SCENARIOS.get(wrapper.scenario or "")
+    assert scenario is not None, (
+        f"{wrapper.name!r} names no scenario of this suite (scenario=): {', '.join(SCENARIOS)}"
+    )
+    # Bounded: a wrapper that keeps a fetch waiting forever fails, and soon.
+    async with asyncio.timeout(10), wired(tmp_path, {slot: wrapper.name}) as wiring:
+        await scenario(lambda inner: wrapper.build(wiring, inner))

@@ -2,8 +2,9 @@
 
 A suite parametrized over ``SLOT.names()`` meets every registered interpreter by
 construction: registering a name is enough for it to be tested. Each one is built
-by the root's own builder against local doubles: a temporary SQLite file, the
-shared Redis (only for names that say ``redis``), the YouTube double.
+by the root's own builder against local doubles: every path an entry declares in
+a temporary folder, the shared Redis (only for names that say ``redis``), the
+YouTube double.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import BinaryIO
 from influencer_stats.bootstrap.root import open_wiring
 from influencer_stats.bootstrap.wiring import Wiring
 from influencer_stats.config.resolve import resolve
+from tests.declared_paths import redirected_paths
 from tests.shared_redis import shared_redis_url, unique_prefix
 
 #: The key the YouTube double requires, and the clients send.
@@ -32,10 +34,7 @@ async def wired(
     stdout: BinaryIO | None = None,
 ) -> AsyncIterator[Wiring]:
     """The root's wiring for ``flags`` (quiet: silent logger, no metrics, unless a flag says)."""
-    environ = {
-        "INFLUENCER_STATS_DB": str(tmp_path / "contract.sqlite3"),
-        "INFLUENCER_STATS_REDIS_PREFIX": unique_prefix(),
-    }
+    environ = {**redirected_paths(tmp_path / "files"), "INFLUENCER_STATS_REDIS_PREFIX": unique_prefix()}
     if any("redis" in name for name in flags.values()):
         environ["REDIS_URL"] = shared_redis_url()
     if youtube_url is not None:

@@ -1,14 +1,24 @@
-"""Every registered choice of every slot builds, works and closes, against local doubles.
+"""Every registered choice of every slot builds, works and closes, against local doubles, and
+its builder does what its entry declares (``bootstrap.registry.Entry``).
 
-Parametrized from the registries themselves: a name registered without a
-working builder fails here, in CI, never at a user's start-up.
+Parametrized from the registries themselves: a name registered without a working builder fails
+here, in CI, never at a user's start-up; so does a builder that leaves out a duty, or an entry
+that declares one its builder does not do:
+
+- the files it writes are the ones its ``paths`` name (each test points every declared path into
+  a folder not yet made): a file written anywhere in the checkout fails, so does a declared file
+  not written, or one whose folder the builder did not create;
+- ``/readyz`` checks what its ``ready`` names, no more, and each check answers;
+- once closed, nothing it opened is left: no file descriptor, socket or asyncio task.
 """
 
 from __future__ import annotations
 
 import asyncio
 import io
-from collections.abc import AsyncIterator
+import os
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,18 +26,26 @@ import orjson
 import pytest
 from returns.result import Success
 
-from influencer_stats.bootstrap.registry import Slot
+from influencer_stats.bootstrap.logs import LOGGERS
+from influencer_stats.bootstrap.registry import Entry, Slot
 from influencer_stats.bootstrap.root import open_http_api
 from influencer_stats.bootstrap.servers import SERVERS
 from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.config.resolve import resolve
 from influencer_stats.domain.models import CollectionId
+from influencer_stats.http.api import HttpApi
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from influencer_stats.servers import server as server_named
+from influencer_stats.settings import Settings
 from influencer_stats.testing.youtube_double import running_double
-from tests.shared_redis import shared_redis_url
+from tests.declared_paths import redirected_paths
+from tests.shared_redis import shared_redis_url, unique_prefix
+from tests.support import ROOT
 
 CHOICES = [(slot, name) for slot in SLOTS.values() for name in slot.names() if slot.name != "server"]
+every_choice = pytest.mark.parametrize(("slot", "name"), CHOICES, ids=[f"{s.name}={n}" for s, n in CHOICES])
+#: Folders of the checkout no build may write into but that hold no files of the project.
+NOT_THE_PROJECT = {".git", "__pycache__"}
 
 
 @pytest.fixture
@@ -40,35 +58,151 @@ async def double_url() -> AsyncIterator[str]:
 def environ(double_url: str, tmp_path: Path) -> dict[str, str]:
     return {
         "YOUTUBE_API_URL": double_url,
-        "INFLUENCER_STATS_DB": str(tmp_path / "registry.sqlite3"),
         "REDIS_URL": shared_redis_url(),
+        "INFLUENCER_STATS_REDIS_PREFIX": unique_prefix(),  # what one test cached, the next does not find
+        **redirected_paths(tmp_path / "files"),
     }
 
 
-@pytest.mark.parametrize(("slot", "name"), CHOICES, ids=[f"{s.name}={n}" for s, n in CHOICES])
-async def test_every_registered_choice_builds_serves_stats_and_closes(
-    slot: Slot, name: str, environ: dict[str, str]
-) -> None:
-    slot_name = slot.name
+def _settings(slot: Slot, name: str, environ: dict[str, str]) -> Settings:
     # A real client of the same kind, so the wrapper and cache choices are not built around the fake.
-    base = {"video_client": "aiohttp-batched"} if slot_name != "video_client" else {}
-    settings = resolve(environ, {**base, slot_name: name})
-    stdout = io.BytesIO()
-    collection = CollectionId(f"registry-{slot_name}-{name}")
-    videos = (synthetic_video_id(1), synthetic_video_id(2), synthetic_video_id(2))
+    base = {"video_client": "aiohttp-batched"} if slot.name != "video_client" else {}
+    return resolve(environ, {**base, slot.name: name})
 
+
+def _chosen(settings: Settings) -> Iterator[Entry[Any]]:
+    """The registry entry of every choice of ``settings``, every slot."""
+    for slot in SLOTS.values():
+        for name in settings.choices[slot.name]:
+            yield slot.registry[name]
+
+
+@dataclass
+class Served:
+    api: HttpApi  # kept: what it holds is not closed by the garbage collector behind a builder's back
+    saved: object
+    answer: Any
+    ready: dict[str, bool]
+    log: list[dict[str, Any]]
+
+
+async def _serve(settings: Settings, slot: str, name: str) -> Served:
+    """Open the API of ``settings``, save a collection, read its stats and /readyz's checks, close."""
+    stdout = io.BytesIO()
+    collection = CollectionId(f"registry-{slot}-{name}")
+    videos = (synthetic_video_id(1), synthetic_video_id(2), synthetic_video_id(2))
     async with open_http_api(settings, stdout) as api:
         saved = await api.store.save(collection, videos)
         answer = await api.stats.stats(collection)
+        ready = {check: await answers() for check, answers in api.checks.items()}
+    return Served(api, saved, answer, ready, [orjson.loads(line) for line in stdout.getvalue().splitlines()])
 
-    assert isinstance(saved, Success)
-    assert isinstance(answer, Success), answer
-    assert answer.unwrap().stats.videos == 2
-    started = [
-        e for e in map(orjson.loads, stdout.getvalue().splitlines()) if e["event"] == "service.started"
-    ]
-    if settings.choices.one("logger") != "silent":
+
+@every_choice
+async def test_every_registered_choice_builds_serves_stats_and_closes(
+    slot: Slot, name: str, environ: dict[str, str]
+) -> None:
+    settings = _settings(slot, name, environ)
+
+    served = await _serve(settings, slot.name, name)
+
+    assert isinstance(served.saved, Success)
+    assert isinstance(served.answer, Success), served.answer
+    assert served.answer.unwrap().stats.videos == 2
+    started = [e for e in served.log if e["event"] == "service.started"]
+    if not LOGGERS[settings.choices.one("logger")].silent:
         assert started and all(started[0][s] == settings.choices.text(s) for s in SLOTS)
+
+
+def _checkout() -> dict[str, tuple[int, int]]:
+    """Every file of the checkout (outside ``NOT_THE_PROJECT`` and virtualenvs): path → mtime, size."""
+    files = {}
+    for folder, subfolders, names in os.walk(ROOT):
+        subfolders[:] = [
+            s for s in subfolders if s not in NOT_THE_PROJECT and not Path(folder, s, "pyvenv.cfg").exists()
+        ]
+        for file in names:
+            path = Path(folder, file)
+            try:
+                status = path.stat()
+            except OSError:  # gone meanwhile
+                continue
+            files[str(path.relative_to(ROOT))] = (status.st_mtime_ns, status.st_size)
+    return files
+
+
+@every_choice
+async def test_a_choice_writes_no_file_into_the_checkout(
+    slot: Slot, name: str, environ: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)  # where a relative default lands when a user runs main.py
+    settings = _settings(slot, name, environ)
+    before = _checkout()
+
+    await _serve(settings, slot.name, name)
+
+    after = _checkout()
+    written = sorted(path for path, status in after.items() if before.get(path) != status)
+    assert written == [], "a path setting the entry does not declare (Entry.paths)?"
+
+
+@every_choice
+async def test_a_choice_writes_the_files_it_declares_creating_their_folders(
+    slot: Slot, name: str, environ: dict[str, str]
+) -> None:
+    settings = _settings(slot, name, environ)
+    files = {Path(getattr(settings, path)) for entry in _chosen(settings) for path in entry.paths}
+    assert not any(file.parent.exists() for file in files)
+
+    await _serve(settings, slot.name, name)
+
+    assert sorted(str(file) for file in files if not file.exists()) == []
+
+
+@every_choice
+async def test_readyz_checks_what_the_choices_declare_and_each_answers(
+    slot: Slot, name: str, environ: dict[str, str]
+) -> None:
+    settings = _settings(slot, name, environ)
+
+    served = await _serve(settings, slot.name, name)
+
+    assert served.ready == {check: True for entry in _chosen(settings) for check in entry.ready}
+
+
+def _descriptors() -> dict[int, str]:
+    """This process's open file descriptors (sockets included) and what each is open on."""
+    found = {}
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            found[int(fd)] = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:  # the listing's own, closed by now
+            continue
+    return found
+
+
+def _tasks() -> set[asyncio.Task[Any]]:
+    return {task for task in asyncio.all_tasks() if not task.done()}
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts descriptors in /proc")
+@every_choice
+async def test_closing_a_choice_leaves_no_descriptor_socket_or_task_it_opened(
+    slot: Slot, name: str, environ: dict[str, str]
+) -> None:
+    settings = _settings(slot, name, environ)
+    descriptors, tasks = _descriptors(), _tasks()
+
+    _served = await _serve(settings, slot.name, name)  # kept alive: the collector closes nothing it holds
+
+    left: tuple[dict[int, str], list[str]] = ({}, [])
+    for _ in range(100):  # bounded: the double's end of a closed connection closes a moment later
+        opened = {fd: what for fd, what in _descriptors().items() if descriptors.get(fd) != what}
+        left = opened, sorted(task.get_name() for task in _tasks() - tasks)
+        if left == ({}, []):
+            break
+        await asyncio.sleep(0.01)
+    assert left == ({}, [])
 
 
 async def _asgi_lifespan(app: Any) -> list[str]:
