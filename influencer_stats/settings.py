@@ -1,145 +1,34 @@
 """Every setting, declared once: name, variable, type, default, bounds, one line of doc.
 
-A ``Settings`` field is declared with one of the helpers below; parsing,
-validation (exit 2 naming the variable), ``--help``, ``--print-settings`` and
-the README's settings table all read these declarations. Interpreters take
-their values from a ``Settings`` through the composition root, as required
-parameters: no default is written twice.
+A ``Settings`` field is declared with one of the helpers of ``setting_kinds``;
+parsing, validation (exit 2 naming the variable), ``--help``,
+``--print-settings`` and the settings table all read these declarations.
+Interpreters take their values from a ``Settings`` through the composition
+root, as required parameters: no default is written twice.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field, fields
-from typing import Any, Final, TypeVar
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, fields
+from typing import Final
 
+from influencer_stats.domain.quota import YOUTUBE_DAY_S
 from influencer_stats.domain.validation import DEFAULT_MAX_VIDEOS, MAX_VIDEOS_BOUND
+from influencer_stats.setting_kinds import (
+    Secret,
+    Spec,
+    integer,
+    one_of,
+    optional_text,
+    seconds,
+    secret,
+    text,
+    url,
+)
 
-T = TypeVar("T")
 #: What the service's own variables start with (``Slot.env`` builds each slot's from it).
 PREFIX: Final = "INFLUENCER_STATS_"
-#: The most seconds a duration setting takes unless it says less: a day. Beyond it no
-#: timeout, TTL or grace period means anything here, and servers hand these to C and Rust
-#: timers as whole seconds or milliseconds (1e308 s crashed Granian's shutdown).
-MAX_SECONDS: Final = 86_400
-#: The most an integer setting takes unless it says less: every value then fits the 32-bit
-#: integers of the C and Rust code some reach (a listen backlog, a parser's limits) and
-#: converts to a float exactly (a rate, a gauge).
-MAX_INTEGER: Final = 1_000_000_000
-
-
-@dataclass(frozen=True, slots=True)
-class Secret:
-    """A value that never appears in a repr, a log line or an error."""
-
-    value: str = field(repr=False)
-
-    def __repr__(self) -> str:
-        return "Secret('***')"
-
-
-@dataclass(frozen=True, slots=True)
-class Spec:
-    """How one setting is read: its variable, flag, parser and doc."""
-
-    env: str
-    doc: str
-    parse: Callable[[str], object]
-    kind: str  # for --help and the README: "integer 1-65535", "seconds > 0", "text" …
-    flag: str | None = None
-    secret: bool = False
-
-
-def _declare(default: Any, spec: Spec) -> Any:
-    return field(default=default, metadata={"spec": spec})
-
-
-def _bounded(name: str, value: int | float, low: int | None, high: int | None) -> None:
-    # An int is finite (and math.isfinite could not convert one past 1e308 to check).
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError(f"{name} must be a finite number")
-    if low is not None and value < low:
-        positive = low == 1 and isinstance(value, int)  # 0.5 s is positive, yet under 1
-        raise ValueError(f"{name} must be {'positive' if positive else f'at least {low:,}'}")
-    if high is not None and value > high:
-        raise ValueError(f"{name} must be at most {high:,}")
-
-
-def integer(
-    env: str, default: int, doc: str, *, low: int = 1, high: int = MAX_INTEGER, flag: str | None = None
-) -> int:
-    """A whole number within [low, high]."""
-
-    def parse(raw: str) -> int:
-        try:
-            value = int(raw)
-        except ValueError:
-            raise ValueError(f"{env} must be a whole number") from None
-        _bounded(env, value, low, high)
-        return value
-
-    result: int = _declare(default, Spec(env, doc, parse, f"integer {low:,}–{high:,}", flag))
-    return result
-
-
-def seconds(env: str, default: float, doc: str, *, low: int | None = None, high: int = MAX_SECONDS) -> float:
-    """A number of seconds, positive (at least ``low`` when given) and at most ``high``."""
-
-    def parse(raw: str) -> float:
-        try:
-            value = float(raw)
-        except ValueError:
-            raise ValueError(f"{env} must be a number of seconds") from None
-        _bounded(env, value, low, high)
-        if value <= 0:
-            raise ValueError(f"{env} must be positive")
-        return value
-
-    kind = f"seconds {low:,}–{high:,}" if low is not None else f"seconds > 0, ≤ {high:,}"
-    result: float = _declare(default, Spec(env, doc, parse, kind))
-    return result
-
-
-def text(env: str, default: str, doc: str, *, flag: str | None = None) -> str:
-    """Any non-empty text."""
-    result: str = _declare(default, Spec(env, doc, str, "text", flag))
-    return result
-
-
-def optional_text(env: str, doc: str) -> str | None:
-    """Text, unset by default."""
-    result: str | None = _declare(None, Spec(env, doc, str, "text"))
-    return result
-
-
-def one_of(env: str, default: str, doc: str, options: tuple[str, ...]) -> str:
-    """One of a closed set of words."""
-
-    def parse(raw: str) -> str:
-        if raw not in options:
-            raise ValueError(f"{env} must be {' or '.join(options)}")
-        return raw
-
-    result: str = _declare(default, Spec(env, doc, parse, "/".join(options)))
-    return result
-
-
-def url(env: str, default: str, doc: str, *, schemes: tuple[str, ...], secret: bool = False) -> Any:
-    """A URL with one of ``schemes``; a secret one (it may carry a password) is a ``Secret``."""
-
-    def parse(raw: str) -> object:
-        if not raw.startswith(tuple(f"{s}://" for s in schemes)):
-            raise ValueError(f"{env} must be a {'/'.join(schemes)} URL")
-        return Secret(raw) if secret else raw
-
-    return _declare(Secret(default) if secret else default, Spec(env, doc, parse, "URL", secret=secret))
-
-
-def secret(env: str, doc: str) -> Secret | None:
-    """A credential, unset by default; never printed."""
-    result: Secret | None = _declare(None, Spec(env, doc, Secret, "secret", secret=True))
-    return result
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,10 +181,10 @@ class Settings:
     )
     quota_day_s: int = integer(
         "INFLUENCER_STATS_QUOTA_DAY",
-        86_400,
-        "length of a quota day in s; 86,400 resets at midnight Pacific, shorter only for trials",
+        YOUTUBE_DAY_S,
+        f"length of a quota day in s; {YOUTUBE_DAY_S:,} resets at midnight Pacific, shorter only for trials",
         low=1,
-        high=86_400,
+        high=YOUTUBE_DAY_S,
     )
     redis_timeout_s: float = seconds("INFLUENCER_STATS_REDIS_TIMEOUT", 0.5, "every Redis call (no retries)")
     redis_connections: int = integer("INFLUENCER_STATS_REDIS_CONNECTIONS", 64, "Redis pool size per process")

@@ -12,7 +12,8 @@ from urllib.parse import urlsplit
 from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.config.profiles import PROFILES
 from influencer_stats.config.resolve import Resolved, resolve_choices
-from influencer_stats.settings import Secret, declared, default_of
+from influencer_stats.setting_kinds import Secret
+from influencer_stats.settings import declared, default_of
 from influencer_stats.version import version
 
 Action = Literal["serve", "list_profiles", "list_choices", "print_settings"]

@@ -17,9 +17,8 @@ from influencer_stats.domain.models import (
     UpstreamError,
     VideoId,
 )
+from influencer_stats.domain.quota import PACIFIC, YOUTUBE_DAY_S
 from influencer_stats.interpreters.videos.quota import (
-    PACIFIC,
-    YOUTUBE_DAY_S,
     MemoryQuotaLedger,
     QuotaBudget,
     QuotaDay,

@@ -6,7 +6,6 @@ import math
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Final
-from zoneinfo import ZoneInfo
 
 from returns.result import Failure, Result, Success
 
@@ -20,11 +19,8 @@ from influencer_stats.domain.models import (
     UpstreamError,
     VideoId,
 )
+from influencer_stats.domain.quota import PACIFIC, YOUTUBE_DAY_S
 
-#: YouTube's quota day: it resets at midnight Pacific time (REFERENCE.md).
-PACIFIC: Final = ZoneInfo("America/Los_Angeles")
-#: A quota day of this length is YouTube's own (midnight to midnight Pacific); the setting's default.
-YOUTUBE_DAY_S: Final = 86_400
 #: How far the governor stretches freshness at most (10 s fresh → 10 min).
 MAX_STRETCH: Final = 60.0
 

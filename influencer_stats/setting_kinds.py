@@ -1,0 +1,136 @@
+"""The kinds of setting and how each is read: an integer, seconds, text, a URL, a secret.
+
+``settings.Settings`` declares each field with one of these helpers, which
+attach a ``Spec`` (variable, flag, parser, bounds, doc) to the field; parsing,
+validation (exit 2 naming the variable), ``--help``, ``--print-settings`` and
+the settings table read it back through ``settings.declared()``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+#: The most seconds a duration setting takes unless it says less: a day. Beyond it no
+#: timeout, TTL or grace period means anything here, and servers hand these to C and Rust
+#: timers as whole seconds or milliseconds (1e308 s crashed Granian's shutdown).
+MAX_SECONDS: Final = 86_400
+#: The most an integer setting takes unless it says less: every value then fits the 32-bit
+#: integers of the C and Rust code some reach (a listen backlog, a parser's limits) and
+#: converts to a float exactly (a rate, a gauge).
+MAX_INTEGER: Final = 1_000_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class Secret:
+    """A value that never appears in a repr, a log line or an error."""
+
+    value: str = field(repr=False)
+
+    def __repr__(self) -> str:
+        return "Secret('***')"
+
+
+@dataclass(frozen=True, slots=True)
+class Spec:
+    """How one setting is read: its variable, flag, parser and doc."""
+
+    env: str
+    doc: str
+    parse: Callable[[str], object]
+    kind: str  # for --help and the README: "integer 1-65535", "seconds > 0", "text" …
+    flag: str | None = None
+    secret: bool = False
+
+
+def _declare(default: Any, spec: Spec) -> Any:
+    return field(default=default, metadata={"spec": spec})
+
+
+def _bounded(name: str, value: int | float, low: int | None, high: int | None) -> None:
+    # An int is finite (and math.isfinite could not convert one past 1e308 to check).
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number")
+    if low is not None and value < low:
+        positive = low == 1 and isinstance(value, int)  # 0.5 s is positive, yet under 1
+        raise ValueError(f"{name} must be {'positive' if positive else f'at least {low:,}'}")
+    if high is not None and value > high:
+        raise ValueError(f"{name} must be at most {high:,}")
+
+
+def integer(
+    env: str, default: int, doc: str, *, low: int = 1, high: int = MAX_INTEGER, flag: str | None = None
+) -> int:
+    """A whole number within [low, high]."""
+
+    def parse(raw: str) -> int:
+        try:
+            value = int(raw)
+        except ValueError:
+            raise ValueError(f"{env} must be a whole number") from None
+        _bounded(env, value, low, high)
+        return value
+
+    result: int = _declare(default, Spec(env, doc, parse, f"integer {low:,}–{high:,}", flag))
+    return result
+
+
+def seconds(env: str, default: float, doc: str, *, low: int | None = None, high: int = MAX_SECONDS) -> float:
+    """A number of seconds, positive (at least ``low`` when given) and at most ``high``."""
+
+    def parse(raw: str) -> float:
+        try:
+            value = float(raw)
+        except ValueError:
+            raise ValueError(f"{env} must be a number of seconds") from None
+        _bounded(env, value, low, high)
+        if value <= 0:
+            raise ValueError(f"{env} must be positive")
+        return value
+
+    kind = f"seconds {low:,}–{high:,}" if low is not None else f"seconds > 0, ≤ {high:,}"
+    result: float = _declare(default, Spec(env, doc, parse, kind))
+    return result
+
+
+def text(env: str, default: str, doc: str, *, flag: str | None = None) -> str:
+    """Any non-empty text."""
+    result: str = _declare(default, Spec(env, doc, str, "text", flag))
+    return result
+
+
+def optional_text(env: str, doc: str) -> str | None:
+    """Text, unset by default."""
+    result: str | None = _declare(None, Spec(env, doc, str, "text"))
+    return result
+
+
+def one_of(env: str, default: str, doc: str, options: tuple[str, ...]) -> str:
+    """One of a closed set of words."""
+
+    def parse(raw: str) -> str:
+        if raw not in options:
+            raise ValueError(f"{env} must be {' or '.join(options)}")
+        return raw
+
+    result: str = _declare(default, Spec(env, doc, parse, "/".join(options)))
+    return result
+
+
+def url(env: str, default: str, doc: str, *, schemes: tuple[str, ...], secret: bool = False) -> Any:
+    """A URL with one of ``schemes``; a secret one (it may carry a password) is a ``Secret``."""
+
+    def parse(raw: str) -> object:
+        if not raw.startswith(tuple(f"{s}://" for s in schemes)):
+            raise ValueError(f"{env} must be a {'/'.join(schemes)} URL")
+        return Secret(raw) if secret else raw
+
+    return _declare(Secret(default) if secret else default, Spec(env, doc, parse, "URL", secret=secret))
+
+
+def secret(env: str, doc: str) -> Secret | None:
+    """A credential, unset by default; never printed."""
+    result: Secret | None = _declare(None, Spec(env, doc, Secret, "secret", secret=True))
+    return result
