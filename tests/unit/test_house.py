@@ -1,5 +1,6 @@
 """Steps a contributor can forget that no other test would notice: an interpreter module nobody
-registers, a server room with no entry, a Protocol outside ``algebras/``.
+registers, a server room with no entry (or left out of the contract that keeps rooms apart), a
+Protocol outside ``algebras/``.
 
 The import graph is grimp's (import-linter's own), read from the source, nothing run.
 """
@@ -7,6 +8,7 @@ The import graph is grimp's (import-linter's own), read from the source, nothing
 from __future__ import annotations
 
 import ast
+import tomllib
 from pathlib import Path
 
 import grimp
@@ -46,6 +48,13 @@ def test_every_server_room_is_registered_and_every_entry_names_a_room() -> None:
     }
 
     assert {entry.build for entry in SERVERS} == rooms
+
+
+def test_the_contract_that_keeps_server_rooms_apart_names_every_room() -> None:
+    pyproject = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())
+    [apart] = [c for c in pyproject["tool"]["importlinter"]["contracts"] if c["type"] == "independence"]
+
+    assert sorted(apart["modules"]) == sorted(entry.build for entry in SERVERS)
 
 
 def test_every_protocol_lives_in_algebras() -> None:
