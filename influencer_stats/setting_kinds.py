@@ -40,7 +40,7 @@ class Spec:
     env: str
     doc: str
     parse: Callable[[str], object]
-    kind: str  # for --help and the README: "integer 1-65535", "seconds > 0", "text" …
+    kind: str  # for --help and docs/configuration.md: "integer 1-65535", "seconds > 0", "text" …
     flag: str | None = None
     secret: bool = False
 

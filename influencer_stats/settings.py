@@ -161,7 +161,7 @@ class Settings:
     video_ttl_s: float = seconds(
         "INFLUENCER_STATS_VIDEO_TTL",
         300.0,
-        "video cache: a video's counters are fresh for this long (quota: see README)",
+        "video cache: a video's counters are fresh for this long (quota: see docs/quota.md)",
     )
     video_cache_max_entries: int = integer(
         "INFLUENCER_STATS_VIDEO_CACHE_MAX_ENTRIES", 100_000, "video cache: videos kept in process (LRU)"

@@ -4,7 +4,7 @@ A *slot* is a choice point of the service (which store, which logger …). Its
 registry maps each choice name to a builder, a short function of the root that
 imports its interpreter lazily and constructs it from the settings. Everything
 that lists choices (config validation and its exit-2 message, ``--help``,
-``--list-choices``, the ``service.started`` log line, the README check and the
+``--list-choices``, the ``service.started`` log line, the configuration page check and the
 contract suites) reads the registries, so a new interpreter is its module plus
 one entry, which declares what its builder does beyond building (``Entry``)::
 

@@ -6,7 +6,7 @@
   bottom of the house: everything may read it).
 - ``cli``: ``main.py``'s arguments, ``--help``, ``--list-choices``,
   ``--print-settings``, ``--list-profiles``.
-- ``docs``: the README's tables and ``.env.example``, generated.
+- ``docs``: the tables of docs/configuration.md and ``.env.example``, generated.
 
 The slots and their choice names come from the composition root's registries
 (``influencer_stats.bootstrap.slots``). Import from the submodules.

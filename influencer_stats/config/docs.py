@@ -1,8 +1,8 @@
-"""The README's tables of slots and settings and ``.env.example``, generated from the code.
+"""The tables of slots and settings in docs/configuration.md and ``.env.example``, generated.
 
-``python -m influencer_stats.config.docs`` rewrites the tables in README.md
-between their markers and writes ``.env.example``; a test fails when either
-and the code disagree.
+``python -m influencer_stats.config.docs`` rewrites the tables in
+docs/configuration.md between their markers and writes ``.env.example``; a test
+fails when either and the code disagree.
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.config.cli import shown
 from influencer_stats.settings import declared, default_of
 
-README = Path(__file__).resolve().parents[2] / "README.md"
-ENV_EXAMPLE = README.parent / ".env.example"
+ROOT = Path(__file__).resolve().parents[2]
+CONFIGURATION = ROOT / "docs" / "configuration.md"
+ENV_EXAMPLE = ROOT / ".env.example"
 
 
 def choices_table() -> str:
@@ -67,23 +68,23 @@ def _pattern(name: str) -> re.Pattern[str]:
     return re.compile(rf"<!-- {name}:begin[^>]*-->\n(.*?)<!-- {name}:end -->", re.DOTALL)
 
 
-def generated(readme: str) -> str:
-    """``readme`` with every marked table replaced by what the code says."""
+def generated(page: str) -> str:
+    """``page`` with every marked table replaced by what the code says."""
     for name, table in TABLES.items():
-        match = _pattern(name).search(readme)
+        match = _pattern(name).search(page)
         if match is not None:
-            readme = readme[: match.start(1)] + table() + "\n" + readme[match.end(1) :]
-    return readme
+            page = page[: match.start(1)] + table() + "\n" + page[match.end(1) :]
+    return page
 
 
-def tables_in(readme: str) -> dict[str, str]:
-    """The marked tables as they stand in ``readme``."""
-    found = {name: _pattern(name).search(readme) for name in TABLES}
+def tables_in(page: str) -> dict[str, str]:
+    """The marked tables as they stand in ``page``."""
+    found = {name: _pattern(name).search(page) for name in TABLES}
     return {name: match.group(1) for name, match in found.items() if match is not None}
 
 
 if __name__ == "__main__":
-    text = README.read_text()
-    README.write_text(generated(text))
+    text = CONFIGURATION.read_text()
+    CONFIGURATION.write_text(generated(text))
     ENV_EXAMPLE.write_text(env_example())
-    sys.stdout.write("README.md tables and .env.example regenerated\n")
+    sys.stdout.write(f"{CONFIGURATION.relative_to(ROOT)} tables and .env.example regenerated\n")
