@@ -21,6 +21,8 @@ MAX_SECONDS: Final = 86_400
 #: integers of the C and Rust code some reach (a listen backlog, a parser's limits) and
 #: converts to a float exactly (a rate, a gauge).
 MAX_INTEGER: Final = 1_000_000_000
+#: The levels of an ``EventLog`` event, least severe first (a log level setting takes one).
+LOG_LEVELS: Final = ("debug", "info", "warning", "error")
 
 
 @dataclass(frozen=True, slots=True)

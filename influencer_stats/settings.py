@@ -16,6 +16,7 @@ from typing import Final
 from influencer_stats.domain.quota import YOUTUBE_DAY_S
 from influencer_stats.domain.validation import DEFAULT_MAX_VIDEOS, MAX_VIDEOS_BOUND
 from influencer_stats.setting_kinds import (
+    LOG_LEVELS,
     Secret,
     Spec,
     integer,
@@ -111,6 +112,12 @@ class Settings:
         DEFAULT_MAX_VIDEOS,
         "ids per collection (a 1 MiB body holds no more than the maximum)",
         high=MAX_VIDEOS_BOUND,
+    )
+    log_level: str = one_of(
+        "INFLUENCER_STATS_LOG_LEVEL",
+        "debug",
+        "the least severe events written (every logger and log wrapper; uvicorn's own stay at warning)",
+        LOG_LEVELS,
     )
     log_rate_limit: int = integer(
         "INFLUENCER_STATS_LOG_RATE_LIMIT", 1_000, "events per second the rate-limit log wrapper lets through"

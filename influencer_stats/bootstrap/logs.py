@@ -18,7 +18,7 @@ LOG_WRAPPERS: Registry[LogWrapper] = Registry("log wrapper")
 async def _json(observed: Observed) -> EventLog:
     from influencer_stats.interpreters.logging.structlog_json import StructlogEventLog
 
-    return StructlogEventLog(observed.stdout, observed.settings.secrets())
+    return StructlogEventLog(observed.stdout, observed.settings.secrets(), level=observed.settings.log_level)
 
 
 LOGGERS.register("all", _json, "every event as a JSON line, written at once (the talk's v1)")
@@ -45,7 +45,10 @@ async def _silent(_: Observed) -> EventLog:
 async def _rate_limit(observed: Observed, inner: EventLog) -> EventLog:
     from influencer_stats.interpreters.logging.dropping import DroppingEventLog
 
-    dropping = DroppingEventLog(inner, time.monotonic, limit=observed.settings.log_rate_limit)
+    settings = observed.settings
+    dropping = DroppingEventLog(
+        inner, time.monotonic, limit=settings.log_rate_limit, level=settings.log_level
+    )
     # Flushed once more after the flusher stops (even if it never got to run): nothing admitted is lost.
     observed.exits.callback(dropping.flush, observed.metrics.logs_dropped)
     observed.background(dropping.run_flusher(on_dropped=observed.metrics.logs_dropped), "log-flusher")

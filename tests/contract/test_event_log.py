@@ -32,11 +32,13 @@ Use = Callable[[EventLog], None]
 Record = dict[str, object]
 
 
-async def _written(tmp_path: Path, logger: str, wrappers: str | None, use: Use) -> list[Record]:
+async def _written(
+    tmp_path: Path, logger: str, wrappers: str | None, use: Use, environ: dict[str, str] | None = None
+) -> list[Record]:
     """What the ``logger`` stack wrote of the events ``use`` logged, read after it closed."""
     stdout = io.BytesIO()
     flags = {"logger": logger} | ({"log_wrappers": wrappers} if wrappers else {})
-    async with wired(tmp_path, flags, stdout=stdout) as wiring:
+    async with wired(tmp_path, flags, stdout=stdout, environ=environ) as wiring:
         use(wiring.log)
     return [orjson.loads(line) for line in stdout.getvalue().splitlines()]
 
@@ -68,6 +70,15 @@ async def test_every_level_accepts_an_event_with_fields_and_writes_it_in_order(
             ("w", "warning"),
             ("e", "error"),
         ]
+
+
+async def test_events_below_the_log_level_setting_are_not_written(
+    stack: tuple[str, str | None], tmp_path: Path
+) -> None:
+    written = await _written(tmp_path, *stack, _every_level, {"INFLUENCER_STATS_LOG_LEVEL": "warning"})
+
+    expected = [] if LOGGERS[stack[0]].silent else [("w", "warning"), ("e", "error")]
+    assert [(r["event"], r["level"]) for r in written] == expected
 
 
 async def test_fields_are_kept_with_their_values(stack: tuple[str, str | None], tmp_path: Path) -> None:
@@ -103,7 +114,7 @@ def test_the_capturing_test_double_keeps_events_as_the_contract_says() -> None:
 
 def test_the_json_logger_writes_one_json_object_per_line_with_a_timestamp() -> None:
     stream = io.BytesIO()
-    log = StructlogEventLog(stream)
+    log = StructlogEventLog(stream, level="debug")
 
     log.info("one")
     log.info("two", n=2)

@@ -32,9 +32,14 @@ async def wired(
     *,
     youtube_url: str | None = None,
     stdout: BinaryIO | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> AsyncIterator[Wiring]:
-    """The root's wiring for ``flags`` (quiet: silent logger, no metrics, unless a flag says)."""
-    environ = {**redirected_paths(tmp_path / "files"), "INFLUENCER_STATS_REDIS_PREFIX": unique_prefix()}
+    """The root's wiring for ``flags`` and ``environ`` (quiet: silent logger, no metrics, unless a flag says)."""
+    environ = {
+        **redirected_paths(tmp_path / "files"),
+        "INFLUENCER_STATS_REDIS_PREFIX": unique_prefix(),
+        **(environ or {}),
+    }
     if any("redis" in name for name in flags.values()):
         environ["REDIS_URL"] = shared_redis_url()
     if youtube_url is not None:

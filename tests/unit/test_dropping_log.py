@@ -11,7 +11,7 @@ from influencer_stats.testing.event_log import CapturingEventLog
 
 def test_events_under_the_limit_are_written_on_flush_not_on_the_call() -> None:
     inner, clock = CapturingEventLog(), ManualClock(1000.0)
-    log = DroppingEventLog(inner, clock, limit=3)
+    log = DroppingEventLog(inner, clock, limit=3, level="debug")
 
     log.info("a", n=1)
     log.error("b")
@@ -26,7 +26,7 @@ def test_events_under_the_limit_are_written_on_flush_not_on_the_call() -> None:
 
 def test_events_over_the_limit_in_one_window_are_dropped_and_reported_once() -> None:
     inner, clock = CapturingEventLog(), ManualClock(1000.0)
-    log = DroppingEventLog(inner, clock, limit=3, window=1.0)
+    log = DroppingEventLog(inner, clock, limit=3, level="debug", window=1.0)
 
     for i in range(10):
         log.info("tick", i=i)
@@ -42,7 +42,7 @@ def test_events_over_the_limit_in_one_window_are_dropped_and_reported_once() -> 
 
 def test_a_new_window_admits_events_again() -> None:
     inner, clock = CapturingEventLog(), ManualClock(1000.0)
-    log = DroppingEventLog(inner, clock, limit=2, window=1.0)
+    log = DroppingEventLog(inner, clock, limit=2, level="debug", window=1.0)
 
     for _ in range(5):
         log.info("first")
@@ -59,7 +59,7 @@ def test_a_new_window_admits_events_again() -> None:
 
 def test_the_buffer_never_holds_more_than_the_limit_even_if_nobody_flushes() -> None:
     inner, clock = CapturingEventLog(), ManualClock(1000.0)
-    log = DroppingEventLog(inner, clock, limit=100, window=1.0, capacity=150)
+    log = DroppingEventLog(inner, clock, limit=100, level="debug", window=1.0, capacity=150)
 
     for second in range(50):
         clock.now = 1000.0 + second
@@ -78,7 +78,7 @@ def test_the_buffer_never_holds_more_than_the_limit_even_if_nobody_flushes() -> 
 
 async def test_the_flusher_writes_on_its_own_task_and_flushes_what_is_left_when_cancelled() -> None:
     inner, clock = CapturingEventLog(), ManualClock(1000.0)
-    log = DroppingEventLog(inner, clock, limit=10)
+    log = DroppingEventLog(inner, clock, limit=10, level="debug")
     ticks: asyncio.Queue[None] = asyncio.Queue(maxsize=1)
     flushed = asyncio.Event()
 
@@ -97,3 +97,17 @@ async def test_the_flusher_writes_on_its_own_task_and_flushes_what_is_left_when_
     await asyncio.gather(task, return_exceptions=True)
 
     assert [e.event for e in inner.events] == ["before", "after"]
+
+
+def test_events_below_its_level_are_ignored_neither_admitted_nor_counted_as_dropped() -> None:
+    inner = CapturingEventLog()
+    log = DroppingEventLog(inner, ManualClock(1000.0), limit=2, level="info")
+
+    log.debug("quiet")
+    log.debug("quieter")
+    log.info("one")
+    log.error("two")
+    log.flush()
+
+    assert [(e.event, e.level) for e in inner.events] == [("one", "info"), ("two", "error")]
+    assert log.dropped_total == 0

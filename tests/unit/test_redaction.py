@@ -77,7 +77,7 @@ def test_ordinary_text_is_left_alone() -> None:
 
 def test_a_line_with_a_lone_surrogate_is_still_written_and_holds_no_credential() -> None:
     stream = io.BytesIO()
-    log = StructlogEventLog(stream, secrets=["configured-secret"])
+    log = StructlogEventLog(stream, secrets=["configured-secret"], level="debug")
 
     log.error(
         "http.unhandled_error",

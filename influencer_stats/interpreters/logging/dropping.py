@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Awaitable, Callable
-from typing import Literal
+from typing import Literal, get_args
 
 from influencer_stats.algebras import EventLog
 from influencer_stats.algebras.event_log import LOG_CONTEXT
 
 Level = Literal["debug", "info", "warning", "error"]
 _Entry = tuple[Level, str, dict[str, object]]
+_LEVELS: tuple[Level, ...] = get_args(Level)
 
 
 class DroppingEventLog:
@@ -24,7 +25,8 @@ class DroppingEventLog:
     one ``log.events_dropped`` event reports how many. The buffer never holds
     more than ``capacity`` entries (default ``2 * limit``), reports included:
     when it is full the report waits and its count keeps growing. The clock is
-    injected.
+    injected. Events below ``level`` (``debug`` … ``error``) are ignored before
+    the limit: they neither count against it nor as drops.
     """
 
     def __init__(
@@ -33,10 +35,12 @@ class DroppingEventLog:
         clock: Callable[[], float],
         *,
         limit: int,
+        level: str,
         window: float = 1.0,
         capacity: int | None = None,
     ) -> None:
         self._inner = inner
+        self._ignored: frozenset[str] = frozenset(_LEVELS[: _LEVELS.index(level)])
         self._clock = clock
         self._limit = limit
         self._window = window
@@ -62,6 +66,8 @@ class DroppingEventLog:
         self._admitted = 0
 
     def _log(self, level: Level, event: str, fields: dict[str, object]) -> None:
+        if level in self._ignored:
+            return
         self._roll(self._clock())
         if self._admitted >= self._limit or len(self._buffer) >= self._capacity:
             self._dropped += 1
