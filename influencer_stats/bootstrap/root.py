@@ -14,6 +14,7 @@ from influencer_stats.bootstrap.registry import Registry
 from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.bootstrap.stats import STATS_WRAPPERS
 from influencer_stats.bootstrap.stores import STORES
+from influencer_stats.bootstrap.tracing import TRACING, request_tracing, traced_source, traced_stats
 from influencer_stats.bootstrap.videos import VIDEO_CACHES, VIDEO_CLIENTS, VIDEO_WRAPPERS
 from influencer_stats.bootstrap.wiring import Observed, Resources, Wiring
 from influencer_stats.http.api import HttpApi
@@ -43,6 +44,8 @@ async def open_wiring(settings: Settings, stdout: BinaryIO | None = None) -> Asy
     choices = settings.choices
     async with AsyncExitStack() as exits:
         resources = Resources(settings, exits, {}, stdout or sys.stdout.buffer)
+        # First, so its exporter is shut down last: the spans of everything closing are sent too.
+        resources.trace_with(await TRACING[choices.one("tracing")].build(resources))
         metrics = await METRICS[choices.one("metrics")].build(resources)
         observed: Observed = resources.observed(metrics)
         log: EventLog = await LOGGERS[choices.one("logger")].build(observed)
@@ -54,15 +57,17 @@ async def build_store(wiring: Wiring) -> CollectionStore:
 
 
 async def build_source(wiring: Wiring) -> VideoStatsSource:
-    """The video source stack; the outermost layer bounds a request's wait by its deadline."""
+    """The video source stack; the outermost layer bounds a request's wait by its deadline (only
+    a span of the whole fetch, when tracing, is around it)."""
     from influencer_stats.interpreters.videos.deadline import DeadlineSource
 
     choices = wiring.settings.choices
     base = await VIDEO_CLIENTS[choices.one("video_client")].build(wiring)
     wrapped = await fold(wiring, base, choices["video_wrappers"], VIDEO_WRAPPERS)
     if choices["video_cache"]:  # a per-video cache bounds its callers' waits itself, and keeps late calls
-        return await fold(wiring, wrapped, choices["video_cache"], VIDEO_CACHES)
-    return DeadlineSource(wrapped, wiring.settings.upstream_deadline_s)
+        cached = await fold(wiring, wrapped, choices["video_cache"], VIDEO_CACHES)
+        return traced_source(wiring, cached, cached=True)
+    return traced_source(wiring, DeadlineSource(wrapped, wiring.settings.upstream_deadline_s), cached=False)
 
 
 async def build_stats(
@@ -76,7 +81,9 @@ async def build_stats(
     from influencer_stats.interpreters.stats.cache import InvalidatingStore
 
     use_case: CollectionStatsQuery = GetStats(store, source, wiring.log)
-    stats = await fold(wiring, use_case, wiring.settings.choices["cache"], STATS_WRAPPERS)
+    choices = wiring.settings.choices
+    stats = await fold(wiring, use_case, choices["cache"], STATS_WRAPPERS)
+    stats = traced_stats(wiring, stats, cached=bool(choices["cache"] or choices["video_cache"]))
     return stats, InvalidatingStore(store, stats)
 
 
@@ -108,5 +115,6 @@ async def open_http_api(settings: Settings, stdout: BinaryIO | None = None) -> A
             write_token=settings.write_token.value if settings.write_token else None,
             max_videos=settings.max_videos,
             openapi=openapi_document(settings.max_videos),
+            tracing=request_tracing(wiring),
         )
         log.info("service.stopping", profile=settings.profile)

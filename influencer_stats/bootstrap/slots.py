@@ -11,6 +11,7 @@ from influencer_stats.bootstrap.registry import Slot
 from influencer_stats.bootstrap.servers import SERVERS
 from influencer_stats.bootstrap.stats import STATS_WRAPPERS
 from influencer_stats.bootstrap.stores import STORES
+from influencer_stats.bootstrap.tracing import TRACING
 from influencer_stats.bootstrap.videos import QUOTA_LEDGERS, VIDEO_CACHES, VIDEO_CLIENTS, VIDEO_WRAPPERS
 
 SLOTS: Final[Mapping[str, Slot]] = {
@@ -43,6 +44,12 @@ SLOTS: Final[Mapping[str, Slot]] = {
             LOG_WRAPPERS,
             wrappers_of="logger",
             follows="logger",
+        ),
+        Slot(
+            "tracing",
+            "spans of each request, exported over OTLP (the OTEL_* variables)",
+            TRACING,
+            default="none",
         ),
     )
 }

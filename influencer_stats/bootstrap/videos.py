@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from influencer_stats.algebras import VideoStatsSource
 from influencer_stats.bootstrap.registry import Registry
+from influencer_stats.bootstrap.tracing import aiohttp_trace_configs, httpx_hooks, traced_call
 from influencer_stats.bootstrap.wiring import Wiring
 
 if TYPE_CHECKING:
@@ -63,6 +64,7 @@ async def _httpx(wiring: Wiring) -> VideosListCall:
     client = httpx.AsyncClient(
         limits=httpx.Limits(max_connections=pool, max_keepalive_connections=pool),
         timeout=httpx.Timeout(settings.upstream_call_timeout_s),
+        event_hooks=httpx_hooks(wiring),
     )
     wiring.exits.push_async_callback(client.aclose)
     return HttpxVideosList(client, settings.youtube_api_url, _key(settings))
@@ -82,6 +84,7 @@ async def _aiohttp(wiring: Wiring) -> VideosListCall:
             sock_connect=settings.upstream_call_timeout_s,
             sock_read=settings.upstream_call_timeout_s,
         ),
+        trace_configs=aiohttp_trace_configs(wiring),
     )
     wiring.exits.push_async_callback(session.close)
     return AiohttpVideosList(session, settings.youtube_api_url, _key(settings))
@@ -112,7 +115,7 @@ async def _youtube(
         per_flow=settings.upstream_concurrency,
         max_waiting=settings.upstream_queue,
     )
-    call = await _governed(wiring, await client(wiring), wiring.quota)
+    call = await _governed(wiring, traced_call(wiring, await client(wiring)), wiring.quota)
     return YouTubeVideoStatsSource(call, policy, gate, wiring.log, wiring.metrics, clock=time.monotonic)
 
 

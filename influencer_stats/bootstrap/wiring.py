@@ -18,6 +18,7 @@ from influencer_stats.algebras import AllMetrics, EventLog
 from influencer_stats.settings import Settings
 
 if TYPE_CHECKING:
+    from opentelemetry.trace import Tracer
     from redis.asyncio import Redis
 
     from influencer_stats.interpreters.videos.quota import QuotaBudget
@@ -29,6 +30,7 @@ Checks = dict[str, Callable[[], Awaitable[bool]]]
 @dataclass(slots=True)
 class _Shared:
     redis: Redis | None = None
+    tracer: Tracer | None = None
 
 
 @dataclass(slots=True)
@@ -55,6 +57,15 @@ class Resources:
         if self._shared.redis is None:
             self._shared.redis = await _open_redis(self)
         return self._shared.redis
+
+    @property
+    def tracer(self) -> Tracer | None:
+        """The tracer of the ``tracing`` slot, or None (no traced layer is built)."""
+        return self._shared.tracer
+
+    def trace_with(self, tracer: Tracer | None) -> None:
+        """Set the tracer every later builder sees (the root's first step)."""
+        self._shared.tracer = tracer
 
     def observed(self, metrics: AllMetrics) -> Observed:
         """The next stage: these resources plus the metrics."""
@@ -127,7 +138,12 @@ async def _open_redis(resources: Resources) -> Redis:
         socket_connect_timeout=settings.redis_timeout_s,
         health_check_interval=30,
     )
-    client = redis.Redis(connection_pool=pool)
+    if resources.tracer is None:
+        client = redis.Redis(connection_pool=pool)
+    else:
+        from influencer_stats.interpreters.tracing.otel_redis import TracedRedis
+
+        client = TracedRedis(connection_pool=pool, tracer=resources.tracer)
     resources.exits.push_async_callback(client.aclose, close_connection_pool=True)
 
     async def ping() -> bool:

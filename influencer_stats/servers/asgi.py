@@ -43,6 +43,10 @@ async def _read_body(scope: Scope, receive: Receive, limit: int) -> bytes | None
     return await read_request_body(_chunks(receive), limit, content_length(declared))
 
 
+def _header(scope: Scope, name: bytes) -> str | None:
+    return next((value.decode("latin-1") for key, value in scope["headers"] if key == name), None)
+
+
 class AsgiApp:
     """An ASGI 3 application: lifespan opens the API once; HTTP is routed by hand."""
 
@@ -97,6 +101,7 @@ class AsgiApp:
                     authorization,
                     partial(_read_body, scope, receive),
                     query=scope["query_string"].decode("latin-1"),
+                    traceparent=_header(scope, b"traceparent") if api.traced else None,
                 )
             )
         else:

@@ -58,7 +58,7 @@ def create_app(open_api: OpenApi) -> Starlette:
 
     def endpoint(route: ApiRoute) -> Callable[[Request], Awaitable[Response]]:
         async def handle(request: Request) -> Response:
-            headers = request.headers
+            headers, api = request.headers, current[0]
             incoming = Incoming(
                 route,
                 request.method,
@@ -67,8 +67,9 @@ def create_app(open_api: OpenApi) -> Starlette:
                 ", ".join(headers.getlist("authorization")) or None,
                 partial(_read_body, request),
                 query=request.scope["query_string"].decode("latin-1"),
+                traceparent=headers.get("traceparent") if api.traced else None,
             )
-            return _response(await current[0].serve(incoming))
+            return _response(await api.serve(incoming))
 
         return handle
 

@@ -39,6 +39,7 @@ from influencer_stats.servers import server as server_named
 from influencer_stats.settings import Settings
 from influencer_stats.testing.youtube_double import running_double
 from tests.declared_paths import redirected_paths
+from tests.otlp_receiver import running_receiver
 from tests.shared_redis import shared_redis_url, unique_prefix
 from tests.support import ROOT
 
@@ -52,6 +53,14 @@ NOT_THE_PROJECT = {".git", "__pycache__"}
 async def double_url() -> AsyncIterator[str]:
     async with running_double() as double:
         yield double.url
+
+
+@pytest.fixture(autouse=True)
+def otlp_receiver(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Where ``tracing=otel`` exports (the SDK reads OTEL_* from the process's environment)."""
+    with running_receiver() as receiver:
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.url)
+        yield
 
 
 @pytest.fixture

@@ -33,7 +33,9 @@ def declared(extra: str | None) -> list[Requirement]:
     return [Requirement(line) for line in listed]
 
 
-@pytest.mark.parametrize(("lock", "extra"), [("run.txt", None), ("dev.txt", None), ("dev.txt", "dev")])
+@pytest.mark.parametrize(
+    ("lock", "extra"), [("run.txt", None), ("dev.txt", None), ("dev.txt", "dev"), ("dev.txt", "otel")]
+)
 def test_every_declared_dependency_is_pinned_within_its_bounds(lock: str, extra: str | None) -> None:
     locked = pins(lock)
     for requirement in declared(extra):
@@ -49,3 +51,12 @@ def test_running_installs_nothing_only_tests_need_and_the_same_versions_as_testi
 
     assert {"mypy", "pytest", "matplotlib", "schemathesis"}.isdisjoint(run)
     assert {name: dev.get(name) for name in run} == run
+
+
+def test_the_optional_tracing_extra_is_tested_but_not_installed_for_running() -> None:
+    # `make run` and the image install run.txt: tracing=otel there says to install the extra.
+    run, dev = pins("run.txt"), pins("dev.txt")
+    otel = {canonicalize_name(requirement.name) for requirement in declared("otel")}
+
+    assert otel <= dev.keys()
+    assert otel.isdisjoint(run)

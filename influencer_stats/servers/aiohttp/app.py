@@ -73,6 +73,7 @@ async def _dispatch(request: web.Request) -> web.Response:
         ", ".join(authorization) if authorization else None,
         partial(_read_body, request),
         query=request.rel_url.raw_query_string,
+        traceparent=headers.get("traceparent") if api.traced else None,
     )
     try:
         reply = await api.serve(incoming)

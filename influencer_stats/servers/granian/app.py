@@ -103,6 +103,7 @@ class RsgiApp:
                 authorization,
                 read_body,
                 query=scope.query_string,
+                traceparent=headers.get("traceparent") if api.traced else None,
             )
             try:
                 reply = await api.serve(incoming)

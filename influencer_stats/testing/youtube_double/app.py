@@ -98,7 +98,12 @@ def create_app(state: DoubleState, *, require_key: str | None = None, latency_ms
         query = request.query
         ids = [piece for raw in query.getall("id", []) for piece in raw.split(",") if piece]
         header_key = request.headers.get("X-Goog-Api-Key")
-        state.record(ids, key_header=bool(header_key), key_in_query="key" in query)
+        state.record(
+            ids,
+            key_header=bool(header_key),
+            key_in_query="key" in query,
+            traceparent=request.headers.get("traceparent"),
+        )
         fault = state.take_fault()  # before any await: concurrent calls consume in order
 
         await sleep_unless_closing(latency_s)

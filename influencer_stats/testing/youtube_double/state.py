@@ -63,6 +63,8 @@ class DoubleState:
     ids_requested: int = 0
     max_ids_in_call: int = 0
     batches: deque[list[str]] = field(default_factory=lambda: deque(maxlen=BATCH_HISTORY))
+    #: The ``traceparent`` header of each recent call (None: none sent), in arrival order.
+    traceparents: deque[str | None] = field(default_factory=lambda: deque(maxlen=BATCH_HISTORY))
     key_header_seen: bool = False
     key_in_query_seen: bool = False
     fault: FaultState = field(default_factory=FaultState)
@@ -77,6 +79,7 @@ class DoubleState:
         self.ids_requested = 0
         self.max_ids_in_call = 0
         self.batches.clear()
+        self.traceparents.clear()
         self.key_header_seen = False
         self.key_in_query_seen = False
         self.fault = FaultState(stall_seconds=self.default_stall_seconds)
@@ -114,12 +117,15 @@ class DoubleState:
             self.fault = FaultState(stall_seconds=current.stall_seconds, bad_value=current.bad_value)
         return current
 
-    def record(self, ids: list[str], *, key_header: bool, key_in_query: bool) -> None:
-        """Count one videos.list call and the (non-empty) ids it carried."""
+    def record(
+        self, ids: list[str], *, key_header: bool, key_in_query: bool, traceparent: str | None = None
+    ) -> None:
+        """Count one videos.list call, the (non-empty) ids and the ``traceparent`` it carried."""
         self.calls += 1
         self.ids_requested += len(ids)
         self.max_ids_in_call = max(self.max_ids_in_call, len(ids))
         self.batches.append(ids)
+        self.traceparents.append(traceparent)
         self.key_header_seen = self.key_header_seen or key_header
         self.key_in_query_seen = self.key_in_query_seen or key_in_query
 
@@ -130,6 +136,7 @@ class DoubleState:
             "ids_requested": self.ids_requested,
             "max_ids_in_call": self.max_ids_in_call,
             "batches": [list(b) for b in self.batches],
+            "traceparents": list(self.traceparents),
             "key_header_seen": self.key_header_seen,
             "key_in_query_seen": self.key_in_query_seen,
             "fault": self.fault.to_json(),

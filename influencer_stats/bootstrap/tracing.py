@@ -1,0 +1,121 @@
+"""The ``tracing`` slot: OpenTelemetry spans, exported over OTLP/HTTP, or none at all.
+
+With ``none`` (the default) no traced layer is built: the edge serves without a request span and
+every stack is what it would be without this module. With ``otel`` the root builds the SDK's
+tracer provider here, the only place that reads the standard ``OTEL_*`` variables (the SDK reads
+them as it is built: ``OTEL_EXPORTER_OTLP_ENDPOINT``, ``OTEL_SERVICE_NAME``, ``OTEL_TRACES_SAMPLER``
+…), with the OTLP/HTTP exporter behind a ``BatchSpanProcessor``, flushed and shut down on exit;
+the traced layers get its tracer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from importlib.util import find_spec
+from typing import TYPE_CHECKING, Any
+
+from influencer_stats.algebras import CollectionStatsQuery, VideoStatsSource
+from influencer_stats.algebras.tracing import RequestTracing
+from influencer_stats.bootstrap.registry import Registry
+from influencer_stats.bootstrap.wiring import Resources
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Tracer
+
+    from influencer_stats.algebras.youtube import VideosListCall
+    from influencer_stats.settings import Settings
+
+TracingBuilder = Callable[[Resources], Awaitable["Tracer | None"]]
+TRACING: Registry[TracingBuilder] = Registry("tracing")
+#: The service's name in traces unless OTEL_SERVICE_NAME (or OTEL_RESOURCE_ATTRIBUTES) names it.
+SERVICE_NAME = "influencer-stats"
+
+
+@TRACING.add("none", "no spans: no traced layer is built, nothing is paid per request")
+async def _none(_: Resources) -> Tracer | None:
+    return None
+
+
+def _sdk_installed(_: Settings) -> str | None:
+    if find_spec("opentelemetry.sdk") is None or find_spec("opentelemetry.exporter.otlp.proto.http") is None:
+        return "needs the otel extra: pip install 'influencer-stats[otel]'"
+    return None
+
+
+@TRACING.add(
+    "otel",
+    "OpenTelemetry spans over OTLP/HTTP, set up by the OTEL_* variables (the otel extra)",
+    check=_sdk_installed,
+)
+async def _otel(resources: Resources) -> Tracer:
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.resources import SERVICE_NAME as NAME
+    from opentelemetry.sdk.resources import SERVICE_VERSION, Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    from influencer_stats.version import version
+
+    described = Resource.create({SERVICE_VERSION: version()})  # + OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES
+    if str(described.attributes.get(NAME, "")).startswith("unknown_service"):
+        described = described.merge(Resource({NAME: SERVICE_NAME}))
+    provider = TracerProvider(resource=described, shutdown_on_exit=False)
+    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+    # Off the loop: the last export blocks (and a receiver may be served by this very loop).
+    resources.exits.push_async_callback(asyncio.to_thread, provider.shutdown)
+    return provider.get_tracer("influencer_stats", version())
+
+
+def request_tracing(resources: Resources) -> RequestTracing | None:
+    """The request spans the edge opens, or None (the edge then builds no tracing path)."""
+    if resources.tracer is None:
+        return None
+    from influencer_stats.interpreters.tracing.otel import OtelRequests
+
+    return OtelRequests(resources.tracer)
+
+
+def traced_stats(resources: Resources, stats: CollectionStatsQuery, *, cached: bool) -> CollectionStatsQuery:
+    """``stats`` under a ``stats.query`` span, when tracing."""
+    if resources.tracer is None:
+        return stats
+    from influencer_stats.interpreters.tracing.otel import TracedStats
+
+    return TracedStats(stats, resources.tracer, cached=cached)
+
+
+def traced_source(resources: Resources, source: VideoStatsSource, *, cached: bool) -> VideoStatsSource:
+    """``source`` under a ``videos.fetch`` span, when tracing."""
+    if resources.tracer is None:
+        return source
+    from influencer_stats.interpreters.tracing.otel import TracedSource
+
+    return TracedSource(source, resources.tracer, cached=cached)
+
+
+def traced_call(resources: Resources, call: VideosListCall) -> VideosListCall:
+    """Each ``videos.list`` call under a CLIENT span, when tracing."""
+    if resources.tracer is None:
+        return call
+    from influencer_stats.interpreters.tracing.otel import TracedVideosList
+
+    return TracedVideosList(call, resources.tracer)
+
+
+def httpx_hooks(resources: Resources) -> dict[str, list[Any]] | None:
+    """httpx's ``event_hooks`` that send ``traceparent``, when tracing (else httpx's default)."""
+    if resources.tracer is None:
+        return None
+    from influencer_stats.interpreters.tracing.otel_http import httpx_hooks as hooks
+
+    return hooks()
+
+
+def aiohttp_trace_configs(resources: Resources) -> list[Any] | None:
+    """aiohttp's ``trace_configs`` that send ``traceparent``, when tracing (else aiohttp's default)."""
+    if resources.tracer is None:
+        return None
+    from influencer_stats.interpreters.tracing.otel_http import aiohttp_trace_configs as configs
+
+    return configs()

@@ -1,0 +1,289 @@
+"""Tracing (``--tracing otel``), end to end: the spans reach a real OTLP/HTTP receiver.
+
+The service runs as its own process on each server, configured by the standard ``OTEL_*``
+variables only (``OTEL_EXPORTER_OTLP_ENDPOINT`` at the receiver this test starts, which decodes
+the exporter's protobufs with ``opentelemetry-proto``), against the YouTube double in its own
+process, which records the ``traceparent`` of every ``videos.list`` call. A request sent with a
+``traceparent`` comes back as one trace: the server span its child, the stats query under it,
+the video fetch under that, one CLIENT span per ``videos.list`` call, and the call itself
+carrying that span's ``traceparent``; its log lines carry the trace id. In process: the spans are
+flushed when the API closes, a malformed ``traceparent`` starts a new trace, and without tracing
+no traced layer is built at all.
+"""
+
+from __future__ import annotations
+
+import io
+import secrets
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+from returns.result import Success
+
+from influencer_stats.bootstrap.root import open_http_api
+from influencer_stats.config.resolve import resolve
+from influencer_stats.domain.models import CollectionId
+from influencer_stats.http.api import HttpApi, Incoming
+from influencer_stats.http.routes import ROUTES, STATS
+from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
+from influencer_stats.logic.service import GetStats
+from influencer_stats.testing.youtube_double import VIDEOS_PATH, running_double
+from tests.declared_paths import redirected_paths
+from tests.integration.youtube_clients_support import HTTP_TIMEOUT_S, YouTubeDouble
+from tests.otlp_receiver import ReceivedSpan, Receiver, running_receiver
+from tests.shared_redis import shared_redis_url, unique_prefix
+from tests.support import SERVERS, RunningService, running_double_process, running_service, wait_for
+
+VIDEOS = [synthetic_video_id(n) for n in range(2)]  # one batched videos.list call
+#: Export within 50 ms of a span ending, not the SDK's 5 s: the test waits for what it checks.
+OTEL = {"OTEL_BSP_SCHEDULE_DELAY": "50", "OTEL_SERVICE_NAME": "influencer-stats-under-test"}
+SPANS_WITHIN_S = 10.0
+
+
+def _traceparent() -> tuple[str, str, str]:
+    """A caller's ``traceparent``, its trace id and its span id (sampled)."""
+    trace_id, span_id = secrets.token_hex(16), secrets.token_hex(8)
+    return f"00-{trace_id}-{span_id}-01", trace_id, span_id
+
+
+def _one(spans: list[ReceivedSpan], name: str) -> ReceivedSpan:
+    named = [span for span in spans if span.name == name]
+    assert len(named) == 1, [span.name for span in spans]
+    return named[0]
+
+
+def _wait_for_trace(receiver: Receiver, trace_id: str, *names: str) -> list[ReceivedSpan]:
+    def arrived() -> bool:
+        return {*names} <= {span.name for span in receiver.trace(trace_id)}
+
+    assert wait_for(arrived, SPANS_WITHIN_S), [s.name for s in receiver.trace(trace_id)]
+    return receiver.trace(trace_id)
+
+
+def _log_lines(service: RunningService) -> list[dict[str, Any]]:
+    return [orjson.loads(line) for line in service.output().splitlines() if line.startswith("{")]
+
+
+@pytest.fixture(scope="module")
+def receiver() -> Iterator[Receiver]:
+    with running_receiver() as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def youtube(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, YouTubeDouble]]:
+    with running_double_process(tmp_path_factory.mktemp("double") / "double.log") as url:
+        yield url, YouTubeDouble(url.removesuffix(VIDEOS_PATH))
+
+
+@pytest.fixture(scope="module", params=SERVERS)
+def service(
+    request: pytest.FixtureRequest,
+    receiver: Receiver,
+    youtube: tuple[str, YouTubeDouble],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[RunningService]:
+    args = ["--profile", "demo", "--server", request.param, "--video-client", "aiohttp-batched"]
+    env = {"YOUTUBE_API_URL": youtube[0], "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url, **OTEL}
+    log = tmp_path_factory.mktemp(f"service-{request.param}") / "service.log"
+    with running_service([*args, "--tracing", "otel"], log, env=env) as running:
+        yield running
+
+
+def test_a_request_with_a_traceparent_is_one_trace_down_to_the_videos_list_call_that_carries_it(
+    service: RunningService, receiver: Receiver, youtube: tuple[str, YouTubeDouble]
+) -> None:
+    double = youtube[1]
+    double.reset()
+    collection = f"traced-{secrets.token_hex(4)}"
+    put_parent, put_trace, _ = _traceparent()
+    traceparent, trace_id, caller_span = _traceparent()
+    with httpx.Client(base_url=service.url, timeout=HTTP_TIMEOUT_S) as http:
+        saved = http.put(
+            f"/collections/{collection}", json={"videos": VIDEOS}, headers={"traceparent": put_parent}
+        )
+        answer = http.get(f"/collections/{collection}/stats", headers={"traceparent": traceparent})
+    assert saved.status_code == 201 and answer.status_code == 200, answer.text
+
+    spans = _wait_for_trace(
+        receiver,
+        trace_id,
+        "GET /collections/{id}/stats",
+        "stats.query",
+        "videos.fetch",
+        "youtube.videos.list",
+    )
+    request = _one(spans, "GET /collections/{id}/stats")
+    query, fetch, call = (_one(spans, n) for n in ("stats.query", "videos.fetch", "youtube.videos.list"))
+    assert (request.kind, request.parent_id) == ("server", caller_span)
+    assert request.attributes == {
+        "http.request.method": "GET",
+        "http.route": "/collections/{id}/stats",
+        "http.response.status_code": 200,
+    }
+    assert request.service == "influencer-stats-under-test"
+    assert (query.parent_id, fetch.parent_id, call.parent_id) == (
+        request.span_id,
+        query.span_id,
+        fetch.span_id,
+    )
+    assert query.attributes == {"collection.id": collection, "collection.videos": 2}
+    assert fetch.attributes == {
+        "videos.ids": 2,
+        "youtube.calls": 1,
+        "youtube.retries": 0,
+        "videos.missing": 0,
+    }
+    assert call.kind == "client"
+    assert call.attributes == {
+        "youtube.ids": 2,
+        "youtube.quota_units": 1,
+        "youtube.attempt": 1,
+        "youtube.found": 2,
+    }
+    # The call went out with the CLIENT span's context: the double saw the same trace.
+    assert double.counters()["traceparents"] == [f"00-{trace_id}-{call.span_id}-01"]
+    # The request's log lines carry its trace id.
+    lines = [line for line in _log_lines(service) if line.get("collection") == collection]
+    traces = {line["event"]: line["trace_id"] for line in lines}
+    assert traces.pop("collection.saved") == put_trace
+    assert set(traces.values()) <= {trace_id}  # the stats request's own lines, if any (stats.computed)
+
+
+def test_a_retried_call_is_a_second_client_span_with_a_retry_event_over_httpx(
+    receiver: Receiver, youtube: tuple[str, YouTubeDouble], tmp_path: Path
+) -> None:
+    double = youtube[1]
+    double.reset()
+    double.fault("server_error", count=1)  # the first call fails, its retry succeeds
+    args = [
+        "--profile",
+        "demo",
+        "--server",
+        "granian",
+        "--video-client",
+        "httpx-batched",
+        "--tracing",
+        "otel",
+    ]
+    env = {"YOUTUBE_API_URL": youtube[0], "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url, **OTEL}
+    traceparent, trace_id, _ = _traceparent()
+    with (
+        running_service(args, tmp_path / "service.log", env=env) as service,
+        httpx.Client(base_url=service.url, timeout=HTTP_TIMEOUT_S) as http,
+    ):
+        assert http.put("/collections/retried", json={"videos": VIDEOS}).status_code == 201
+        answer = http.get("/collections/retried/stats", headers={"traceparent": traceparent})
+    assert answer.status_code == 200, answer.text
+
+    def both_calls() -> bool:
+        return len([s for s in receiver.trace(trace_id) if s.name == "youtube.videos.list"]) == 2
+
+    assert wait_for(both_calls, SPANS_WITHIN_S)
+    spans = _wait_for_trace(receiver, trace_id, "videos.fetch")
+    fetch = _one(spans, "videos.fetch")
+    calls = sorted(
+        (s for s in spans if s.name == "youtube.videos.list"), key=lambda s: s.attributes["youtube.attempt"]
+    )
+    assert [(c.attributes["youtube.attempt"], c.events, c.status) for c in calls] == [
+        (1, (), 2),  # error
+        (2, ("retry",), 0),
+    ]
+    assert calls[0].attributes["error.type"] == "UpstreamUnavailable"
+    assert {c.parent_id for c in calls} == {fetch.span_id}
+    assert (fetch.attributes["youtube.calls"], fetch.attributes["youtube.retries"]) == (2, 1)
+    assert double.counters()["traceparents"] == [f"00-{trace_id}-{c.span_id}-01" for c in calls]
+
+
+def test_cache_decisions_and_redis_commands_are_spans_of_the_request(
+    receiver: Receiver, youtube: tuple[str, YouTubeDouble], tmp_path: Path
+) -> None:
+    args = ["--profile", "demo", "--server", "starlette", "--video-client", "aiohttp-batched"]
+    args += ["--cache", "redis", "--video-cache", "redis", "--tracing", "otel"]
+    env = {
+        "YOUTUBE_API_URL": youtube[0],
+        "REDIS_URL": shared_redis_url(),
+        "INFLUENCER_STATS_REDIS_PREFIX": unique_prefix(),
+        "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url,
+        **OTEL,
+    }
+    (first, first_trace, _), (second, second_trace, _) = _traceparent(), _traceparent()
+    with running_service(args, tmp_path / "service.log", env=env) as service:
+        with httpx.Client(base_url=service.url, timeout=HTTP_TIMEOUT_S) as http:
+            assert http.put("/collections/cached", json={"videos": VIDEOS}).status_code == 201
+            missed = http.get("/collections/cached/stats", headers={"traceparent": first})
+            hit = http.get("/collections/cached/stats", headers={"traceparent": second})
+        assert (missed.status_code, hit.status_code) == (200, 200)
+        assert "; hit; " in hit.headers["cache-status"]
+
+        computed = _wait_for_trace(
+            receiver, first_trace, "stats.query", "videos.fetch", "youtube.videos.list"
+        )
+        cached = _wait_for_trace(receiver, second_trace, "stats.query")
+
+    assert _one(computed, "stats.query").attributes["cache.result"] == "miss"
+    assert _one(computed, "videos.fetch").attributes["cache.result"] == "miss"
+    answered = _one(cached, "stats.query")
+    assert answered.attributes["cache.result"] == "hit"
+    assert answered.attributes["cache.age_s"] >= 0
+    assert "videos.fetch" not in {span.name for span in cached}  # the stats cache answered
+    for trace in (computed, cached):
+        redis = [span for span in trace if span.name.startswith("redis ")]
+        assert redis, [span.name for span in trace]
+        ids = {span.span_id for span in trace}
+        assert all(span.kind == "client" and span.parent_id in ids for span in redis)
+        assert all(span.attributes["db.system.name"] == "redis" for span in redis)
+
+
+def _environ(double_url: str, tmp_path: Path) -> dict[str, str]:
+    return {"YOUTUBE_API_URL": double_url, **redirected_paths(tmp_path / "files")}
+
+
+async def test_the_spans_are_flushed_when_the_api_closes_and_a_malformed_traceparent_starts_a_trace(
+    receiver: Receiver, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The SDK's own schedule (5 s): only the flush on close can have sent the spans by then.
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.url)
+    collection = CollectionId(f"flushed-{secrets.token_hex(4)}")
+    stdout = io.BytesIO()
+    async with running_double() as double:
+        settings = resolve(
+            _environ(double.url, tmp_path), {"tracing": "otel", "video_client": "aiohttp-batched"}
+        )
+        async with open_http_api(settings, stdout) as api:
+            assert api.traced
+            assert isinstance(await api.store.save(collection, tuple(VIDEOS)), Success)
+            incoming = Incoming(ROUTES[STATS], "GET", collection, traceparent="00-not-a-trace-01")
+            reply = await api.serve(incoming)
+            assert reply.status == 200
+
+    [query] = [
+        s for s in receiver.spans() if s.name == "stats.query" and s.attributes["collection.id"] == collection
+    ]
+    [request] = [s for s in receiver.trace(query.trace_id) if s.kind == "server"]
+    assert request.parent_id == ""  # a new trace: the malformed parent was ignored
+    assert query.parent_id == request.span_id
+    assert request.service == "influencer-stats"  # no OTEL_SERVICE_NAME: the service's own name
+
+
+async def test_without_tracing_no_traced_layer_is_built(tmp_path: Path) -> None:
+    stdout = io.BytesIO()
+    collection = CollectionId("untraced")
+    async with running_double() as double:
+        settings = resolve(_environ(double.url, tmp_path), {"video_client": "aiohttp-batched"})
+        async with open_http_api(settings, stdout) as api:
+            assert isinstance(await api.store.save(collection, tuple(VIDEOS)), Success)
+            reply = await api.serve(Incoming(ROUTES[STATS], "GET", collection, traceparent=_traceparent()[0]))
+
+    assert settings.choices.one("tracing") == "none"
+    assert reply.status == 200
+    # What servers call is the plain path itself, not a wrapper of it; the stats query is the use case.
+    assert not api.traced
+    assert api.serve.__func__ is HttpApi._serve  # type: ignore[attr-defined]
+    assert type(api.stats) is GetStats
+    lines = [orjson.loads(line) for line in stdout.getvalue().splitlines()]
+    assert lines and not any("trace_id" in line for line in lines)

@@ -1,0 +1,42 @@
+"""Tracing's small parts: a cache's decision as span attributes, and the extra it needs."""
+
+from __future__ import annotations
+
+import pytest
+
+from influencer_stats.bootstrap import tracing
+from influencer_stats.config.resolve import ConfigError, resolve
+from influencer_stats.domain.models import CacheInfo
+from influencer_stats.interpreters.tracing.otel import cache_decision
+
+
+@pytest.mark.parametrize(
+    ("cache", "decision"),
+    [
+        (None, {"cache.result": "miss"}),
+        (CacheInfo(False, 0.0, 10.0), {"cache.result": "miss"}),
+        (CacheInfo(True, 2.0, 8.0), {"cache.result": "hit", "cache.age_s": 2.0}),
+        (CacheInfo(True, 12.0, -2.0, "revalidating"), {
+            "cache.result": "stale", "cache.age_s": 12.0, "cache.stale_reason": "revalidating"
+        }),
+        (CacheInfo(True, 3.0, 5.0, "quota-exhausted"), {
+            "cache.result": "stale", "cache.age_s": 3.0, "cache.stale_reason": "quota-exhausted"
+        }),
+    ],
+)  # fmt: skip
+def test_a_cache_decision_is_hit_stale_or_miss(cache: CacheInfo | None, decision: dict[str, object]) -> None:
+    assert cache_decision(cache) == decision
+
+
+def test_tracing_is_off_unless_chosen() -> None:
+    assert resolve({}).choices.one("tracing") == "none"
+    assert resolve({"INFLUENCER_STATS_TRACING": "otel"}).choices.one("tracing") == "otel"
+
+
+def test_choosing_otel_without_the_extra_installed_is_refused_naming_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(tracing, "find_spec", lambda _: None)
+
+    with pytest.raises(ConfigError, match=r"pip install 'influencer-stats\[otel\]'"):
+        resolve({}, {"tracing": "otel"})
