@@ -139,8 +139,13 @@ fi
 driver=$(docker info --format '{{.Driver}}')
 [[ $driver == overlay2 ]] || die "dockerd uses storage driver '$driver', expected overlay2"
 
-# Ryuk is disabled with local images, so leftovers of a killed run are removed here.
-docker ps -aq --filter label=org.testcontainers=true | xargs -r docker rm -f >/dev/null
+# Ryuk is disabled with local images, so leftovers of a killed run are removed here: the
+# containers whose test process (their influencer-stats.test-pid label, tests/containers.py) is
+# gone. Those of a test run still going (another terminal, a CI job beside this one) are kept.
+docker ps -a --filter label=influencer-stats.test-pid --format '{{.ID}} {{.Label "influencer-stats.test-pid"}}' |
+    while read -r id pid; do
+        kill -0 "$pid" 2>/dev/null || docker rm -f "$id" >/dev/null
+    done
 
 have_image local/debian:bookworm || build_base
 # The service images only share the base: build them side by side (~15 s instead of ~45 s).

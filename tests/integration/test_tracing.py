@@ -270,6 +270,27 @@ async def test_the_spans_are_flushed_when_the_api_closes_and_a_malformed_tracepa
     assert request.service == "influencer-stats"  # no OTEL_SERVICE_NAME: the service's own name
 
 
+async def test_redis_commands_are_spans_only_within_a_trace(
+    receiver: Receiver, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.url)
+    traceparent, trace_id, _ = _traceparent()
+    collection = CollectionId(f"redis-{secrets.token_hex(4)}")
+    environ = {"REDIS_URL": shared_redis_url(), "INFLUENCER_STATS_REDIS_PREFIX": unique_prefix()}
+    async with running_double() as double:
+        settings = resolve(
+            {**_environ(double.url, tmp_path), **environ}, {"tracing": "otel", "cache": "redis"}
+        )
+        async with open_http_api(settings, io.BytesIO()) as api:
+            assert await api.checks["redis"]()  # a readiness PING, outside any request
+            assert isinstance(await api.store.save(collection, tuple(VIDEOS)), Success)
+            reply = await api.serve(Incoming(ROUTES[STATS], "GET", collection, traceparent=traceparent))
+            assert reply.status == 200
+
+    assert "redis PING" not in {span.name for span in receiver.spans()}
+    assert any(span.name.startswith("redis ") for span in receiver.trace(trace_id))
+
+
 async def test_without_tracing_no_traced_layer_is_built(tmp_path: Path) -> None:
     stdout = io.BytesIO()
     collection = CollectionId("untraced")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from opentelemetry.trace import SpanKind, Tracer
+from opentelemetry.trace import SpanKind, Tracer, get_current_span
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 
@@ -15,11 +15,14 @@ def _statement(args: tuple[Any, ...]) -> str:
 
 
 class TracedPipeline(Pipeline):
-    """A pipeline whose ``execute`` is one CLIENT span ``redis PIPELINE`` (its commands counted)."""
+    """A pipeline whose ``execute`` within a trace is one CLIENT span ``redis PIPELINE`` (its
+    commands counted)."""
 
     tracer: Tracer
 
     async def execute(self, raise_on_error: bool = True) -> list[Any]:
+        if not get_current_span().get_span_context().is_valid:  # outside a trace, as TracedRedis
+            return await super().execute(raise_on_error)
         commands = len(self.command_stack)
         with self.tracer.start_as_current_span(
             "redis PIPELINE",
@@ -31,13 +34,18 @@ class TracedPipeline(Pipeline):
 
 class TracedRedis(Redis):
     """The redis-py client with a CLIENT span per command (``redis <COMMAND>``; scripts are
-    ``EVALSHA``); a failing command's exception is recorded on its span, then raised as before."""
+    ``EVALSHA``); a failing command's exception is recorded on its span, then raised as before.
+
+    Only commands sent within a trace get one: the readiness PING every worker sends every few
+    seconds, outside any request, would otherwise be a trace of its own each time."""
 
     def __init__(self, *args: Any, tracer: Tracer, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._tracer = tracer
 
     async def execute_command(self, *args: Any, **options: Any) -> Any:
+        if not get_current_span().get_span_context().is_valid:
+            return await super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
         operation = _statement(args).upper()
         with self._tracer.start_as_current_span(
             f"redis {operation}",
