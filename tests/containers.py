@@ -89,6 +89,10 @@ def require_docker() -> None:
     pytest.skip(message)
 
 
+#: The label naming the test process a container belongs to (see ``HostNetworkMixin.start``).
+TEST_PID_LABEL = "influencer-stats.test-pid"
+
+
 class HostNetworkMixin(DockerContainer):
     """Makes a DockerContainer (or subclass) usable with ``network_mode="host"``.
 
@@ -105,6 +109,8 @@ class HostNetworkMixin(DockerContainer):
     def start(self) -> Self:
         if self.host_network:
             self.ports.clear()
+        # Whose it is: scripts/docker-up.sh removes a leftover only once this process is gone.
+        self._kwargs.setdefault("labels", {})[TEST_PID_LABEL] = str(os.getpid())
         return super().start()
 
     def get_container_host_ip(self) -> str:

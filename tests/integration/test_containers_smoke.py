@@ -2,17 +2,28 @@
 
 from __future__ import annotations
 
+import os
 import pathlib
+import subprocess
+import sys
 import textwrap
+from contextlib import suppress
 
+import docker.errors
 import httpx
+import pytest
 
 from tests.containers import (
+    LOCAL_IMAGES,
+    LOCAL_REDIS,
+    TEST_PID_LABEL,
     nginx_server,
     python_aiohttp_server,
     redis_command,
     redis_server,
+    require_docker,
 )
+from tests.support import ROOT
 
 
 def test_redis_stores_and_returns_values() -> None:
@@ -97,3 +108,36 @@ def test_python_aiohttp_server_runs_a_copied_package(tmp_path: pathlib.Path) -> 
 
     assert (health.status_code, health.text) == (200, "ok")
     assert times.json() == {"n": 21, "result": 42}
+
+
+def test_setting_up_docker_again_removes_only_the_leftovers_of_test_processes_that_are_gone() -> None:
+    # scripts/docker-up.sh runs before every `make test`: a run beside another (two terminals,
+    # two CI jobs) must keep the containers the other is using, and a killed run's must go.
+    require_docker()
+    if not LOCAL_IMAGES:
+        pytest.skip("docker-up.sh removes leftovers only on an engine it started (as in CI)")
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    with redis_server() as ours:
+        client = ours.container.get_docker_client().client
+        assert ours.container.get_wrapped_container().labels[TEST_PID_LABEL] == str(os.getpid())
+        # What a killed run leaves behind: a container of a test process that no longer exists.
+        leftover = client.containers.run(
+            LOCAL_REDIS,
+            ["redis-server", "--port", "0"],
+            detach=True,
+            network_mode="none",
+            labels={TEST_PID_LABEL: str(gone.pid)},
+        )
+        try:
+            up = subprocess.run(
+                ["scripts/docker-up.sh"], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False
+            )
+            remaining = {c.id for c in client.containers.list(all=True)}
+        finally:
+            with suppress(docker.errors.NotFound):
+                leftover.remove(force=True)
+
+        assert up.returncode == 0, up.stderr
+        assert leftover.id not in remaining
+        assert ours.container.get_wrapped_container().id in remaining
