@@ -12,11 +12,13 @@
 #
 # "We own the engine" = we start dockerd here, or the answering dockerd was started by an
 # earlier run of this script (its command line has --bridge=none). Only then do we build
-# images and remove leftover testcontainers containers; a developer's engine is left alone.
+# images (again when their docker/<dir> changed: each carries a hash of its sources as a label),
+# install docker-compose and remove leftover testcontainers containers; a developer's engine is
+# left alone.
 #
-# Starting an engine needs root, Debian/apt-get (docker.io and debootstrap are installed
-# if missing) and follows the project's shared DOCKER.md notes: no Docker Hub, overlay2, no bridge,
-# no iptables, host networking only. Idempotent: a second run only checks.
+# Starting an engine needs root, Debian/apt-get (docker.io, debootstrap and docker-compose, for
+# tests/integration/test_compose.py, are installed if missing) and follows the project's shared
+# DOCKER.md notes: no Docker Hub, overlay2, no bridge, no iptables, host networking only. Idempotent: a second run only checks.
 set -euo pipefail
 
 exec 3>&1 1>&2 # everything below writes progress to stderr; fd 3 is the eval-able stdout
@@ -31,6 +33,25 @@ export DOCKER_BUILDKIT=0 # legacy builder: `docker build --network host` works w
 
 engine_answers() { timeout 10 docker version >/dev/null 2>&1; }
 have_image() { docker image inspect "$1" >/dev/null 2>&1; }
+
+# A hash of docker/DIR's files, names and contents: an image built from other sources is stale.
+SOURCE_LABEL=org.influencer-stats.source
+source_hash() { # source_hash DIR
+    (cd "$ROOT/docker/$1" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) | sha256sum | cut -c1-16
+}
+have_current_image() { # have_current_image TAG DIR: exists, built from docker/DIR as it is now
+    local label
+    label=$(docker image inspect --format "{{index .Config.Labels \"$SOURCE_LABEL\"}}" "$1" 2>/dev/null) || return 1
+    [[ $label == "$(source_hash "$2")" ]] || { log "$1 was not built from docker/$2 as it is now: rebuilding"; return 1; }
+}
+
+# Debian's docker-compose (1.29) for the compose test; `docker compose` (v2) is not in Debian.
+install_compose() {
+    command -v docker-compose >/dev/null && return 0
+    log "installing docker-compose (apt-get)"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker-compose
+}
 
 # dockerd started by this script (now or in an earlier run)?
 engine_is_ours() {
@@ -53,9 +74,9 @@ start_engine() {
     [[ -r /etc/debian_version ]] && command -v apt-get >/dev/null \
         || die "no Docker engine answers and this is not Debian with apt-get: install and start Docker yourself"
     if ! command -v dockerd >/dev/null || ! command -v docker >/dev/null || ! command -v debootstrap >/dev/null; then
-        log "installing docker.io debootstrap (apt-get)"
+        log "installing docker.io debootstrap docker-compose (apt-get)"
         apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io debootstrap
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io debootstrap docker-compose
     fi
     # A killed dockerd leaves pid files that make the next start fail.
     if ! dockerd_alive; then
@@ -98,7 +119,8 @@ build_image() { # build_image TAG DIR (BUILD_CONTEXT, if set, replaces docker/DI
     log "building $1 from docker/$2"
     local out
     out=$(mktemp)
-    docker build --network host -t "$1" "${BUILD_CONTEXT:-$ROOT/docker/$2}" >"$out" 2>&1 \
+    docker build --network host --label "$SOURCE_LABEL=$(source_hash "$2")" -t "$1" \
+        "${BUILD_CONTEXT:-$ROOT/docker/$2}" >"$out" 2>&1 \
         || { tail -n 30 "$out" >&2; rm -f "$out"; die "building $1 failed"; }
     rm -f "$out"
 }
@@ -147,13 +169,16 @@ docker ps -a --filter label=influencer-stats.test-pid --format '{{.ID}} {{.Label
         kill -0 "$pid" 2>/dev/null || docker rm -f "$id" >/dev/null
     done
 
+install_compose || die "installing docker-compose failed"
+
 have_image local/debian:bookworm || build_base
 # The service images only share the base: build them side by side (~15 s instead of ~45 s).
 builds=()
-have_image local/redis:7 || { build_image local/redis:7 redis & builds+=($!); }
-have_image local/nginx:1.27 || { build_image local/nginx:1.27 nginx & builds+=($!); }
-have_image local/python-aiohttp:3.11 || { build_image local/python-aiohttp:3.11 python-aiohttp & builds+=($!); }
-have_image local/python:3.11 || { build_python_image & builds+=($!); }
+have_current_image local/redis:7 redis || { build_image local/redis:7 redis & builds+=($!); }
+have_current_image local/nginx:1.27 nginx || { build_image local/nginx:1.27 nginx & builds+=($!); }
+have_current_image local/python-aiohttp:3.11 python-aiohttp \
+    || { build_image local/python-aiohttp:3.11 python-aiohttp & builds+=($!); }
+have_current_image local/python:3.11 python || { build_python_image & builds+=($!); }
 for pid in "${builds[@]}"; do wait "$pid" || die "an image build failed (see above)"; done
 log "images ready: ${IMAGES[*]}"
 echo IT_LOCAL_IMAGES=1 >&3
