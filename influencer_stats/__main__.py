@@ -7,12 +7,30 @@ import sys
 from collections.abc import Sequence
 
 from influencer_stats.config.cli import describe_profiles, describe_settings, list_choices, parse_command_line
+from influencer_stats.config.env_file import load_env_file
 from influencer_stats.config.resolve import ConfigError, resolve_sources
+from influencer_stats.config.unknown import warn_unknown_variables
+
+#: The exit code when stdout is closed before everything is printed (``… --print-settings | head -1``):
+#: 128 + SIGPIPE, what ``cat`` or ``seq`` end with there, without a traceback.
+CLOSED_STDOUT = 141
 
 
 def run(argv: Sequence[str] | None = None, prog: str = "influencer-stats") -> int:
     """Parse ``argv``, then serve, or print what was asked for; 2 on a configuration error."""
-    command = parse_command_line(sys.argv[1:] if argv is None else argv, prog)
+    try:
+        try:
+            return _run(sys.argv[1:] if argv is None else argv, prog)
+        finally:
+            sys.stdout.flush()  # a closed stdout shows here, where it is caught, not at exit
+    except BrokenPipeError:
+        # Whatever is still buffered goes nowhere, so the interpreter's last flush cannot fail either.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return CLOSED_STDOUT
+
+
+def _run(argv: Sequence[str], prog: str) -> int:
+    command = parse_command_line(argv, prog)
     if command.action == "list_profiles":
         print(describe_profiles())
         return 0
@@ -20,6 +38,9 @@ def run(argv: Sequence[str] | None = None, prog: str = "influencer-stats") -> in
         print(list_choices())
         return 0
     try:
+        if command.env_file is not None:
+            load_env_file(command.env_file, os.environ)  # worker processes inherit it
+        warn_unknown_variables(os.environ)
         resolved = resolve_sources(os.environ, command.flags)
     except ConfigError as error:
         print(f"{prog}: error: {error}", file=sys.stderr)

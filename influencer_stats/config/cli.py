@@ -21,10 +21,11 @@ Action = Literal["serve", "list_profiles", "list_choices", "print_settings"]
 
 @dataclass(frozen=True, slots=True)
 class CommandLine:
-    """What ``main.py`` was asked to do, and the flags it was given (setting/slot → value)."""
+    """What ``main.py`` was asked to do, the flags it was given (setting/slot → value), its ``--env-file``."""
 
     action: Action
     flags: Mapping[str, str | None]
+    env_file: str | None = None
 
 
 def _environment_help() -> str:
@@ -66,6 +67,12 @@ def parser(prog: str = "main.py") -> argparse.ArgumentParser:
         "--list-choices", action="store_true", help="print every slot's choices as JSON and exit"
     )
     result.add_argument(
+        "--env-file",
+        metavar="PATH",
+        help="read KEY=VALUE lines (blank and # lines skipped, quotes stripped) into the environment "
+        "first; a variable already set in the environment wins over the file",
+    )
+    result.add_argument(
         "--print-settings",
         action="store_true",
         help="print the resolved settings and their sources, then exit",
@@ -83,7 +90,8 @@ def parse_command_line(argv: Sequence[str], prog: str = "main.py") -> CommandLin
     args = vars(parser(prog).parse_args(list(argv)))
     actions: tuple[Action, ...] = ("list_profiles", "list_choices", "print_settings")
     action: Action = next((a for a in actions if args.pop(a)), "serve")
-    return CommandLine(action, args)
+    env_file = args.pop("env_file")
+    return CommandLine(action, args, env_file)
 
 
 def list_choices() -> str:

@@ -9,9 +9,11 @@ and the hardened protocol from the settings in the environment.
 from __future__ import annotations
 
 import logging
+import signal
 import socket
 from collections.abc import Callable
 from contextlib import suppress
+from types import FrameType
 from typing import Any
 
 import uvicorn
@@ -73,11 +75,18 @@ def quiet_logging() -> None:
 
 
 class _Server(uvicorn.Server):
-    """uvicorn's server, calling ``listening`` once it listens."""
+    """uvicorn's server, calling ``listening`` once it listens; SIGTERM ends it with 0."""
 
     def __init__(self, config: uvicorn.Config, listening: Callable[[], None]) -> None:
         super().__init__(config)
         self._listening = listening
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        super().handle_exit(sig, frame)
+        if sig == signal.SIGTERM:
+            # uvicorn raises a stopping signal again once it has shut down, so SIGTERM ended the
+            # process with 143; a stop asked for and done gracefully exits 0, as on every other server.
+            self._captured_signals.remove(sig)
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets)

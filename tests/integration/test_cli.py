@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -141,8 +140,8 @@ def test_sigterm_stops_the_service_cleanly_and_flushes_the_log(tmp_path: Path) -
     with running_service([], tmp_path / "stop.log") as service:
         httpx.put(f"{service.url}/collections/last", json={"videos": []})
 
-    # uvicorn re-raises SIGTERM after its graceful shutdown, as a process should.
-    assert service.process.returncode in (0, -signal.SIGTERM)
+    # A stop asked for and done gracefully: 0 (test_conventions checks every server, with workers too).
+    assert service.process.returncode == 0
     assert '"event":"service.stopping"' in service.output()
     assert "Traceback" not in service.output()
 
