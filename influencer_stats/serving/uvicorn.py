@@ -13,6 +13,7 @@ import signal
 import socket
 from collections.abc import Callable
 from contextlib import suppress
+from dataclasses import replace
 from types import FrameType
 from typing import Any
 
@@ -58,20 +59,49 @@ class EnvironmentProtocol(HardenedHttpToolsProtocol):
         super().__init__(config, server_state, app_state, _loop)
 
 
-def quiet_logging() -> None:
-    """For ``uvicorn main:app``, whose options the app cannot set: what ``python main.py`` runs uvicorn with.
+def quiet_logging(settings: Settings) -> None:
+    """For ``uvicorn influencer_stats.asgi:app``, whose options the app cannot set: what ``influencer-stats``
+    runs uvicorn with.
 
-    No access log (uvicorn skips it when its logger has no handler) and none of
+    No access log (uvicorn skips it when its logger has no handler), none of
     uvicorn's own messages below WARNING, so the service's JSON events are the
-    only lines at INFO. The ``server`` header is uvicorn's to add before it
-    loads the app: ``--no-server-header`` removes it.
+    only lines at INFO, and the service's start-up line instead of uvicorn's
+    "Uvicorn running on" (with uvicorn's address, whatever ``--log-level``
+    says). The ``server`` header is uvicorn's to add before it loads the app:
+    ``--no-server-header`` removes it.
     """
     access = logging.getLogger("uvicorn.access")
     access.handlers.clear()
     access.propagate = False
-    for name in ("uvicorn", "uvicorn.error"):
-        logger = logging.getLogger(name)
-        logger.setLevel(max(logger.getEffectiveLevel(), logging.WARNING))
+    logging.getLogger("uvicorn").setLevel(
+        max(logging.getLogger("uvicorn").getEffectiveLevel(), logging.WARNING)
+    )
+    error = logging.getLogger("uvicorn.error")
+    for added in [f for f in error.filters if isinstance(f, _Announcing)]:  # once, however often it is built
+        error.removeFilter(added)
+    error.addFilter(_Announcing(settings, max(error.getEffectiveLevel(), logging.WARNING)))
+    error.setLevel(min(error.getEffectiveLevel(), logging.INFO))  # the filter sees the "running on" record
+
+
+class _Announcing(logging.Filter):
+    """Turns uvicorn's "Uvicorn running on %s://%s:%d" into the start-up line; lets through from ``level`` up."""
+
+    def __init__(self, settings: Settings, level: int) -> None:
+        super().__init__()
+        self._settings = settings
+        self._level = level
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if (
+            str(record.msg).startswith("Uvicorn running on %s://")
+            and isinstance(args, tuple)
+            and len(args) == 3
+        ):
+            _, host, port = args
+            announce(replace(self._settings, host=str(host), port=int(str(port)), workers=1))
+            return False
+        return record.levelno >= self._level
 
 
 class _Server(uvicorn.Server):

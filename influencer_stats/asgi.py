@@ -1,0 +1,71 @@
+"""``uvicorn influencer_stats.asgi:app``: the service as an ASGI application, for installed users.
+
+The settings come from the environment, as ``influencer-stats`` reads them
+(``INFLUENCER_STATS_*``, ``YOUTUBE_API_KEY`` …; uvicorn's ``--env-file`` loads
+a file into it); uvicorn's flags decide the address, the workers and the
+reloader. ``INFLUENCER_STATS_SERVER`` must name an ASGI server (``starlette``,
+the default, or ``asgi``): another exits 2 saying which to choose. The app is
+built on first access of ``app``, or by ``create_app()`` for ``uvicorn --factory
+influencer_stats.asgi:create_app``.
+
+As with ``influencer-stats``: one start-up line once uvicorn listens (with
+uvicorn's address), no access log, uvicorn's own messages only from WARNING
+up, and a refused setting prints one line and exits 2, under uvicorn's
+``--workers`` and ``--reload`` too (``serving.uvicorn_supervisors``; the
+reloader itself then exits 0). With ``--no-server-header`` the headers are
+those of ``influencer-stats``; with ``--http
+influencer_stats.serving.uvicorn:EnvironmentProtocol`` its connection limits.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, NoReturn
+
+from influencer_stats.config.resolve import ConfigError, resolve
+from influencer_stats.config.unknown import warn_unknown_variables
+
+PROG = "influencer_stats.asgi"
+
+
+def _refuse(prog: str, message: str) -> NoReturn:
+    from influencer_stats.serving.uvicorn_supervisors import end_the_supervisor, says_why
+
+    if says_why():  # once, not once per uvicorn worker
+        print(f"{prog}: error: {message}", file=sys.stderr, flush=True)
+    end_the_supervisor(2)
+    raise SystemExit(2)
+
+
+def create_app(prog: str = PROG) -> Any:
+    """The chosen ASGI server's app around the API of the settings in the environment; exits 2 on a refusal."""
+    from influencer_stats.bootstrap.servers import SERVERS
+    from influencer_stats.servers import server as server_named
+    from influencer_stats.serving.server import app_around
+    from influencer_stats.serving.uvicorn import quiet_logging
+
+    warn_unknown_variables(os.environ)
+    try:
+        settings = resolve(os.environ)
+    except ConfigError as error:
+        _refuse(prog, str(error))
+    server = settings.choices.one("server")
+    chosen = server_named(server)
+    if not chosen.asgi:
+        asgi = " or ".join(entry.name for entry in SERVERS if server_named(entry.name).asgi)
+        _refuse(
+            prog,
+            f"server {server!r} is not an ASGI application; "
+            f"set INFLUENCER_STATS_SERVER to {asgi}, or run influencer-stats",
+        )
+    quiet_logging(settings)
+    return app_around(settings, chosen.app)
+
+
+def __getattr__(name: str) -> Any:
+    """``app``, built on first access, not at import (uvicorn looks it up twice: built once)."""
+    if name != "app":
+        raise AttributeError(name)
+    app = globals()["app"] = create_app()
+    return app

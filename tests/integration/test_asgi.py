@@ -1,0 +1,122 @@
+"""``uvicorn influencer_stats.asgi:app`` as an installed user runs it: from any folder, like ``influencer-stats``.
+
+Each test runs real uvicorn processes on loopback, bounded in time.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import httpx
+import pytest
+
+from influencer_stats.config.resolve import resolve
+from influencer_stats.serving.address import announce
+from tests.support import free_port, stop, wait_until_healthy
+
+UVICORN = [sys.executable, "-m", "uvicorn"]
+#: What both refusal cases print: the settings ask for two workers, and the dict store keeps state per process.
+REFUSED = {"INFLUENCER_STATS_WORKERS": "2", "INFLUENCER_STATS_STORE": "dict"}
+REFUSAL = (
+    "influencer_stats.asgi: error: store 'dict' keeps collections in each process: "
+    "with --workers 2 use --store sqlite or redis\n"
+)
+
+
+def _uvicorn(args: list[str], cwd: Path, env: dict[str, str]) -> tuple[int | None, str]:
+    """Run uvicorn until it exits by itself (at most 30 s; then stopped, and None): its code and output."""
+    log = cwd / "uvicorn.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [*UVICORN, *args, "--port", str(free_port())],
+            cwd=cwd,
+            env={**os.environ, **env},
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        code: int | None = process.wait(30)
+    except subprocess.TimeoutExpired:
+        stop(process)
+        code = None
+    return code, log.read_text(errors="replace")
+
+
+@pytest.mark.parametrize(
+    "target", [["influencer_stats.asgi:app"], ["--factory", "influencer_stats.asgi:create_app"]]
+)
+def test_uvicorn_serves_the_installed_app_from_any_folder_and_says_where_as_influencer_stats_does(
+    target: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Run from an empty folder (no main.py): the app comes from the installed package, its files go here.
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    log = tmp_path / "uvicorn.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [*UVICORN, *target, "--log-level", "warning", "--port", str(port)],
+            cwd=tmp_path,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        wait_until_healthy(url, process)
+        put = httpx.put(f"{url}/collections/a", json={"videos": ["-4lB5EKS5Uk"]})
+        stats = httpx.get(f"{url}/collections/a/stats")
+    finally:
+        stop(process)
+
+    assert put.status_code == 201 and stats.json()["videos"] == 1
+    said = [line for line in log.read_text().splitlines() if not line.startswith("{")]
+    announce(replace(resolve({}), port=port))  # the line influencer-stats prints for these settings
+    assert said == capsys.readouterr().err.splitlines()
+    assert (tmp_path / "data" / "influencer-stats.sqlite3").exists()
+
+
+def test_the_app_is_importable_outside_the_checkout(tmp_path: Path) -> None:
+    found = subprocess.run(
+        [sys.executable, "-c", "import influencer_stats.asgi as m; print(callable(m.create_app))"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+
+    assert found.stdout == "True\n", found.stderr
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        ([], 2),
+        (["--workers", "2"], 2),  # was: "Child process died", a new one, the same refusal, forever
+        # uvicorn's reloader runs none of the service's code and ends 0 on the SIGTERM the child sends it;
+        # the child's line says why (was: the reloader waited for a file to change, serving nothing).
+        (["--reload", "--reload-dir", "."], 0),
+    ],
+    ids=["one process", "--workers 2", "--reload"],
+)
+def test_a_refused_setting_ends_uvicorn_with_one_line(
+    flags: list[str], expected: int, tmp_path: Path
+) -> None:
+    code, output = _uvicorn(
+        ["influencer_stats.asgi:app", "--log-level", "warning", *flags], tmp_path, REFUSED
+    )
+
+    assert code == expected, output[-2000:]
+    assert output == REFUSAL
+
+
+def test_a_server_that_is_not_asgi_exits_2_naming_the_ones_that_are(tmp_path: Path) -> None:
+    code, output = _uvicorn(["influencer_stats.asgi:app"], tmp_path, {"INFLUENCER_STATS_SERVER": "aiohttp"})
+
+    assert code == 2
+    assert output == (
+        "influencer_stats.asgi: error: server 'aiohttp' is not an ASGI application; "
+        "set INFLUENCER_STATS_SERVER to starlette or asgi, or run influencer-stats\n"
+    )
