@@ -13,7 +13,7 @@ UV_VERSION ?= 0.13.9
 export UV_NATIVE_TLS := 1
 ARGS ?=
 
-.PHONY: run test install lock clean
+.PHONY: run test unit install lock clean
 
 $(UV):
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,14 @@ run: $(VENV)/.run-installed
 
 test: $(VENV)/.dev-installed
 	VENV=$(VENV) scripts/test
+
+# Seconds, and nothing but the venv: the unit suite and the contract suites (every interpreter
+# and wrapper against its algebra's contract), minus the contract cases that need Redis (their
+# ids name it; they start a Docker container), which `make test` runs with everything else.
+# No system package, no Docker engine, no server process. ARGS go to pytest (e.g. ARGS=-x).
+unit: $(VENV)/.dev-installed
+	$(PY) -m pytest -q $(ARGS) tests/unit
+	$(PY) -m pytest -q $(ARGS) tests/contract -k "not redis"
 
 lock: | $(UV)
 	$(UV) pip compile --quiet --universal --python-version 3.11 --generate-hashes \
