@@ -18,7 +18,7 @@ import orjson
 from influencer_stats.domain.validation import DEFAULT_MAX_VIDEOS
 from influencer_stats.http import problems
 from influencer_stats.http.openapi_operations import QUOTA_EXHAUSTED_EXAMPLE, TAGS, operations
-from influencer_stats.http.openapi_parts import BAD_PATH, TITLE, operation, problem_response
+from influencer_stats.http.openapi_parts import BAD_PATH, TITLE, problem_response
 from influencer_stats.http.pagination import CURSOR_PATTERN, MAX_LIMIT
 from influencer_stats.http.route_table import Route
 from influencer_stats.http.routes import DOCUMENTED, ROUTES
@@ -82,37 +82,21 @@ _SCHEMAS: dict[str, Any] = {
 }
 
 
-def _head_id(operation_id: str) -> str:
-    """``getCollection`` → ``headCollection``; ``listCollections`` → ``headListCollections``."""
-    rest = operation_id.removeprefix("get")
-    return "head" + rest[0].upper() + rest[1:]
-
-
 def _path_item(route: Route, path_item: dict[str, Any]) -> dict[str, Any]:
-    """The documented operations of one route: exactly the methods it answers.
+    """The documented operations of one route: exactly the methods it answers, but HEAD.
 
-    HEAD answers like GET, without a body; 500 can happen anywhere, and 400 wherever
-    the path holds an id.
+    HEAD answers like GET, without a body, on every route that answers GET; the
+    document says so once (``info.description``) rather than list each GET twice
+    (``/docs`` would show both). 500 can happen anywhere, and 400 wherever the
+    path holds an id.
     """
     item = dict(path_item)
     documented = {key.upper() for key in item if key != "parameters"}
-    if "HEAD" in route.methods and "get" in item:
+    if "HEAD" in route.methods and "GET" in documented:
         documented.add("HEAD")
     if documented != set(route.methods):
         raise AssertionError(f"{route.template}: documented {sorted(documented)}, answers {route.methods}")
-    if "HEAD" in route.methods:
-        get = item["get"]
-        responses = {
-            status: {k: v for k, v in response.items() if k != "content"}
-            for status, response in get["responses"].items()
-        }
-        item["head"] = operation(
-            _head_id(get["operationId"]),
-            get["tags"][0],
-            get["summary"] + " (headers only)",
-            responses=responses,
-        )
-    for method in ("get", "head", "put", "delete"):
+    for method in ("get", "put", "delete"):
         if method in item:
             bad_path = {"400": BAD_PATH} if route.around_parameter is not None else {}
             item[method] = {
@@ -165,6 +149,7 @@ def openapi_spec(max_videos: int = DEFAULT_MAX_VIDEOS) -> dict[str, Any]:
             "title": TITLE,
             "version": version(),
             "description": "YouTube statistics for collections of videos. Errors are RFC 9457 problems. "
+            "Every GET also answers HEAD (the same status and headers, no body), not listed apart. "
             "Interactive documentation: [/docs](/docs).",
         },
         "servers": [{"url": "/", "description": "this service (same origin)"}],

@@ -273,7 +273,7 @@ def test_every_parameter_and_request_body_has_an_example_that_its_schema_accepts
             for value in values:
                 _assert_valid(spec, media["schema"], value, f"{method} {path} request")
                 checked += 1
-    assert checked >= 8
+    assert checked >= 7
 
 
 def test_every_response_example_is_accepted_by_its_own_schema() -> None:
