@@ -52,6 +52,7 @@ class RecordingMetrics:
         self.quota_left: int | None = None
         self.quota_stale_answers = 0
         self.logs_dropped_total = 0
+        self.dependencies: dict[str, bool] = {}
 
     def request(self, route: str, method: str, status: int, seconds: float) -> None:
         pass
@@ -67,6 +68,9 @@ class RecordingMetrics:
 
     def logs_dropped(self, count: int) -> None:
         self.logs_dropped_total += count
+
+    def dependency(self, name: str, up: bool) -> None:
+        self.dependencies[name] = up
 
     def breaker_state(self, state: str) -> None:
         self.breaker_states.append(state)

@@ -60,11 +60,16 @@ class CacheMetrics(Protocol):
 
 
 class RuntimeMetrics(Protocol):
-    """How the process itself fares: its event loop's lag, and the log events it dropped."""
+    """How the process itself fares: its event loop's lag, the log events it dropped, and
+    whether its dependencies answer."""
 
     def loop_lag(self, seconds: float) -> None: ...
 
     def logs_dropped(self, count: int) -> None: ...
+
+    def dependency(self, name: str, up: bool) -> None:
+        """Whether dependency ``name`` (one of ``/readyz``'s checks) answered when last checked."""
+        ...
 
 
 class AllMetrics(Metrics, UpstreamMetrics, CacheMetrics, RuntimeMetrics, Protocol):

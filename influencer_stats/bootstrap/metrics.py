@@ -7,15 +7,18 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from influencer_stats.algebras import AllMetrics
+from influencer_stats.algebras import AllMetrics, RuntimeMetrics
 from influencer_stats.bootstrap.registry import Registry
-from influencer_stats.bootstrap.wiring import Resources
+from influencer_stats.bootstrap.wiring import Checks, Resources
 
 if TYPE_CHECKING:
     from influencer_stats.interpreters.metrics.prometheus import PrometheusMetrics
 
 MetricsBuilder = Callable[[Resources], Awaitable[AllMetrics]]
 METRICS: Registry[MetricsBuilder] = Registry("metrics")
+#: How often each worker runs the readiness checks for ``influencer_stats_dependency_up``
+#: (a Redis PING, a SQLite query: nothing a worker notices).
+DEPENDENCY_INTERVAL_S = 2.0
 
 
 @METRICS.add("prometheus", "Prometheus text format, summed over workers (PROMETHEUS_MULTIPROC_DIR)")
@@ -23,8 +26,15 @@ async def _prometheus(resources: Resources) -> AllMetrics:
     from influencer_stats.http.routes import ROUTES
     from influencer_stats.interpreters.metrics.loop_lag import monitor_loop_lag
     from influencer_stats.interpreters.metrics.prometheus import PrometheusMetrics
+    from influencer_stats.version import version
 
-    metrics = PrometheusMetrics(ROUTES, resources.settings.prometheus_multiproc_dir)
+    settings = resources.settings
+    metrics = PrometheusMetrics(
+        ROUTES,
+        settings.prometheus_multiproc_dir,
+        version=version(),
+        quota_budget=settings.quota_per_day or None,
+    )
     resources.background(monitor_loop_lag(metrics.loop_lag), "loop-lag")
     if metrics.multiprocess:
         resources.exits.callback(metrics.publish)  # runs last: the final values of this worker
@@ -37,6 +47,22 @@ async def _none(_: Resources) -> AllMetrics:
     from influencer_stats.interpreters.metrics.noop import NoMetrics
 
     return NoMetrics()
+
+
+async def watch_dependencies(checks: Checks, metrics: RuntimeMetrics) -> None:
+    """Run every ``/readyz`` check each ``DEPENDENCY_INTERVAL_S`` and record whether it answered,
+    so Prometheus sees a dependency down (``influencer_stats_dependency_up``) without a probe.
+
+    The root starts it once everything is built (so it stops before anything closes)."""
+    while True:
+        for name, check in list(checks.items()):
+            try:
+                async with asyncio.timeout(DEPENDENCY_INTERVAL_S):
+                    up = await check()
+            except TimeoutError:
+                up = False
+            metrics.dependency(name, up)
+        await asyncio.sleep(DEPENDENCY_INTERVAL_S)
 
 
 async def _publish_forever(metrics: PrometheusMetrics) -> None:

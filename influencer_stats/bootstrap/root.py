@@ -9,7 +9,7 @@ from typing import BinaryIO, TypeVar
 
 from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, EventLog, VideoStatsSource
 from influencer_stats.bootstrap.logs import LOG_WRAPPERS, LOGGERS
-from influencer_stats.bootstrap.metrics import METRICS
+from influencer_stats.bootstrap.metrics import METRICS, watch_dependencies
 from influencer_stats.bootstrap.registry import Registry
 from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.bootstrap.stats import STATS_WRAPPERS
@@ -93,6 +93,8 @@ async def open_http_api(settings: Settings, stdout: BinaryIO | None = None) -> A
     async with open_wiring(settings, stdout) as wiring:
         source = await build_source(wiring)
         stats, store = await build_stats(wiring, await build_store(wiring), source)
+        # Started last, so stopped first: no check runs against a client already closed.
+        wiring.background(watch_dependencies(wiring.checks, wiring.metrics), "dependency-checks")
         log = wiring.log
         log.info(
             "service.started",

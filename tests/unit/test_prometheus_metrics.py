@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import gc
 import os
+import platform
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -213,3 +216,61 @@ def test_workers_show_the_least_budget_any_of_them_saw_left(tmp_path: Path) -> N
 
     assert value(one, "influencer_stats_quota_units_left") == 40
     assert value(one, "influencer_stats_quota_units_spent_total") == 2
+
+
+RUNTIME = ("process_cpu_seconds_total", "process_resident_memory_bytes", "process_start_time_seconds")
+GC = "python_gc_collections_total"
+
+
+def test_build_info_names_the_version_and_python_and_process_and_gc_series_are_this_process() -> None:
+    metrics = PrometheusMetrics(ROUTES, version="1.2.3")
+
+    assert (
+        value(metrics, "influencer_stats_build_info", version="1.2.3", python=platform.python_version()) == 1
+    )
+    assert time.time() - 86_400 < value(metrics, "process_start_time_seconds") <= time.time()  # today
+    assert value(metrics, "process_resident_memory_bytes") > 1_000_000
+    assert value(metrics, "process_open_fds") >= 3
+    gc.collect()
+    assert value(metrics, GC, generation="2") >= 1
+    assert {s.labels["generation"] for s in samples(metrics) if s.name == GC} == {"0", "1", "2"}
+
+
+def test_the_quota_budget_and_each_dependency_checked_are_exposed() -> None:
+    assert not [s for s in samples(PrometheusMetrics(ROUTES)) if "budget" in s.name]
+    metrics = PrometheusMetrics(ROUTES, quota_budget=10_000)
+    metrics.dependency("redis", up=False)
+    metrics.dependency("sqlite", up=True)
+
+    assert value(metrics, "influencer_stats_quota_units_budget") == 10_000
+    assert value(metrics, "influencer_stats_dependency_up", dependency="redis") == 0
+    assert value(metrics, "influencer_stats_dependency_up", dependency="sqlite") == 1
+    metrics.dependency("redis", up=True)
+    assert value(metrics, "influencer_stats_dependency_up", dependency="redis") == 1
+
+
+def test_with_workers_each_live_one_has_its_own_process_series_by_pid(tmp_path: Path) -> None:
+    peer_pid, gone_pid = os.getppid(), dead_pid()
+    me = PrometheusMetrics(ROUTES, str(tmp_path), version="1.2.3")
+    for pid in (peer_pid, gone_pid):
+        PrometheusMetrics(ROUTES, str(tmp_path), pid=pid).publish()
+
+    for name in RUNTIME:  # a stopped worker's process is no fact about the service now
+        assert {s.labels["pid"] for s in samples(me) if s.name == name} == {str(os.getpid()), str(peer_pid)}
+    assert value(me, GC, generation="0", pid=str(peer_pid)) >= 0
+    builds = [s for s in samples(me) if s.name == "influencer_stats_build_info"]
+    assert [s.labels["version"] for s in builds] == ["1.2.3"]
+
+
+def test_with_workers_a_dependency_is_down_if_any_live_worker_finds_it_down(tmp_path: Path) -> None:
+    me = PrometheusMetrics(ROUTES, str(tmp_path))
+    peer = PrometheusMetrics(ROUTES, str(tmp_path), pid=os.getppid())
+    gone = PrometheusMetrics(ROUTES, str(tmp_path), pid=dead_pid())
+    me.dependency("redis", up=True)
+    gone.dependency("redis", up=False)
+    gone.publish()
+    assert value(me, "influencer_stats_dependency_up", dependency="redis") == 1
+
+    peer.dependency("redis", up=False)
+    peer.publish()
+    assert value(me, "influencer_stats_dependency_up", dependency="redis") == 0

@@ -21,6 +21,9 @@ class NoMetrics:
     def logs_dropped(self, count: int) -> None:
         pass
 
+    def dependency(self, name: str, up: bool) -> None:
+        pass
+
     def breaker_state(self, state: str) -> None:
         pass
 

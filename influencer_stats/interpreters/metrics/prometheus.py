@@ -23,28 +23,46 @@ it stops (:mod:`.snapshots`). A scrape of any worker adds its own live values
 to every other worker's last snapshot, so a scrape lags the other workers by
 at most one interval. Counters and histograms of stopped workers keep counting
 (as Prometheus expects of a counter); the breaker gauge is the maximum over
-workers still alive.
+workers still alive. The process's own series (``process_*``, ``python_gc_*``)
+come once per live worker, labelled ``pid`` (:mod:`.runtime` says why).
+
+Beside those: ``influencer_stats_build_info`` (the version and the Python),
+the day's quota budget when there is one, and whether each dependency
+``/readyz`` checks answers, as the composition root last found it
+(:meth:`PrometheusMetrics.dependency`). The names are in :mod:`.families`.
 """
 
 from __future__ import annotations
 
 import os
 from bisect import bisect_left
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
 from http import HTTPStatus
 from pathlib import Path
 from typing import Final
 
 from prometheus_client import CollectorRegistry, generate_latest
-from prometheus_client.core import (
-    CounterMetricFamily,
-    GaugeMetricFamily,
-    HistogramMetricFamily,
-    Metric,
-)
+from prometheus_client.core import Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
+from influencer_stats.interpreters.metrics.families import (
+    CACHE,
+    COUNTERS,
+    DROPPED,
+    HISTOGRAMS,
+    LAG,
+    LATENCY,
+    LATENCY_BUCKETS,
+    QUOTA_SPENT,
+    QUOTA_STALE,
+    REQUESTS,
+    SAVED,
+    UPSTREAM,
+    UPSTREAM_LATENCY,
+    VIDEO_CACHE,
+    families,
+)
+from influencer_stats.interpreters.metrics.runtime import RuntimeCollector
 from influencer_stats.interpreters.metrics.snapshots import (
     Labels,
     Snapshot,
@@ -53,48 +71,7 @@ from influencer_stats.interpreters.metrics.snapshots import (
     write_snapshot,
 )
 
-_LATENCY_BUCKETS: Final = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
-_LAG_BUCKETS: Final = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
-
-REQUESTS: Final = "influencer_stats_http_requests"
-LATENCY: Final = "influencer_stats_http_request_duration_seconds"
-UPSTREAM: Final = "influencer_stats_upstream_calls"
-UPSTREAM_LATENCY: Final = "influencer_stats_upstream_call_duration_seconds"
-CACHE: Final = "influencer_stats_cache_events"
-LAG: Final = "influencer_stats_event_loop_lag_seconds"
-DROPPED: Final = "influencer_stats_log_events_dropped"
-BREAKER: Final = "influencer_stats_circuit_breaker_open"
-VIDEO_CACHE: Final = "influencer_stats_video_cache_videos"
-SAVED: Final = "influencer_stats_upstream_calls_saved"
-QUOTA_SPENT: Final = "influencer_stats_quota_units_spent"
-QUOTA_STALE: Final = "influencer_stats_quota_stale_answers"
-QUOTA_LEFT: Final = "influencer_stats_quota_units_left"
-
-
-@dataclass(frozen=True, slots=True)
-class _Spec:
-    help: str
-    labels: Labels = ()
-    buckets: tuple[float, ...] = ()  # histograms only
-
-
-_COUNTERS: Final[Mapping[str, _Spec]] = {
-    REQUESTS: _Spec("HTTP requests by route, method and status", ("route", "method", "status")),
-    UPSTREAM: _Spec("YouTube videos.list calls by outcome", ("outcome",)),
-    CACHE: _Spec("stats cache hits, misses and stale serves", ("kind",)),
-    DROPPED: _Spec("log events dropped by the rate limit"),
-    VIDEO_CACHE: _Spec("videos the video cache served, by kind (hit, miss, stale …)", ("kind",)),
-    SAVED: _Spec("videos.list calls not made, by the wrapper that saved them", ("by",)),
-    QUOTA_SPENT: _Spec("YouTube quota units spent by this service (one per videos.list call)"),
-    QUOTA_STALE: _Spec("answers served from the caches because the day's quota budget is spent"),
-}
-_HISTOGRAMS: Final[Mapping[str, _Spec]] = {
-    LATENCY: _Spec("HTTP request latency", ("route",), _LATENCY_BUCKETS),
-    UPSTREAM_LATENCY: _Spec("YouTube call latency", (), _LATENCY_BUCKETS),
-    LAG: _Spec("how late the event loop runs a scheduled callback", (), _LAG_BUCKETS),
-}
-_BREAKER_HELP: Final = "1 while the YouTube circuit breaker is open or half-open"
-_QUOTA_LEFT_HELP: Final = "units left of today's quota budget (absent without a budget)"
+__all__ = ["DROPPED", "LAG", "METHOD_LABELS", "REQUESTS", "UNMATCHED", "PrometheusMetrics", "status_label"]
 
 #: The ``method`` label's values, besides ``other``.
 METHOD_LABELS: Final = frozenset(
@@ -136,23 +113,34 @@ class PrometheusMetrics:
     the composition root calls :meth:`publish` every ``publish_interval``
     seconds and once at shutdown. Without it, ``render`` shows this process.
     ``routes`` are the route labels it keeps (the service's route templates;
-    any other route is counted as ``unmatched``).
+    any other route is counted as ``unmatched``); ``version`` is the service's,
+    for ``influencer_stats_build_info``; ``quota_budget`` the units it may spend
+    per quota day (None: no budget).
     """
 
     publish_interval = 1.0
 
     def __init__(
-        self, routes: Iterable[str], multiprocess_dir: str | None = None, pid: int | None = None
+        self,
+        routes: Iterable[str],
+        multiprocess_dir: str | None = None,
+        pid: int | None = None,
+        *,
+        version: str = "unknown",
+        quota_budget: int | None = None,
     ) -> None:
+        self.version, self.quota_budget = version, quota_budget
         self._routes = frozenset((*routes, UNMATCHED))
         self._dir = Path(multiprocess_dir) if multiprocess_dir else None
         self._pid = os.getpid() if pid is None else pid
-        self._counters: dict[str, dict[Labels, float]] = {name: {} for name in _COUNTERS}
+        self._counters: dict[str, dict[Labels, float]] = {name: {} for name in COUNTERS}
         self._histograms: dict[str, dict[Labels, _Histogram]] = {
-            name: {} if spec.labels else {(): _Histogram(spec.buckets)} for name, spec in _HISTOGRAMS.items()
+            name: {} if spec.labels else {(): _Histogram(spec.buckets)} for name, spec in HISTOGRAMS.items()
         }
         self._breaker_open = 0.0
         self._quota_left: float | None = None
+        self._dependencies: dict[str, float] = {}
+        self._runtime = RuntimeCollector()
         # The hot path's direct handles: one dict lookup each, no label tuple built twice.
         self._requests = self._counters[REQUESTS]
         self._latency = self._histograms[LATENCY]
@@ -177,7 +165,7 @@ class PrometheusMetrics:
         requests[key] = requests.get(key, 0) + 1
         histogram = self._latency.get((route,))
         if histogram is None:
-            histogram = self._latency[(route,)] = _Histogram(_LATENCY_BUCKETS)
+            histogram = self._latency[(route,)] = _Histogram(LATENCY_BUCKETS)
         histogram.observe(seconds)
 
     def upstream_call(self, outcome: str, seconds: float) -> None:
@@ -213,12 +201,17 @@ class PrometheusMetrics:
     def quota_stale_answer(self) -> None:
         self._add(QUOTA_STALE, (), 1)
 
+    def dependency(self, name: str, up: bool) -> None:
+        """Whether dependency ``name`` (a ``/readyz`` check) answered when last checked."""
+        self._dependencies[name] = 1.0 if up else 0.0
+
     def _add(self, name: str, key: Labels, count: float) -> None:
         series = self._counters[name]
         series[key] = series.get(key, 0) + count
 
     def snapshot(self) -> Snapshot:
-        """A copy of this process's values."""
+        """A copy of this process's values, and its ``process_*`` and ``python_gc_*`` series now
+        (labelled with its pid when it is one of several workers)."""
         return Snapshot(
             {name: dict(series) for name, series in self._counters.items()},
             {
@@ -227,6 +220,8 @@ class PrometheusMetrics:
             },
             self._breaker_open,
             self._quota_left,
+            dict(self._dependencies),
+            self._runtime.series(self._pid if self._dir is not None else None),
         )
 
     def publish(self) -> None:
@@ -250,31 +245,5 @@ class _Collector:
         self._metrics = metrics
 
     def collect(self) -> Iterator[Metric]:
-        values = merge(self._metrics.snapshots())
-        for name, spec in _COUNTERS.items():
-            counter = CounterMetricFamily(name, spec.help, labels=spec.labels)
-            for labels, value in sorted(values.counters.get(name, {}).items()):
-                counter.add_metric(labels, value)
-            if not spec.labels and not values.counters.get(name):
-                counter.add_metric((), 0.0)
-            yield counter
-        for name, spec in _HISTOGRAMS.items():
-            histogram = HistogramMetricFamily(name, spec.help, labels=spec.labels)
-            for labels, (counts, total) in sorted(values.histograms.get(name, {}).items()):
-                cumulative, buckets = 0, []
-                for bound, count in zip((*spec.buckets, float("inf")), counts, strict=True):
-                    cumulative += count
-                    buckets.append((_le(bound), float(cumulative)))
-                histogram.add_metric(labels, buckets, total)
-            yield histogram
-        gauge = GaugeMetricFamily(BREAKER, _BREAKER_HELP)
-        gauge.add_metric((), values.breaker_open)
-        yield gauge
-        if values.quota_left is not None:
-            left = GaugeMetricFamily(QUOTA_LEFT, _QUOTA_LEFT_HELP)
-            left.add_metric((), values.quota_left)
-            yield left
-
-
-def _le(bound: float) -> str:
-    return "+Inf" if bound == float("inf") else repr(bound)
+        metrics = self._metrics
+        return families(merge(metrics.snapshots()), metrics.version, metrics.quota_budget)

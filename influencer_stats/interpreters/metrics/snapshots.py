@@ -4,15 +4,18 @@ Each worker writes its values to ``<directory>/<pid>.json`` (a temporary file,
 then an atomic rename); a scrape of any worker reads every other worker's last
 file and adds them up (:func:`merge`). Counters and histograms of stopped
 workers keep counting (as Prometheus expects of a counter); the gauges are
-taken over workers still alive.
+taken over workers still alive, and so are the process's own series (:mod:`.runtime`),
+one set per live worker.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from influencer_stats.interpreters.metrics.runtime import RuntimeSeries
 
 Labels = tuple[str, ...]
 
@@ -25,6 +28,9 @@ class Snapshot:
     histograms: dict[str, dict[Labels, tuple[list[int], float]]]
     breaker_open: float
     quota_left: float | None = None
+    #: 1 or 0 by dependency (``/readyz``'s checks), as this process last saw it.
+    dependencies: dict[str, float] = field(default_factory=dict)
+    runtime: list[RuntimeSeries] = field(default_factory=list)
 
     def to_json(self) -> bytes:
         return json.dumps(
@@ -35,6 +41,8 @@ class Snapshot:
                 },
                 "breaker_open": self.breaker_open,
                 "quota_left": self.quota_left,
+                "dependencies": self.dependencies,
+                "runtime": [[n, k, h, [list(p) for p in labels], v] for n, k, h, labels, v in self.runtime],
             }
         ).encode()
 
@@ -49,6 +57,11 @@ class Snapshot:
             },
             float(document["breaker_open"]),
             None if document.get("quota_left") is None else float(document["quota_left"]),
+            {str(name): float(up) for name, up in document.get("dependencies", {}).items()},
+            [
+                (str(n), str(k), str(h), tuple((str(a), str(b)) for a, b in labels), float(v))
+                for n, k, h, labels, v in document.get("runtime", [])
+            ],
         )
 
 
@@ -84,12 +97,15 @@ def other_snapshots(directory: Path, pid: int) -> list[tuple[Snapshot, bool]]:
 
 
 def merge(snapshots: list[tuple[Snapshot, bool]]) -> Snapshot:
-    """Counters and histograms summed over all snapshots; the breaker gauge's max and the
-    quota gauge's min (the most spent anyone has seen) over live ones."""
+    """Counters and histograms summed over all snapshots; over live ones, the breaker gauge's
+    max, the quota gauge's min (the most spent anyone has seen), each dependency's min (down
+    if any worker finds it down) and every worker's runtime series."""
     counters: dict[str, dict[Labels, float]] = {}
     histograms: dict[str, dict[Labels, tuple[list[int], float]]] = {}
     breaker = 0.0
     quota_left: float | None = None
+    dependencies: dict[str, float] = {}
+    runtime: list[RuntimeSeries] = []
     for snapshot, alive in snapshots:
         for name, series in snapshot.counters.items():
             merged = counters.setdefault(name, {})
@@ -112,4 +128,7 @@ def merge(snapshots: list[tuple[Snapshot, bool]]) -> Snapshot:
                 quota_left = (
                     snapshot.quota_left if quota_left is None else min(quota_left, snapshot.quota_left)
                 )
-    return Snapshot(counters, histograms, breaker, quota_left)
+            for name, up in snapshot.dependencies.items():
+                dependencies[name] = min(up, dependencies.get(name, up))
+            runtime.extend(snapshot.runtime)
+    return Snapshot(counters, histograms, breaker, quota_left, dependencies, runtime)
