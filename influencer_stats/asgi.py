@@ -9,10 +9,12 @@ built on first access of ``app``, or by ``create_app()`` for ``uvicorn --factory
 influencer_stats.asgi:create_app``.
 
 As with ``influencer-stats``: one start-up line once uvicorn listens (with
-uvicorn's address), no access log, uvicorn's own messages only from WARNING
-up, and a refused setting prints one line and exits 2, under uvicorn's
-``--workers`` and ``--reload`` too (``serving.uvicorn_supervisors``; the
-reloader itself then exits 0). With ``--no-server-header`` the headers are
+uvicorn's address and, under ``--workers N``, its N; uvicorn's supervisors
+still log their own "running on" line at INFO), no access log, uvicorn's own
+messages only from WARNING up, and a refused setting prints one line and exits
+2, under uvicorn's ``--workers`` too (``serving.uvicorn_supervisors``); under
+``--reload`` the reloader stops, and exits 0. SIGTERM ends uvicorn's own
+runner with 143 (it raises the signal again); ``influencer-stats`` exits 0. With ``--no-server-header`` the headers are
 those of ``influencer-stats``; with ``--http
 influencer_stats.serving.uvicorn:EnvironmentProtocol`` its connection limits.
 """
@@ -44,6 +46,7 @@ def create_app(prog: str = PROG) -> Any:
     from influencer_stats.servers import server as server_named
     from influencer_stats.serving.server import app_around
     from influencer_stats.serving.uvicorn import quiet_logging
+    from influencer_stats.serving.uvicorn_supervisors import announce_once
 
     warn_unknown_variables(os.environ)
     try:
@@ -59,7 +62,8 @@ def create_app(prog: str = PROG) -> Any:
             f"server {server!r} is not an ASGI application; "
             f"set INFLUENCER_STATS_SERVER to {asgi}, or run influencer-stats",
         )
-    quiet_logging(settings)
+    quiet_logging(settings)  # one process: the start-up line once uvicorn listens
+    announce_once(settings)  # uvicorn's --workers or --reload: the supervisor listens already
     return app_around(settings, chosen.app)
 
 

@@ -16,6 +16,11 @@ code, so the child ends them:
 - ``--reload``: the reloader reads nothing from its child, so the child sends
   it SIGTERM; it stops, and uvicorn exits 0 (its reloader ends 0 on SIGTERM
   whatever the child did; only the one-line error says why).
+
+Under either, the child finds the supervisor's ``Config`` (address, workers) the
+same way, so one child prints the start-up line ``influencer-stats`` prints:
+uvicorn's supervisor logs its own "running on" line before any of the
+service's code is loaded.
 """
 
 from __future__ import annotations
@@ -25,12 +30,16 @@ import os
 import signal
 import socket
 import sys
+from dataclasses import dataclass, replace
 from types import FrameType
-from typing import Any, Final
+from typing import Any, Final, Literal
+
+from influencer_stats.serving.address import announce
+from influencer_stats.settings import Settings
 
 #: How long a refusing worker waits for its supervisor to read the answer and go.
 WAIT_S: Final = 10.0
-#: The name this process claimed as the first of its siblings to refuse (kept until it exits).
+#: The names this process claimed as the first of its siblings (kept until it exits).
 _CLAIMED: list[socket.socket] = []
 
 
@@ -44,41 +53,53 @@ class _Exit:
         return os._exit, (self.code,)
 
 
-def _uvicorn_child() -> tuple[str, Any] | None:
-    """("workers", uvicorn's Process) or ("reload", None) when this process is a uvicorn supervisor's child."""
+@dataclass(frozen=True, slots=True)
+class _Child:
+    """This process, as a child of uvicorn's supervisor: which one, its ``Process`` (workers), its
+    ``Config``, and the ``Server`` loading the app."""
+
+    kind: Literal["workers", "reload"]
+    process: Any
+    config: Any
+    server: Any
+
+
+def _uvicorn_child() -> _Child | None:
+    """What this process is to uvicorn's ``--workers`` or ``--reload`` supervisor, if it is its child."""
     if multiprocessing.parent_process() is None or "uvicorn._subprocess" not in sys.modules:
         return None
     multiprocess = sys.modules.get("uvicorn.supervisors.multiprocess")
+    servers = sys.modules.get("uvicorn.server")
     frame: FrameType | None = sys._getframe(1)
-    started = False
+    server = None
     for _ in range(200):  # the import's stack: bounded
         if frame is None:
             break
         owner = frame.f_locals.get("self")
+        if servers is not None and isinstance(owner, servers.Server):
+            server = server or owner
         if multiprocess is not None and isinstance(owner, multiprocess.Process):
-            return "workers", owner
-        code = frame.f_code.co_name, frame.f_globals.get("__name__")
-        started = started or code == ("subprocess_started", "uvicorn._subprocess")
+            return _Child("workers", owner, owner.config, server)
+        if (frame.f_code.co_name, frame.f_globals.get("__name__")) == (
+            "subprocess_started",
+            "uvicorn._subprocess",
+        ):
+            return _Child("reload", None, frame.f_locals.get("config"), server)
         frame = frame.f_back
-    return ("reload", None) if started else None
+    return None
 
 
-def says_why() -> bool:
-    """Whether this process should print why it refuses: not when a sibling under the same uvicorn
-    supervisor said it already, nor once the supervisor is gone (the user has the prompt back).
-
-    The first sibling claims a name in Linux's abstract socket namespace; True anywhere else.
-    """
+def _first(what: str) -> bool:
+    """Whether this child is the first of its supervisor's to claim ``what`` (Linux's abstract socket
+    namespace; True elsewhere), while the supervisor lives."""
     parent = multiprocessing.parent_process()
-    if parent is None or _uvicorn_child() is None:
-        return True
-    if not parent.is_alive():
+    if parent is None or not parent.is_alive():
         return False
     if sys.platform != "linux":
         return True
     claim = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        claim.bind(f"\0influencer-stats-refusal:{parent.pid}")
+        claim.bind(f"\0influencer-stats-{what}:{parent.pid}")
     except OSError:
         claim.close()
         return False
@@ -86,23 +107,48 @@ def says_why() -> bool:
     return True
 
 
+def says_why() -> bool:
+    """Whether this process should print why it refuses: not when a sibling under the same uvicorn
+    supervisor said it already, nor once the supervisor is gone (the user has the prompt back)."""
+    return _uvicorn_child() is None or _first("refusal")
+
+
+def announce_once(settings: Settings) -> None:
+    """In one child of uvicorn's supervisor: the start-up line once it listens, with the supervisor's
+    address and workers (its ``Server.startup`` wrapped, as ``serving.uvicorn`` subclasses it).
+
+    Nothing elsewhere: a single uvicorn process says it when uvicorn would (``serving.uvicorn``).
+    """
+    child = _uvicorn_child()
+    if child is None or child.server is None or child.config is None or child.config.uds or child.config.fd:
+        return
+    config, server = child.config, child.server
+    workers = config.workers if child.kind == "workers" else 1
+    startup = server.startup
+
+    async def startup_then_announce(sockets: Any = None) -> None:
+        await startup(sockets=sockets)
+        if server.started and _first("announced"):
+            announce(replace(settings, host=config.host, port=config.port, workers=workers))
+
+    server.startup = startup_then_announce
+
+
 def end_the_supervisor(code: int) -> None:
     """In a child of uvicorn's ``--workers`` or ``--reload`` supervisor: make it stop (see the module's doc).
 
     Returns at once anywhere else; the caller exits with ``code`` afterwards.
     """
-    found = _uvicorn_child()
-    if found is None:
-        return
-    kind, process = found
+    child = _uvicorn_child()
     parent = multiprocessing.parent_process()
-    assert parent is not None
-    if kind == "reload":
+    if child is None or parent is None:
+        return
+    if child.kind == "reload":
         if parent.pid is not None:
             os.kill(parent.pid, signal.SIGTERM)
         return
     try:
-        process.child_conn.send(_Exit(code))
+        child.process.child_conn.send(_Exit(code))
     except OSError:  # the supervisor is gone already
         return
     parent.join(WAIT_S)

@@ -16,7 +16,7 @@ import pytest
 
 from influencer_stats.config.resolve import resolve
 from influencer_stats.serving.address import announce
-from tests.support import free_port, stop, wait_until_healthy
+from tests.support import free_port, stop, wait_for, wait_until_healthy
 
 UVICORN = [sys.executable, "-m", "uvicorn"]
 #: What both refusal cases print: the settings ask for two workers, and the dict store keeps state per process.
@@ -75,6 +75,35 @@ def test_uvicorn_serves_the_installed_app_from_any_folder_and_says_where_as_infl
     announce(replace(resolve({}), port=port))  # the line influencer-stats prints for these settings
     assert said == capsys.readouterr().err.splitlines()
     assert (tmp_path / "data" / "influencer-stats.sqlite3").exists()
+
+
+@pytest.mark.parametrize(
+    ("flags", "workers"), [(["--workers", "2"], 2), (["--reload", "--reload-dir", "watched"], 1)]
+)
+def test_under_uvicorn_s_supervisors_one_process_says_where_it_listens(
+    flags: list[str], workers: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "watched").mkdir()  # --reload watches an empty folder: nothing reloads mid-test
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    log = tmp_path / "uvicorn.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [*UVICORN, "influencer_stats.asgi:app", "--log-level", "warning", "--port", str(port), *flags],
+            cwd=tmp_path,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        wait_until_healthy(url, process)
+        # The child that listens first says so: after an answer, at most a moment later (bounded).
+        wait_for(lambda: "influencer-stats: listening on" in log.read_text(), 5)
+    finally:
+        stop(process)
+
+    said = [line for line in log.read_text().splitlines() if not line.startswith("{")]
+    announce(replace(resolve({}), port=port, workers=workers))
+    assert said == capsys.readouterr().err.splitlines()
 
 
 def test_the_app_is_importable_outside_the_checkout(tmp_path: Path) -> None:
