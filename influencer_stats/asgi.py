@@ -13,8 +13,7 @@ uvicorn's address and, under ``--workers N``, its N; uvicorn's supervisors
 still log their own "running on" line at INFO), no access log, uvicorn's own
 messages only from WARNING up, and a refused setting prints one line and exits
 2, under uvicorn's ``--workers`` too (``serving.uvicorn_supervisors``); under
-``--reload`` the reloader stops, and exits 0. SIGTERM ends uvicorn's own
-runner with 143 (it raises the signal again); ``influencer-stats`` exits 0. With ``--no-server-header`` the headers are
+``--reload`` the reloader stops, and exits 0. SIGTERM ends it with 0. With ``--no-server-header`` the headers are
 those of ``influencer-stats``; with ``--http
 influencer_stats.serving.uvicorn:EnvironmentProtocol`` its connection limits.
 """
@@ -45,7 +44,7 @@ def create_app(prog: str = PROG) -> Any:
     from influencer_stats.bootstrap.servers import SERVERS
     from influencer_stats.servers import server as server_named
     from influencer_stats.serving.server import app_around
-    from influencer_stats.serving.uvicorn import quiet_logging
+    from influencer_stats.serving.uvicorn import exit_0_on_sigterm, quiet_logging
     from influencer_stats.serving.uvicorn_supervisors import announce_once
 
     warn_unknown_variables(os.environ)
@@ -64,6 +63,7 @@ def create_app(prog: str = PROG) -> Any:
         )
     quiet_logging(settings)  # one process: the start-up line once uvicorn listens
     announce_once(settings)  # uvicorn's --workers or --reload: the supervisor listens already
+    exit_0_on_sigterm()
     return app_around(settings, chosen.app)
 
 

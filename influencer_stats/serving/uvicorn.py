@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import signal
 import socket
+import threading
 from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import replace
@@ -81,6 +82,33 @@ def quiet_logging(settings: Settings) -> None:
         error.removeFilter(added)
     error.addFilter(_Announcing(settings, max(error.getEffectiveLevel(), logging.WARNING)))
     error.setLevel(min(error.getEffectiveLevel(), logging.INFO))  # the filter sees the "running on" record
+
+
+def exit_0_on_sigterm() -> None:
+    """For ``uvicorn influencer_stats.asgi:app``: SIGTERM ends uvicorn's own runner with 0, as ``_Server`` does.
+
+    uvicorn restores the handlers it found and raises a stopping signal again once
+    it has shut down gracefully (143 for SIGTERM). Built before it serves (``app``),
+    the handler it will find exits 0; built while it serves (``--factory``, its
+    workers), its own handler stops noting SIGTERM.
+    """
+    current = signal.getsignal(signal.SIGTERM)
+    server = getattr(current, "__self__", None)
+    if isinstance(server, uvicorn.Server) and callable(current):
+        handle = current
+
+        def forget_sigterm(sig: int, frame: FrameType | None) -> None:
+            handle(sig, frame)
+            if sig == signal.SIGTERM and sig in server._captured_signals:
+                server._captured_signals.remove(sig)
+
+        signal.signal(signal.SIGTERM, forget_sigterm)
+    elif current == signal.SIG_DFL and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _exit_0)
+
+
+def _exit_0(sig: int, frame: FrameType | None) -> None:
+    raise SystemExit(0)
 
 
 class _Announcing(logging.Filter):

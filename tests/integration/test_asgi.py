@@ -49,7 +49,7 @@ def _uvicorn(args: list[str], cwd: Path, env: dict[str, str]) -> tuple[int | Non
 @pytest.mark.parametrize(
     "target", [["influencer_stats.asgi:app"], ["--factory", "influencer_stats.asgi:create_app"]]
 )
-def test_uvicorn_serves_the_installed_app_from_any_folder_and_says_where_as_influencer_stats_does(
+def test_uvicorn_serves_the_installed_app_from_any_folder_says_where_and_stops_with_0_as_influencer_stats(
     target: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # Run from an empty folder (no main.py): the app comes from the installed package, its files go here.
@@ -71,6 +71,8 @@ def test_uvicorn_serves_the_installed_app_from_any_folder_and_says_where_as_infl
         stop(process)
 
     assert put.status_code == 201 and stats.json()["videos"] == 1
+    assert process.returncode == 0  # stopped by SIGTERM, gracefully (uvicorn alone ends with 143)
+    assert '"event":"service.stopping"' in log.read_text()
     said = [line for line in log.read_text().splitlines() if not line.startswith("{")]
     announce(replace(resolve({}), port=port))  # the line influencer-stats prints for these settings
     assert said == capsys.readouterr().err.splitlines()
@@ -101,6 +103,7 @@ def test_under_uvicorn_s_supervisors_one_process_says_where_it_listens(
     finally:
         stop(process)
 
+    assert process.returncode == 0  # stopped by SIGTERM
     said = [line for line in log.read_text().splitlines() if not line.startswith("{")]
     announce(replace(resolve({}), port=port, workers=workers))
     assert said == capsys.readouterr().err.splitlines()
