@@ -45,9 +45,10 @@ def create_app(prog: str = PROG) -> Any:
     from influencer_stats.servers import server as server_named
     from influencer_stats.serving.server import app_around
     from influencer_stats.serving.uvicorn import exit_0_on_sigterm, quiet_logging
-    from influencer_stats.serving.uvicorn_supervisors import announce_once
+    from influencer_stats.serving.uvicorn_supervisors import announce_once, warns
 
-    warn_unknown_variables(os.environ)
+    if warns():  # once, not once per uvicorn worker
+        warn_unknown_variables(os.environ)
     try:
         settings = resolve(os.environ)
     except ConfigError as error:
@@ -62,7 +63,7 @@ def create_app(prog: str = PROG) -> Any:
             f"set INFLUENCER_STATS_SERVER to {asgi}, or run influencer-stats",
         )
     quiet_logging(settings)  # one process: the start-up line once uvicorn listens
-    announce_once(settings)  # uvicorn's --workers or --reload: the supervisor listens already
+    announce_once(settings)  # uvicorn's --workers or --reload: its first child, once it listens
     exit_0_on_sigterm()
     return app_around(settings, chosen.app)
 

@@ -113,6 +113,11 @@ def says_why() -> bool:
     return _uvicorn_child() is None or _first("refusal")
 
 
+def warns() -> bool:
+    """Whether this process should print the start-up warnings: once per uvicorn supervisor."""
+    return _uvicorn_child() is None or _first("warnings")
+
+
 def announce_once(settings: Settings) -> None:
     """In one child of uvicorn's supervisor: the start-up line once it listens, with the supervisor's
     address and workers (its ``Server.startup`` wrapped, as ``serving.uvicorn`` subclasses it).
