@@ -168,6 +168,16 @@ docker ps -a --filter label=influencer-stats.test-pid --format '{{.ID}} {{.Label
     while read -r id pid; do
         kill -0 "$pid" 2>/dev/null || docker rm -f "$id" >/dev/null
     done
+# Likewise the compose projects of tests/integration/test_compose.py, named istats-test-PID-...,
+# and their volumes (PROJECT_redis-data), should its `down -v` not have run.
+test_pid_gone() { [[ $1 =~ ^istats-test-([0-9]+)- ]] && ! kill -0 "${BASH_REMATCH[1]}" 2>/dev/null; }
+docker ps -a --filter label=com.docker.compose.project --format '{{.ID}} {{.Label "com.docker.compose.project"}}' |
+    while read -r id project; do
+        if test_pid_gone "$project"; then docker rm -f "$id" >/dev/null; fi
+    done
+docker volume ls -q --filter name=istats-test- | while read -r volume; do
+    if test_pid_gone "$volume"; then docker volume rm "$volume" >/dev/null || true; fi
+done
 
 install_compose || die "installing docker-compose failed"
 

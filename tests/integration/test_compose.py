@@ -115,7 +115,8 @@ def project_compose() -> Compose:
         variables |= {"BASE": LOCAL_PYTHON, "REDIS_IMAGE": LOCAL_REDIS, "NGINX_IMAGE": LOCAL_NGINX}
         # The legacy builder: it honours compose.host.yaml's `build: network: host`.
         variables["DOCKER_BUILDKIT"] = "0"
-    project = f"istats-test-{uuid.uuid4().hex[:10]}"
+    # With this process's id: scripts/docker-up.sh removes the project if the process is gone.
+    project = f"istats-test-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     return Compose((*compose_command(), "-p", project, *files), {**os.environ, **variables}, project)
 
 
