@@ -8,6 +8,7 @@ what it would run is: each hook's entry, with the venv this test runs in standin
 from __future__ import annotations
 
 import importlib
+import os
 import shlex
 import subprocess
 import sys
@@ -28,9 +29,12 @@ A_CLEAN_FILE = "influencer_stats/version.py"
 def test_make_unit_runs_the_unit_and_contract_suites_and_nothing_that_needs_redis_or_the_system() -> None:
     venv = Path(sys.executable).parent.parent
     # -o: the venv counts as installed (installing it is the only other thing the target may do).
+    # Run by `make unit` itself, this make must not inherit that one's flags and variables.
+    environ = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
     planned = subprocess.run(
-        ["make", "-n", "-o", f"{venv}/.dev-installed", "unit", f"VENV={venv}"],
+        ["make", "-n", "-o", f"{venv}/.dev-installed", "unit", f"VENV={venv}", "ARGS="],
         cwd=ROOT,
+        env=environ,
         capture_output=True,
         text=True,
         timeout=30,
