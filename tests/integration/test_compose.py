@@ -183,6 +183,18 @@ def stack() -> Iterator[Stack]:
         assert down.returncode == 0, f"compose down failed:\n{down.stderr[-3000:]}"
 
 
+@pytest.mark.parametrize(
+    "files", [["compose.yaml"], ["compose.yaml", "compose.host.yaml"]], ids=["compose.yaml", "with-host"]
+)
+def test_the_files_are_valid_for_the_installed_compose(files: list[str]) -> None:
+    # Both ways of bringing it up, whichever this machine can run: e.g. a top-level `name:`
+    # (compose v2's) is refused by docker-compose 1.29.
+    command = [*compose_command(), *(arg for name in files for arg in ("-f", name)), "config", "--quiet"]
+    result = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=60, check=False)
+
+    assert result.returncode == 0, result.stderr
+
+
 def test_the_stack_comes_up_from_the_files_with_the_images_the_variables_name(stack: Stack) -> None:
     images = {name: container.attrs["Config"]["Image"] for name, container in stack.containers.items()}
     expected_redis, expected_nginx = (
