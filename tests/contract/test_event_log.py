@@ -81,6 +81,24 @@ async def test_events_below_the_log_level_setting_are_not_written(
     assert [(r["event"], r["level"]) for r in written] == expected
 
 
+class _ReaderGone(io.BytesIO):
+    """A stdout whose reader has gone (``main.py | head -1``): every write fails as a closed pipe does."""
+
+    def write(self, data: object) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+
+async def test_a_stdout_whose_reader_has_gone_makes_no_call_raise(
+    stack: tuple[str, str | None], tmp_path: Path
+) -> None:
+    logger, wrappers = stack
+    flags = {"logger": logger} | ({"log_wrappers": wrappers} if wrappers else {})
+    async with wired(tmp_path, flags, stdout=_ReaderGone()) as wiring:
+        _every_level(wiring.log)
+        _every_level(wiring.log)
+    # Closing (a buffering logger flushes then) raised nothing either: the block ended.
+
+
 async def test_fields_are_kept_with_their_values(stack: tuple[str, str | None], tmp_path: Path) -> None:
     written = await _written(
         tmp_path, *stack, lambda log: log.info("collection.saved", collection="c-1", videos=3, created=True)

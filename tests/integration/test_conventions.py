@@ -10,7 +10,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.support import ROOT, SERVERS, running_service
+from tests.declared_paths import redirected_paths
+from tests.support import ROOT, SERVERS, free_port, running_service, stop, wait_until_healthy
 
 
 def _main(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -103,6 +104,37 @@ def test_a_closed_stdout_ends_quietly(action: str, code: int) -> None:
 
     assert stderr == b""  # no BrokenPipeError, no traceback
     assert process.returncode == code
+
+
+@pytest.mark.parametrize("server", SERVERS)
+def test_a_closed_stdout_does_not_fail_a_request_or_the_shutdown(server: str, tmp_path: Path) -> None:
+    # `main.py | head -1` once head has gone: every JSON log line meets a closed pipe.
+    reader, writer = os.pipe()
+    os.close(reader)
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    errors = tmp_path / "stderr.log"
+    try:
+        with errors.open("wb") as stderr:
+            process = subprocess.Popen(
+                [sys.executable, "main.py", "--server", server, "--store", "sqlite", "--port", str(port)],
+                cwd=ROOT,
+                env={**os.environ, **redirected_paths(tmp_path)},
+                stdout=writer,
+                stderr=stderr,
+            )
+    finally:
+        os.close(writer)
+    try:
+        wait_until_healthy(url, process)
+        answers = [httpx.put(f"{url}/collections/c{n}", json={"videos": []}).status_code for n in range(5)]
+    finally:
+        code = stop(process)
+    said = errors.read_text()
+
+    assert answers == [201] * 5
+    assert code == 0
+    assert said.startswith(f"influencer-stats: listening on {url} ") and said.count("\n") == 1, said
 
 
 @pytest.mark.parametrize("workers", ["1", "2"])

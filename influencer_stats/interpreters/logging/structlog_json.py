@@ -21,6 +21,24 @@ def _bind_request_context(_: Any, __: str, event_dict: MutableMapping[str, Any])
     return event_dict
 
 
+class _ReaderMayGo(structlog.BytesLogger):
+    """A ``BytesLogger`` that stops writing once the stream's reader has gone (``main.py | head -1``):
+    an ``EventLog`` call never raises, so a closed stdout must not fail a request or the shutdown."""
+
+    gone = False
+
+    def msg(self, message: bytes) -> None:
+        if self.gone:
+            return
+        try:
+            super().msg(message)
+        except BrokenPipeError:
+            self.gone = True
+
+    log = debug = info = warn = warning = msg
+    fatal = failure = err = error = critical = exception = msg
+
+
 def json_lines_logger(stream: BinaryIO, secrets: Iterable[str] = (), level: str = "debug") -> Any:
     """A structlog logger writing JSON lines to ``stream``, configured locally.
 
@@ -30,7 +48,7 @@ def json_lines_logger(stream: BinaryIO, secrets: Iterable[str] = (), level: str 
     below ``level`` (``debug`` … ``error``) cost a call that returns at once.
     """
     return structlog.wrap_logger(
-        structlog.BytesLogger(stream),
+        _ReaderMayGo(stream),
         processors=[
             _bind_request_context,
             structlog.processors.add_log_level,
