@@ -17,10 +17,13 @@ code, so the child ends them:
   it SIGTERM; it stops, and uvicorn exits 0 (its reloader ends 0 on SIGTERM
   whatever the child did; only the one-line error says why).
 
-Under either, the child finds the supervisor's ``Config`` (address, workers) the
-same way, so one child prints the start-up line ``influencer-stats`` prints:
-uvicorn's supervisor logs its own "running on" line before any of the
-service's code is loaded.
+Under either, the child finds what it needs on the stack that is loading the
+app (uvicorn's ``Process``, ``Config`` and ``Server``), and only the first of
+the children (a name per supervisor in Linux's abstract socket namespace)
+prints the refusal, the unknown-variable warnings and, once it listens, the
+start-up line ``influencer-stats`` prints (the supervisor's address and
+workers): once, not once per worker. uvicorn's supervisor logs its own
+"running on" line at INFO before any of the service's code is loaded.
 """
 
 from __future__ import annotations
