@@ -15,6 +15,11 @@ from perf.workload import COLLECTION_CHOICES
 #: Where the committed record lives; a run writes there only with ``--publish``.
 PUBLISHED: Final = Path("perf")
 DESCRIPTION: Final = "The perf lab: every profile under the same wrk load, a flame graph each, one report."
+EPILOG: Final = (
+    "Other workloads: `perf/run.py --workload overlap [--rate 200 --duration 60 --seed 1]` (the quota "
+    "economy: overlapping collections, units spent per profile; `perf/run.py --workload overlap --help`), "
+    "`perf/soak.py` (a soak under faults)."
+)
 DEFAULT_PROFILES: Final = "v1,v2,v3,v4,v5,fast"
 SHORT: Final = {"duration": 2, "warmup": 1, "flame_duration": 2}
 DEFAULTS: Final = {"duration": 30, "warmup": 5}
@@ -33,7 +38,7 @@ class Options:
 
 def parse_args(argv: Sequence[str]) -> Options:
     """The options of ``perf/run.py ARGV``; exits 2 (argparse) on bad arguments."""
-    parser = argparse.ArgumentParser(prog="perf/run.py", description=DESCRIPTION)
+    parser = argparse.ArgumentParser(prog="perf/run.py", description=DESCRIPTION, epilog=EPILOG)
     parser.add_argument(
         "--profiles",
         default=DEFAULT_PROFILES,

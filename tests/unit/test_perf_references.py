@@ -201,6 +201,19 @@ def test_the_report_explains_the_references_and_what_minimal_leaves_out(tmp_path
     assert "**fast**: × rsgi-ceiling by round" in text
 
 
+def test_a_rerun_keeps_the_sections_people_wrote_and_replaces_the_generated_ones(tmp_path: Path) -> None:
+    previous = render(_run(), tmp_path / "RESULTS.md", None, None).replace(
+        "## Results", "## Results\n\nstale"
+    )
+    previous += "\n## Quota economy\n\nwritten by hand\n\n## Workers\n\nalso by hand\n"
+
+    text = render(_run(), tmp_path / "RESULTS.md", None, previous)
+
+    assert "stale" not in text
+    assert text.count("## Results") == 1 and text.count("## Reading the flame graphs") == 1
+    assert text.rstrip().endswith("## Quota economy\n\nwritten by hand\n\n## Workers\n\nalso by hand")
+
+
 def test_results_json_carries_each_profiles_reference_and_ratios(tmp_path: Path) -> None:
     write_results_json(_run(), tmp_path / "results.json")
     saved: dict[str, Any] = json.loads((tmp_path / "results.json").read_text())
