@@ -42,7 +42,7 @@ async def _prometheus(resources: Resources) -> AllMetrics:
     return metrics
 
 
-@METRICS.add("none", "records nothing; /metrics says so")
+@METRICS.add("none", "records nothing; /metrics says so", silent=True)
 async def _none(_: Resources) -> AllMetrics:
     from influencer_stats.interpreters.metrics.noop import NoMetrics
 

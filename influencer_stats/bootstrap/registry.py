@@ -70,7 +70,7 @@ class Entry(Generic[B]):
       its builder creates their folders. Tests point every declared path into a
       temporary folder, and fail when a build writes anything into the checkout.
     - ``ready``: the readiness checks its builder puts in ``wiring.checks`` (``/readyz``).
-    - ``silent``: a logger that writes nothing, by design.
+    - ``silent``: a logger that writes nothing, or metrics that record nothing, by design.
     - ``scenario``: for a wrapper, the contract suite's scenario that reaches its
       own behaviour (``failing``, ``repeated``, ``concurrent``, ``flood`` …).
 

@@ -93,8 +93,9 @@ async def open_http_api(settings: Settings, stdout: BinaryIO | None = None) -> A
     async with open_wiring(settings, stdout) as wiring:
         source = await build_source(wiring)
         stats, store = await build_stats(wiring, await build_store(wiring), source)
-        # Started last, so stopped first: no check runs against a client already closed.
-        wiring.background(watch_dependencies(wiring.checks, wiring.metrics), "dependency-checks")
+        if not METRICS[settings.choices.one("metrics")].silent:  # else nobody would see what they find
+            # Started last, so stopped first: no check runs against a client already closed.
+            wiring.background(watch_dependencies(wiring.checks, wiring.metrics), "dependency-checks")
         log = wiring.log
         log.info(
             "service.started",
