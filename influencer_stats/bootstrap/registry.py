@@ -8,14 +8,24 @@ that lists choices (config validation and its exit-2 message, ``--help``,
 contract suites) reads the registries, so a new interpreter is its module plus
 one entry, which declares what its builder does beyond building (``Entry``)::
 
-    @STORES.add("jsonl", "append-only JSON lines in a file", paths=("jsonl_path",), ready=("jsonl",))
+    @STORES.add(
+        "jsonl",
+        "append-only JSON lines in a file",
+        paths=("jsonl_path",),
+        ready=("jsonl",),
+        per_process=("collections", "--store sqlite or redis"),
+    )
     async def _jsonl(wiring: Wiring) -> CollectionStore:
         from influencer_stats.interpreters.collections.jsonl import JsonlStore
 
-        store = await JsonlStore.open(Path(wiring.settings.jsonl_path))  # creates its folder
+        path = Path(wiring.settings.jsonl_path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        store = await JsonlStore.open(path)
         wiring.exits.push_async_callback(store.close)
         wiring.checks["jsonl"] = store.ping
         return store
+
+(ARCHITECTURE.md, "Add an interpreter", walks through it.)
 
 A slot is either one choice (a *base*: the interpreter of an algebra) or an
 ordered list of *wrappers* of that algebra, outermost first, folded around the

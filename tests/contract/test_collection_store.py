@@ -183,3 +183,25 @@ async def test_concurrent_writers_leave_one_of_the_written_values(store: Collect
             assert collection.videos in values
         case other:
             raise AssertionError(other)
+
+
+#: The stores that keep their collections in files they declare (``Entry.paths``): a restart keeps them.
+DURABLE = [entry.name for entry in STORES if entry.paths]
+
+
+@pytest.mark.parametrize("name", DURABLE)
+async def test_a_store_that_writes_files_finds_what_it_stored_after_a_restart(
+    name: str, tmp_path: Path
+) -> None:
+    async with wired(tmp_path, {"store": name}) as wiring:
+        before = await build_store(wiring)
+        await before.save(ONE, (A, B))
+        await before.save(TWO, (B,))
+        await before.save(ONE, (C,))
+        await before.delete(TWO)
+    async with wired(tmp_path, {"store": name}) as wiring:  # the same files: the same tmp_path
+        after = await build_store(wiring)
+
+        assert await after.get(ONE) == Success(Collection(ONE, (C,)))
+        assert await after.get(TWO) == Failure(CollectionNotFound(TWO))
+        assert await after.ids(None, 10) == Success((ONE,))

@@ -13,17 +13,19 @@ import asyncio
 import io
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 
 import orjson
 import pytest
 
 from influencer_stats.algebras import EventLog
+from influencer_stats.algebras.event_log import LOG_CONTEXT
 from influencer_stats.bootstrap.logs import LOG_WRAPPERS, LOGGERS, LogWrapper
 from influencer_stats.bootstrap.registry import Entry
 from influencer_stats.interpreters.logging.structlog_json import StructlogEventLog
 from influencer_stats.testing.event_log import CapturingEventLog
-from tests.contract.wired import wired
+from tests.contract.wired import KEY, wired
 from tests.support import RecordingMetrics
 
 #: Every registered logger with its usual wrappers, and every wrapper around the JSON logger.
@@ -168,3 +170,29 @@ async def test_each_wrapper_does_what_it_is_for_in_the_scenario_its_entry_names(
     assert scenario is not None, f"{wrapper.name!r} names no scenario of this suite: {', '.join(SCENARIOS)}"
     async with asyncio.timeout(10):  # a wrapper that waits forever fails, and soon
         await scenario(tmp_path, wrapper)
+
+
+async def test_each_line_has_an_iso_timestamp_the_request_fields_and_no_secret(
+    stack: tuple[str, str | None], tmp_path: Path
+) -> None:
+    def use(log: EventLog) -> None:
+        token = LOG_CONTEXT.set({"request_id": "req-1"})
+        try:
+            log.info("upstream.failed", detail=f"upstream refused {KEY} as a credential")
+        finally:
+            LOG_CONTEXT.reset(token)
+
+    stdout = io.BytesIO()
+    flags = {"logger": stack[0]} | ({"log_wrappers": stack[1]} if stack[1] else {})
+    # The double's URL sets YOUTUBE_API_KEY: a secret of the settings, handed to every logger.
+    async with wired(
+        tmp_path, flags, stdout=stdout, youtube_url="http://127.0.0.1:9/youtube/v3/videos"
+    ) as wiring:
+        use(wiring.log)
+    written = [orjson.loads(line) for line in stdout.getvalue().splitlines()]
+
+    assert KEY.encode() not in stdout.getvalue()
+    if not LOGGERS[stack[0]].silent:
+        [record] = written
+        assert record["request_id"] == "req-1"
+        assert datetime.fromisoformat(str(record["timestamp"])).tzinfo is not None

@@ -1,6 +1,6 @@
 """Steps a contributor can forget that no other test would notice: an interpreter module nobody
 registers, a server room with no entry (or left out of the contract that keeps rooms apart), a
-Protocol outside ``algebras/``.
+Protocol outside ``algebras/``, a file setting two builders write.
 
 The import graph is grimp's (import-linter's own), read from the source, nothing run.
 """
@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import ast
 import tomllib
+from functools import partial
 from pathlib import Path
 
 import grimp
 import pytest
 
 from influencer_stats.bootstrap.servers import SERVERS
+from influencer_stats.bootstrap.slots import SLOTS
 
 PACKAGE = Path(__file__).resolve().parents[2] / "influencer_stats"
 
@@ -71,3 +73,16 @@ def test_every_protocol_lives_in_algebras() -> None:
                 outside.append(f"{path.relative_to(PACKAGE)}:{node.name}")
 
     assert outside == []
+
+
+def test_each_file_setting_is_written_by_one_builder() -> None:
+    # Two builders declaring one path setting would write one file in two formats (a store
+    # reusing INFLUENCER_STATS_DB for its own file): the next one chosen cannot read it.
+    writers: dict[str, set[object]] = {}
+    for slot in SLOTS.values():
+        for entry in slot.registry:
+            build = entry.build.func if isinstance(entry.build, partial) else entry.build
+            for path in entry.paths:
+                writers.setdefault(path, set()).add(build)
+
+    assert {path: len(builds) for path, builds in writers.items() if len(builds) > 1} == {}
