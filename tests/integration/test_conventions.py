@@ -147,3 +147,5 @@ def test_sigterm_stops_every_server_with_exit_code_0(server: str, workers: str, 
     # running_service ends it with SIGTERM; uvicorn (starlette, asgi) used to raise it again: 143.
     assert service.process.returncode == 0, service.output()[-2000:]
     assert "Traceback" not in service.output()
+    # Each worker shut down gracefully (its lifespan closed the API), none was killed.
+    assert service.output().count('"event":"service.stopping"') == int(workers)

@@ -28,7 +28,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.support import ROOT, children_of, running_pids, running_service, wait_for
+from tests.support import ROOT, SERVERS, children_of, running_pids, running_service, wait_for
 
 #: Every worker shares the state (one SQLite file), offline.
 SHARED = ["--store", "sqlite", "--cache", "none", "--video-client", "fake"]
@@ -97,7 +97,7 @@ def test_killing_the_main_process_ends_every_worker_and_a_new_service_takes_the_
     assert answered == 200
 
 
-@pytest.mark.parametrize("server", ["asgi", "aiohttp", "granian"])
+@pytest.mark.parametrize("server", SERVERS)
 def test_a_worker_that_stops_answering_is_killed_and_the_service_exits_1_naming_it(
     server: str, tmp_path: Path
 ) -> None:
@@ -178,7 +178,7 @@ def test_a_worker_whose_graceful_stop_never_ends_exits_anyway_once_its_parent_is
     )
 
 
-@pytest.mark.parametrize("server", ["asgi", "granian"])
+@pytest.mark.parametrize("server", SERVERS)
 def test_workers_busy_with_requests_keep_beating_and_the_service_stays_up(
     server: str, tmp_path: Path
 ) -> None:
