@@ -9,6 +9,7 @@ the settings table read it back through ``settings.declared()``.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -21,6 +22,8 @@ MAX_SECONDS: Final = 86_400
 #: integers of the C and Rust code some reach (a listen backlog, a parser's limits) and
 #: converts to a float exactly (a rate, a gauge).
 MAX_INTEGER: Final = 1_000_000_000
+#: A host name, an IPv4 address, or an IPv6 address (written in brackets before its port).
+_HOST: Final = re.compile(r"[A-Za-z0-9._-]+|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*")
 #: The levels of an ``EventLog`` event, least severe first (a log level setting takes one).
 LOG_LEVELS: Final = ("debug", "info", "warning", "error")
 
@@ -130,6 +133,23 @@ def url(env: str, default: str, doc: str, *, schemes: tuple[str, ...], secret: b
         return Secret(raw) if secret else raw
 
     return _declare(Secret(default) if secret else default, Spec(env, doc, parse, "URL", secret=secret))
+
+
+def addresses(env: str, doc: str) -> tuple[tuple[str, int], ...] | None:
+    """``host:port`` pairs separated by commas (``[::1]:port`` for IPv6), unset by default."""
+
+    def parse(raw: str) -> tuple[tuple[str, int], ...]:
+        found = []
+        for item in raw.split(","):
+            host, _, port = item.strip().rpartition(":")
+            host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+            if not _HOST.fullmatch(host) or not port.isdigit() or not 0 < int(port) <= 65_535:
+                raise ValueError(f"{env} must be host:port pairs separated by commas")
+            found.append((host, int(port)))
+        return tuple(found)
+
+    result: tuple[tuple[str, int], ...] | None = _declare(None, Spec(env, doc, parse, "host:port,…"))
+    return result
 
 
 def secret(env: str, doc: str) -> Secret | None:

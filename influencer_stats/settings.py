@@ -19,6 +19,7 @@ from influencer_stats.setting_kinds import (
     LOG_LEVELS,
     Secret,
     Spec,
+    addresses,
     integer,
     one_of,
     optional_text,
@@ -98,6 +99,27 @@ class Settings:
         "for the redis store and cache (may carry a password: never printed)",
         schemes=("redis", "rediss", "unix"),
         secret=True,
+    )
+    redis_sentinels: tuple[tuple[str, int], ...] | None = addresses(
+        "INFLUENCER_STATS_REDIS_SENTINELS",
+        "host:port,… of Redis Sentinels: the primary they name INFLUENCER_STATS_REDIS_MASTER is used, "
+        "followed through failovers (REDIS_URL then gives only its password, user, database and TLS)",
+    )
+    redis_master: str = text(
+        "INFLUENCER_STATS_REDIS_MASTER", "mymaster", "with Sentinels: the name they monitor the primary by"
+    )
+    redis_cluster: tuple[tuple[str, int], ...] | None = addresses(
+        "INFLUENCER_STATS_REDIS_CLUSTER",
+        "host:port,… of Redis Cluster nodes to discover the rest from "
+        "(REDIS_URL then gives only its password, user and TLS)",
+    )
+    redis_wait_replicas: int = integer(
+        "INFLUENCER_STATS_REDIS_WAIT_REPLICAS",
+        0,
+        "a collection write is acknowledged once this many replicas have it (WAIT, up to half "
+        "of INFLUENCER_STATS_REDIS_TIMEOUT), else it answers 503; 0: once the primary has it",
+        low=0,
+        high=16,
     )
     redis_prefix: str = text(
         "INFLUENCER_STATS_REDIS_PREFIX",
@@ -245,6 +267,12 @@ class Settings:
     prometheus_multiproc_dir: str | None = optional_text(
         "PROMETHEUS_MULTIPROC_DIR", "with several workers: an empty directory they share for metrics"
     )
+
+    def conflict(self) -> str | None:
+        """What makes these settings contradict each other, or None."""
+        if self.redis_sentinels and self.redis_cluster:
+            return "INFLUENCER_STATS_REDIS_SENTINELS and INFLUENCER_STATS_REDIS_CLUSTER name two topologies: set one"
+        return None
 
     def secrets(self) -> list[str]:
         """Values no log line may contain."""

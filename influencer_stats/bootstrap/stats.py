@@ -55,7 +55,6 @@ async def _in_process(wiring: Wiring, inner: CollectionStatsQuery) -> Collection
     scenario="repeated",
 )
 async def _redis(wiring: Wiring, inner: CollectionStatsQuery) -> CollectionStatsQuery:
-    from influencer_stats.interpreters.redis_keys import RedisKeys
     from influencer_stats.interpreters.stats.redis_cache import RedisCachedStats
 
     # Wall-clock time: entries are shared by processes and hosts.
@@ -66,5 +65,5 @@ async def _redis(wiring: Wiring, inner: CollectionStatsQuery) -> CollectionStats
         wiring.log,
         _policy(wiring),
         wiring.metrics,
-        RedisKeys(wiring.settings.redis_prefix),
+        wiring.redis_keys(),
     )

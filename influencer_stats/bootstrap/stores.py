@@ -54,6 +54,13 @@ async def _sqlite(wiring: Wiring) -> CollectionStore:
 @STORES.add("redis", "shared by every worker and host (REDIS_URL)", ready=("redis",))
 async def _redis(wiring: Wiring) -> CollectionStore:
     from influencer_stats.interpreters.collections.redis_store import RedisCollectionStore
-    from influencer_stats.interpreters.redis_keys import RedisKeys
 
-    return RedisCollectionStore(await wiring.redis(), RedisKeys(wiring.settings.redis_prefix))
+    settings = wiring.settings
+    return RedisCollectionStore(
+        await wiring.redis(),
+        wiring.redis_keys(),
+        wait_replicas=settings.redis_wait_replicas,
+        wait_ms=max(
+            1, round(1000 * settings.redis_timeout_s / 2)
+        ),  # WAIT ends well before the call's timeout
+    )

@@ -211,7 +211,6 @@ async def _memory_cache(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSo
     scenario="repeated",
 )
 async def _redis_cache(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
-    from influencer_stats.interpreters.redis_keys import RedisKeys
     from influencer_stats.interpreters.videos.miss_claims import SharedMisses
     from influencer_stats.interpreters.videos.video_cache_redis import (
         RedisMissClaims,
@@ -224,7 +223,7 @@ async def _redis_cache(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSou
     # Kept a quota day at least, so a spent budget still has every video seen today to serve.
     longest = max(policy.stale_while_revalidate_s, policy.stale_if_error_s)
     keep_s = max(policy.ttl_s + longest, settings.quota_day_s)
-    keys = RedisKeys(settings.redis_prefix)
+    keys = wiring.redis_keys()
     client = await wiring.redis()
     entries = RedisVideoEntries(
         client, keys.video, round(1000 * keep_s), wiring.log, decoded=settings.video_cache_max_entries
@@ -323,8 +322,7 @@ async def _memory_ledger(_: Wiring) -> QuotaLedger:
     "redis", "units spent today, one count in Redis for every worker and host", ready=("redis",)
 )
 async def _redis_ledger(wiring: Wiring) -> QuotaLedger:
-    from influencer_stats.interpreters.redis_keys import RedisKeys
     from influencer_stats.interpreters.videos.quota_redis import RedisQuotaLedger
 
-    keys = RedisKeys(wiring.settings.redis_prefix)
+    keys = wiring.redis_keys()
     return RedisQuotaLedger(await wiring.redis(), keys.quota, wiring.log)

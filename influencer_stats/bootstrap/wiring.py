@@ -12,16 +12,21 @@ import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack, suppress
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, Final
 
 from influencer_stats.algebras import AllMetrics, EventLog
 from influencer_stats.settings import Settings
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Tracer
-    from redis.asyncio import Redis
 
+    from influencer_stats.interpreters.redis_keys import RedisKeys
+    from influencer_stats.interpreters.redis_topology import RedisClient
     from influencer_stats.interpreters.videos.quota import QuotaBudget
+
+#: The slots a Cluster's video cache spreads over (each with its stale queue): enough that
+#: every shard of a Cluster of up to a dozen primaries holds some (16,384 slots in all).
+CLUSTER_VIDEO_SHARDS: Final = 48
 
 #: Readiness checks by dependency name (``/readyz``).
 Checks = dict[str, Callable[[], Awaitable[bool]]]
@@ -29,7 +34,7 @@ Checks = dict[str, Callable[[], Awaitable[bool]]]
 
 @dataclass(slots=True)
 class _Shared:
-    redis: Redis | None = None
+    redis: RedisClient | None = None
     tracer: Tracer | None = None
 
 
@@ -49,7 +54,7 @@ class Resources:
         task.set_name(name)
         self.exits.push_async_callback(_cancel, task)
 
-    async def redis(self) -> Redis:
+    async def redis(self) -> RedisClient:
         """The one shared redis-py client (bounded, blocking pool; a timeout on every call).
 
         Opened on first use, so a profile without Redis never imports it.
@@ -57,6 +62,14 @@ class Resources:
         if self._shared.redis is None:
             self._shared.redis = await _open_redis(self)
         return self._shared.redis
+
+    def redis_keys(self) -> RedisKeys:
+        """Where every Redis interpreter keeps its data: on a Cluster the videos spread over
+        ``CLUSTER_VIDEO_SHARDS`` slots; elsewhere in one (the layout before Cluster support)."""
+        from influencer_stats.interpreters.redis_keys import RedisKeys
+
+        shards = CLUSTER_VIDEO_SHARDS if self.settings.redis_cluster else 1
+        return RedisKeys(self.settings.redis_prefix, video_shards=shards)
 
     @property
     def tracer(self) -> Tracer | None:
@@ -121,30 +134,32 @@ async def _cancel(task: asyncio.Future[Any]) -> None:
         await task
 
 
-async def _open_redis(resources: Resources) -> Redis:
-    import redis.asyncio as redis
-    from redis.asyncio.retry import Retry
-    from redis.backoff import NoBackoff
-
-    from influencer_stats.interpreters.redis_faults import REDIS_FAULTS, blocking_pool
+async def _open_redis(resources: Resources) -> RedisClient:
+    from influencer_stats.interpreters import redis_topology as topology
+    from influencer_stats.interpreters.redis_faults import REDIS_FAULTS
 
     settings = resources.settings
-    pool = blocking_pool(
+    url, connections, timeout_s = (
         settings.redis_url.value,
-        retry=Retry(NoBackoff(), 0),  # the timeout bounds each call; no hidden retries
-        max_connections=settings.redis_connections,
-        timeout=settings.redis_timeout_s,  # waiting for a free connection
-        socket_timeout=settings.redis_timeout_s,
-        socket_connect_timeout=settings.redis_timeout_s,
-        health_check_interval=30,
+        settings.redis_connections,
+        settings.redis_timeout_s,
     )
-    if resources.tracer is None:
-        client = redis.Redis(connection_pool=pool)
+    client: RedisClient
+    if settings.redis_cluster:  # not traced: RedisCluster has no span layer
+        client = topology.cluster(settings.redis_cluster, url, connections=connections, timeout_s=timeout_s)
     else:
-        from influencer_stats.interpreters.tracing.otel_redis import TracedRedis
+        if settings.redis_sentinels:
+            master = settings.redis_master
+            client = topology.sentinel(
+                settings.redis_sentinels, master, url, connections=connections, timeout_s=timeout_s
+            )
+        else:
+            client = topology.standalone(url, connections=connections, timeout_s=timeout_s)
+        if resources.tracer is not None:
+            from influencer_stats.interpreters.tracing.otel_redis import TracedRedis
 
-        client = TracedRedis(connection_pool=pool, tracer=resources.tracer)
-    resources.exits.push_async_callback(client.aclose, close_connection_pool=True)
+            client = TracedRedis(connection_pool=client.connection_pool, tracer=resources.tracer)
+    resources.exits.push_async_callback(_close_redis, client)
 
     async def ping() -> bool:
         try:
@@ -154,3 +169,12 @@ async def _open_redis(resources: Resources) -> Redis:
 
     resources.checks["redis"] = ping
     return client
+
+
+async def _close_redis(client: RedisClient) -> None:
+    from redis.asyncio import Redis
+
+    if isinstance(client, Redis):
+        await client.aclose(close_connection_pool=True)
+    else:
+        await client.aclose()

@@ -40,6 +40,8 @@ def shown(value: object) -> str:
     """A value as it may be printed: secrets masked, a URL's password too."""
     if value is None:
         return "unset"
+    if isinstance(value, tuple):  # host:port pairs
+        return ",".join(f"[{host}]:{port}" if ":" in host else f"{host}:{port}" for host, port in value)
     if isinstance(value, Secret):
         parts = urlsplit(value.value)
         if parts.scheme and parts.hostname and not parts.password:

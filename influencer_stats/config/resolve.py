@@ -109,6 +109,8 @@ def resolve_sources(environ: Mapping[str, str], flags: Mapping[str, str | None] 
             shown = "" if spec.secret else f", got {raw[:40]!r}"
             raise ConfigError(f"{message}{shown}") from None
     settings = Settings(choices=choices, profile=profile.name, **values)  # type: ignore[arg-type]
+    if (conflict := settings.conflict()) is not None:
+        raise ConfigError(conflict)
     for slot in SLOTS.values():
         for name in choices[slot.name]:
             problem = slot.registry[name].problem(settings)

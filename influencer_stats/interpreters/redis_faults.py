@@ -23,10 +23,12 @@ from typing import Any, Final
 
 import redis.asyncio as redis
 from redis.asyncio.connection import AbstractConnection, SSLConnection, UnixDomainSocketConnection, parse_url
+from redis.exceptions import RedisClusterException
 
 #: What a Redis call raises when the server cannot answer: redis-py's errors (connection,
-#: timeout, LOADING, READONLY, OOM ...) and the OS's socket errors.
-REDIS_FAULTS: Final = (redis.RedisError, OSError)
+#: timeout, LOADING, READONLY, OOM ...), the OS's socket errors, and the Cluster client's
+#: own (no node serves a slot while a failover is under way).
+REDIS_FAULTS: Final = (redis.RedisError, OSError, RedisClusterException)
 
 
 def closed_transport(error: BaseException) -> bool:
@@ -49,7 +51,9 @@ def _closed_transport_as_connection_error() -> Iterator[None]:
         raise redis.ConnectionError("the connection was closed by the server's side") from error
 
 
-class _TcpConnection(redis.Connection):
+class RaisesClosedTransport(AbstractConnection):
+    """Put first among a connection class's bases: a closed transport raises ``redis.ConnectionError``."""
+
     async def send_packed_command(
         self, command: bytes | str | Iterable[bytes], check_health: bool = True
     ) -> None:
@@ -57,20 +61,16 @@ class _TcpConnection(redis.Connection):
             await super().send_packed_command(command, check_health)
 
 
-class _TlsConnection(SSLConnection):
-    async def send_packed_command(
-        self, command: bytes | str | Iterable[bytes], check_health: bool = True
-    ) -> None:
-        with _closed_transport_as_connection_error():
-            await super().send_packed_command(command, check_health)
+class _TcpConnection(RaisesClosedTransport, redis.Connection):
+    pass
 
 
-class _UnixConnection(UnixDomainSocketConnection):
-    async def send_packed_command(
-        self, command: bytes | str | Iterable[bytes], check_health: bool = True
-    ) -> None:
-        with _closed_transport_as_connection_error():
-            await super().send_packed_command(command, check_health)
+class _TlsConnection(RaisesClosedTransport, SSLConnection):
+    pass
+
+
+class _UnixConnection(RaisesClosedTransport, UnixDomainSocketConnection):
+    pass
 
 
 #: The connection class redis-py picks for a URL's scheme, and ours for it.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 
@@ -22,14 +24,17 @@ class RedisKeys:
       beside this one (a rolling deploy, a rollback) lists every id, and read to
       fill the sorted set from data deployed before it existed.
 
-    - ``{prefix}:video:{{prefix}:videos}:<id>``: one video's cached counters
-      (``RedisVideoEntries``). All in one slot, so one ``MGET`` reads a whole
-      collection's videos on Cluster too (the price: they live on one shard).
-    - ``{prefix}:stale:{{prefix}:videos}``: videos waiting for a call to refresh
-      them (``RedisStaleQueue``), a sorted set by when each was queued; in the
-      videos' slot, so one script reads the queue and their entries.
-    - ``{prefix}:claim:{{prefix}:videos}:<id>``: which worker is calling for a
-      video it missed (``RedisMissClaims``), its token, kept a call's deadline.
+    - ``{prefix}:video:{<shard>}:<id>``: one video's cached counters
+      (``RedisVideoEntries``). ``<shard>`` is ``{prefix}:videos`` when
+      ``video_shards`` is 1 (one server, Sentinel: every video in one slot),
+      else ``{prefix}:videos:<n>``, ``n`` the video id's CRC-32 modulo
+      ``video_shards`` (a Cluster: the videos spread over that many slots, so
+      over every shard, not all on one).
+    - ``{prefix}:stale:{<shard>}``: a shard's videos waiting for a call to
+      refresh them (``RedisStaleQueue``), a sorted set by when each was queued;
+      in its videos' slot, so one script reads the queue and their entries.
+    - ``{prefix}:claim:{<shard>}:<id>``: which worker is calling for a video it
+      missed (``RedisMissClaims``), its token, kept a call's deadline.
     - ``{prefix}:quota:{{prefix}:quota}:<day>``: units spent on one quota day
       (``RedisQuotaLedger``).
 
@@ -39,6 +44,26 @@ class RedisKeys:
     """
 
     prefix: str
+    video_shards: int = 1
+
+    def video_shard(self, video_id: str) -> str:
+        """The hash tag of ``video_id``'s shard: its entry, claim and queue share its slot."""
+        if self.video_shards == 1:
+            return f"{self.prefix}:videos"
+        return f"{self.prefix}:videos:{zlib.crc32(video_id.encode()) % self.video_shards}"
+
+    def by_shard(self, ids: Iterable[str]) -> dict[str, list[str]]:
+        """``ids`` grouped by shard, in order within each: what one script may read together."""
+        groups: dict[str, list[str]] = {}
+        for video_id in ids:
+            groups.setdefault(self.video_shard(video_id), []).append(video_id)
+        return groups
+
+    def all_video_shards(self) -> list[str]:
+        """Every shard's hash tag."""
+        if self.video_shards == 1:
+            return [f"{self.prefix}:videos"]
+        return [f"{self.prefix}:videos:{n}" for n in range(self.video_shards)]
 
     def collection(self, collection_id: str) -> str:
         return f"{self.prefix}:col:{{{collection_id}}}"
@@ -50,14 +75,17 @@ class RedisKeys:
         return f"{self.prefix}:stats:{{{collection_id}}}"
 
     def video(self, video_id: str) -> str:
-        return f"{self.prefix}:video:{{{self.prefix}:videos}}:{video_id}"
+        return f"{self.prefix}:video:{{{self.video_shard(video_id)}}}:{video_id}"
+
+    def video_entry_prefix(self, shard: str) -> str:
+        """What a video's entry key is in ``shard``, less the video id."""
+        return f"{self.prefix}:video:{{{shard}}}:"
 
     def video_claim(self, video_id: str) -> str:
-        return f"{self.prefix}:claim:{{{self.prefix}:videos}}:{video_id}"
+        return f"{self.prefix}:claim:{{{self.video_shard(video_id)}}}:{video_id}"
 
-    @property
-    def stale_videos(self) -> str:
-        return f"{self.prefix}:stale:{{{self.prefix}:videos}}"
+    def stale_videos(self, shard: str) -> str:
+        return f"{self.prefix}:stale:{{{shard}}}"
 
     def quota(self, day: str) -> str:
         return f"{self.prefix}:quota:{{{self.prefix}:quota}}:{day}"

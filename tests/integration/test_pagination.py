@@ -171,7 +171,7 @@ async def test_ids_deployed_in_the_set_index_before_paging_are_all_listed(redis_
     keys = RedisKeys(unique_prefix())
     deployed = [f"old-{n:05d}" for n in range(2_500)]
     await deploy_before_paging(redis_client, keys, deployed)
-    store = RedisCollectionStore(redis_client, keys)
+    store = RedisCollectionStore(redis_client, keys, wait_replicas=0, wait_ms=250)
 
     # Two first pages at once: one copies the set into the sorted set, the other waits for it.
     first, concurrent = await asyncio.gather(store.ids(None, 1_000), store.ids(None, 1_000))
@@ -187,7 +187,7 @@ async def test_ids_an_older_version_writes_meanwhile_are_listed_from_the_next_fi
     redis_client: Redis,
 ) -> None:
     keys = RedisKeys(unique_prefix())
-    store = RedisCollectionStore(redis_client, keys)
+    store = RedisCollectionStore(redis_client, keys, wait_replicas=0, wait_ms=250)
     await store.save(CollectionId("new-1"), ())
     assert await store.ids(None, 10) == Success(("new-1",))
 
@@ -203,7 +203,7 @@ async def test_an_indexed_id_without_its_collection_is_skipped_and_the_page_stil
     redis_client: Redis,
 ) -> None:
     keys = RedisKeys(unique_prefix())
-    store = RedisCollectionStore(redis_client, keys)
+    store = RedisCollectionStore(redis_client, keys, wait_replicas=0, wait_ms=250)
     for name in ("a", "c", "e", "f"):
         await store.save(CollectionId(name), ())
     # What a save racing a delete of the same id can leave: the index entry, no collection.

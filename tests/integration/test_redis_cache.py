@@ -232,7 +232,7 @@ class Worker:
     """One worker process's wiring: its own cache object over the shared Redis."""
 
     def __init__(self, client: Redis, prefix: str, clock: ManualClock) -> None:
-        store = RedisCollectionStore(client, RedisKeys(prefix))
+        store = RedisCollectionStore(client, RedisKeys(prefix), wait_replicas=0, wait_ms=250)
         log = CapturingEventLog()
         self.stats = RedisCachedStats(
             GetStats(store, FakeVideoStatsSource(), log),
@@ -278,7 +278,7 @@ async def test_a_write_to_the_redis_store_retires_cached_stats_even_if_nobody_in
     assert await worker.videos() == 1
 
     # As if the process died between the write and its invalidation: the raw store only.
-    await RedisCollectionStore(client, RedisKeys(prefix)).save(
+    await RedisCollectionStore(client, RedisKeys(prefix), wait_replicas=0, wait_ms=250).save(
         ONE, (synthetic_video_id(1), synthetic_video_id(2))
     )
 

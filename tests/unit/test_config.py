@@ -297,3 +297,30 @@ def test_settings_exported_for_worker_processes_resolve_to_the_same_settings() -
 
     assert resolve(environ) == settings
     assert environ["INFLUENCER_STATS_WORKERS"] == "3" and environ["INFLUENCER_STATS_LOGGER"] == "all"
+
+
+@pytest.mark.parametrize(
+    ("raw", "parsed"),
+    [
+        ("127.0.0.1:26379", (("127.0.0.1", 26379),)),
+        ("a:1, b:2,[::1]:3", (("a", 1), ("b", 2), ("::1", 3))),
+    ],
+)
+def test_redis_addresses_are_host_port_pairs_ipv6_in_brackets(raw: str, parsed: object) -> None:
+    settings = resolve({"INFLUENCER_STATS_REDIS_SENTINELS": raw})
+
+    assert settings.redis_sentinels == parsed
+    assert resolve({"INFLUENCER_STATS_REDIS_CLUSTER": raw}).redis_cluster == parsed
+
+
+@pytest.mark.parametrize(
+    "raw", ["host", "host:", ":6379", "a b:1", "host:0", "host:65536", "a:1,,b:2", "a:1;b:2"]
+)
+def test_a_redis_address_without_a_host_and_a_port_is_refused_naming_the_variable(raw: str) -> None:
+    with pytest.raises(ConfigError, match="INFLUENCER_STATS_REDIS_CLUSTER must be host:port pairs"):
+        resolve({"INFLUENCER_STATS_REDIS_CLUSTER": raw})
+
+
+def test_sentinels_and_a_cluster_at_once_are_refused() -> None:
+    with pytest.raises(ConfigError, match="name two topologies: set one"):
+        resolve({"INFLUENCER_STATS_REDIS_SENTINELS": "a:1", "INFLUENCER_STATS_REDIS_CLUSTER": "b:2"})

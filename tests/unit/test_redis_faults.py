@@ -91,7 +91,7 @@ def test_a_write_on_a_connection_reset_in_the_pool_is_a_connection_error_and_the
         fake = OkServer()
         async with await asyncio.start_server(fake.serve, "127.0.0.1", 0) as server:
             client = await _client(server)
-            store = RedisCollectionStore(client, RedisKeys("t"))
+            store = RedisCollectionStore(client, RedisKeys("t"), wait_replicas=0, wait_ms=250)
             try:
                 # The client raises exactly uvloop's RuntimeError, as a ConnectionError chained to it.
                 assert await client.set("warm", "1")
@@ -129,7 +129,9 @@ class _BuggyClient:
 
 
 async def test_any_other_runtime_error_is_a_logged_500_not_a_store_failure() -> None:
-    store = RedisCollectionStore(cast(redis.Redis, _BuggyClient()), RedisKeys("t"))
+    store = RedisCollectionStore(
+        cast(redis.Redis, _BuggyClient()), RedisKeys("t"), wait_replicas=0, wait_ms=250
+    )
     svc = service(store=store)
 
     with pytest.raises(RuntimeError):

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import orjson
 import redis.asyncio as redis
+from redis.asyncio.cluster import RedisCluster
+from redis.typing import EncodableT
 from returns.result import Failure, Result, Success
 
 from influencer_stats.domain.models import (
@@ -20,6 +23,7 @@ from influencer_stats.domain.models import (
 )
 from influencer_stats.interpreters.redis_faults import REDIS_FAULTS
 from influencer_stats.interpreters.redis_keys import RedisKeys, as_text
+from influencer_stats.interpreters.redis_topology import RedisClient
 
 #: Ids copied from the set index into the sorted one per round trip.
 _CATCH_UP_CHUNK = 1_000
@@ -50,6 +54,32 @@ return scanned[1]
 """
 
 
+#: A write of one collection (KEYS: its value, its version): the value set (ARGV[1]) or, with no
+#: ARGV, deleted; the version bumped either way. Returns the previous value (save) or how many
+#: keys were deleted (delete). One slot, so Cluster runs it too.
+_WRITE = """
+local before
+if #ARGV == 1 then before = redis.call('SET', KEYS[1], ARGV[1], 'GET') else before = redis.call('DEL', KEYS[1]) end
+redis.call('INCR', KEYS[2])
+return before
+"""
+#: The id (ARGV[1]) added to (ARGV[2] = 1) or removed from both indexes (KEYS: the set, the sorted set).
+_INDEX = """
+if ARGV[2] == '1' then
+  redis.call('SADD', KEYS[1], ARGV[1])
+  redis.call('ZADD', KEYS[2], 0, ARGV[1])
+else
+  redis.call('SREM', KEYS[1], ARGV[1])
+  redis.call('ZREM', KEYS[2], ARGV[1])
+end
+return 0
+"""
+
+
+class NotReplicated(redis.RedisError):
+    """Fewer replicas than required acknowledged a write in time (it may yet reach them)."""
+
+
 def _unavailable(exc: BaseException) -> StoreUnavailable:
     """The error as a value: its type only, never its text (which may name the server)."""
     return StoreUnavailable(f"redis: {type(exc).__name__}")
@@ -74,9 +104,10 @@ class RedisCollectionStore:
       (``RedisCachedStats``) can never miss a write, even if the process dies
       right after it.
 
-    ``save`` is one atomic ``SET key value GET``: created when the previous
-    value was nil. The index lives in another slot, so it is updated by a
-    second ``MULTI`` (``SADD`` and ``ZADD``) after the ``SET``; ``delete``
+    Each write is two atomic steps, each a script over one slot (``_WRITE``,
+    ``_INDEX``). ``save`` is ``SET key value GET`` and the version's ``INCR``:
+    created when the previous value was nil; the index lives in another slot,
+    so it is updated by the second step (``SADD`` and ``ZADD``); ``delete``
     removes the id from the index (``SREM`` and ``ZREM``) before ``DEL``. In
     that order a concurrent save and delete of one id can leave an indexed id
     without a collection (never a collection without its index entry), so
@@ -98,16 +129,24 @@ class RedisCollectionStore:
     meanwhile: a rollout of this version should not last long.)
 
     Durability is Redis's: configure AOF (``appendfsync always`` or
-    ``everysec``) and ``maxmemory-policy noeviction``. Any Redis fault
+    ``everysec``) and ``maxmemory-policy noeviction``. With ``wait_replicas``,
+    each step is followed, on the same connection, by ``WAIT wait_replicas
+    wait_ms``, and a write is acknowledged only once that many replicas have
+    both steps; fewer in time is ``StoreUnavailable`` (``NotReplicated``): the
+    write may still have happened, so the caller repeats it (both are
+    idempotent), and a failover that promotes a replica that had it loses
+    nothing acknowledged. Any Redis fault
     (``REDIS_FAULTS``: a Redis or socket error, a connection reset under the
     pool included) is ``Failure(StoreUnavailable)`` naming only the error's type.
     Timeouts and pool limits are the client's (the composition root sets
     them). Safe for concurrent tasks: each command is atomic in Redis.
     """
 
-    def __init__(self, client: redis.Redis, keys: RedisKeys) -> None:
+    def __init__(self, client: RedisClient, keys: RedisKeys, *, wait_replicas: int, wait_ms: int) -> None:
         self._redis = client
         self._keys = keys
+        self._wait_replicas = wait_replicas
+        self._wait_ms = wait_ms
         self._index = keys.index
         self._sorted_index = keys.sorted_index
         self._catching_up = asyncio.Lock()
@@ -136,14 +175,8 @@ class RedisCollectionStore:
         self, collection_id: CollectionId, videos: tuple[VideoId, ...]
     ) -> Result[SaveOutcome, StoreUnavailable]:
         try:
-            async with self._redis.pipeline(transaction=True) as pipe:  # one slot: MULTI works on Cluster
-                pipe.set(self._keys.collection(collection_id), orjson.dumps(videos), get=True)
-                pipe.incr(self._keys.version(collection_id))
-                previous, _ = await pipe.execute()
-            async with self._redis.pipeline(transaction=True) as pipe:  # the index's slot
-                pipe.sadd(self._index, collection_id)
-                pipe.zadd(self._sorted_index, {collection_id: 0})
-                await pipe.execute()
+            previous = await self._write(_WRITE, self._collection_keys(collection_id), orjson.dumps(videos))
+            await self._write(_INDEX, [self._index, self._sorted_index], collection_id, 1)
         except REDIS_FAULTS as exc:
             return Failure(_unavailable(exc))
         return Success(Created() if previous is None else Replaced())
@@ -152,17 +185,35 @@ class RedisCollectionStore:
         self, collection_id: CollectionId
     ) -> Result[None, CollectionNotFound | StoreUnavailable]:
         try:
-            async with self._redis.pipeline(transaction=True) as pipe:
-                pipe.srem(self._index, collection_id)
-                pipe.zrem(self._sorted_index, collection_id)
-                await pipe.execute()
-            async with self._redis.pipeline(transaction=True) as pipe:
-                pipe.delete(self._keys.collection(collection_id))
-                pipe.incr(self._keys.version(collection_id))
-                deleted, _ = await pipe.execute()
+            await self._write(_INDEX, [self._index, self._sorted_index], collection_id, 0)
+            deleted = await self._write(_WRITE, self._collection_keys(collection_id))
         except REDIS_FAULTS as exc:
             return Failure(_unavailable(exc))
         return Success(None) if deleted else Failure(CollectionNotFound(collection_id))
+
+    def _collection_keys(self, collection_id: CollectionId) -> list[str]:
+        return [self._keys.collection(collection_id), self._keys.version(collection_id)]
+
+    async def _write(self, script: str, keys: list[str], *args: EncodableT) -> Any:
+        """``script``'s answer, once ``wait_replicas`` replicas have what it wrote (``WAIT`` on its
+        connection: one pipeline, so one connection, of one shard's primary on a Cluster)."""
+        async with self._redis.pipeline(transaction=False) as pipe:
+            pipe.eval(script, len(keys), *keys, *args)
+            if self._wait_replicas:
+                pipe.execute_command(
+                    "WAIT", self._wait_replicas, self._wait_ms, **await self._node_of(keys[0])
+                )
+            answer, *acknowledged = await pipe.execute()
+        if acknowledged and acknowledged[0] < self._wait_replicas:
+            raise NotReplicated(f"{acknowledged[0]} of {self._wait_replicas} replicas in {self._wait_ms} ms")
+        return answer
+
+    async def _node_of(self, key: str) -> dict[str, Any]:
+        """Where a keyless command must go to follow a write of ``key``: on a Cluster, its primary."""
+        if not isinstance(self._redis, RedisCluster):
+            return {}
+        await self._redis.initialize()  # the slot map, learnt once
+        return {"target_nodes": self._redis.get_node_from_key(key)}
 
     async def ids(
         self, after: CollectionId | None, limit: int

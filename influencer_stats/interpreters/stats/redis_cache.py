@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import orjson
-import redis.asyncio as redis
 from returns.result import Success
 
 from influencer_stats.algebras import CacheMetrics, CollectionStatsQuery, EventLog
@@ -18,6 +17,7 @@ from influencer_stats.domain.models import (
 )
 from influencer_stats.interpreters.redis_faults import REDIS_FAULTS
 from influencer_stats.interpreters.redis_keys import RedisKeys
+from influencer_stats.interpreters.redis_topology import RedisClient
 from influencer_stats.interpreters.stats.cache import CachePolicy, Outcome, Stored, stale_if_error
 from influencer_stats.interpreters.stats.single_flight import SingleFlight
 
@@ -61,7 +61,7 @@ class RedisCachedStats:
     def __init__(
         self,
         inner: CollectionStatsQuery,
-        client: redis.Redis,
+        client: RedisClient,
         clock: Callable[[], float],
         log: EventLog,
         policy: CachePolicy,

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
-import redis.asyncio as redis
 from returns.result import Failure, Result, Success
 
 from influencer_stats.algebras import EventLog
 from influencer_stats.algebras.quota import Refusal
 from influencer_stats.interpreters.redis_faults import REDIS_FAULTS
+from influencer_stats.interpreters.redis_topology import RedisClient
 
 #: Take one unit unless the budget is spent; the first unit of a day sets the key's expiry.
 _TAKE: Final = """
@@ -32,7 +32,7 @@ class RedisQuotaLedger:
     the budget.
     """
 
-    def __init__(self, client: redis.Redis, key: Callable[[str], str], log: EventLog) -> None:
+    def __init__(self, client: RedisClient, key: Callable[[str], str], log: EventLog) -> None:
         self._take = client.register_script(_TAKE)
         self._key = key
         self._log = log

@@ -2,23 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from typing import Final
 
 import orjson
-import redis.asyncio as redis
 
 from influencer_stats.algebras import EventLog
 from influencer_stats.domain.models import VideoEntry, VideoId, VideoStats
 from influencer_stats.interpreters.redis_faults import REDIS_FAULTS
 from influencer_stats.interpreters.redis_keys import RedisKeys, as_text
+from influencer_stats.interpreters.redis_topology import RedisClient, read_many
 from influencer_stats.memo import BoundedMemo
 
 
 class RedisVideoEntries:
     """``VideoEntries`` in Redis, shared by every worker and host.
 
-    A read is one ``MGET``; a write one pipeline of ``SET … PX`` (no
+    A read is one ``MGET`` (on a Cluster, one per slot: ``read_many``); a write one pipeline of ``SET … PX`` (no
     transaction: each entry stands alone), keys from ``RedisKeys.video``, each
     kept ``keep_ms``. A value is ``[stored_at, views, likes, comments,
     dislikes]``, or ``[stored_at]`` for a missing video. The same value is read
@@ -30,7 +31,7 @@ class RedisVideoEntries:
 
     def __init__(
         self,
-        client: redis.Redis,
+        client: RedisClient,
         key: Callable[[str], str],
         keep_ms: int,
         log: EventLog,
@@ -45,8 +46,10 @@ class RedisVideoEntries:
         self._decoded: BoundedMemo[bytes | str, VideoEntry] = BoundedMemo(decoded)
 
     async def get_many(self, ids: Sequence[VideoId]) -> Mapping[VideoId, VideoEntry]:
+        if not ids:
+            return {}
         try:
-            raws = await self._redis.mget([self._key(i) for i in ids])
+            raws = await read_many(self._redis, [self._key(i) for i in ids])
         except REDIS_FAULTS as exc:
             self._log.warning("videos.cache_unavailable", operation="read", error=type(exc).__name__)
             return {}
@@ -145,19 +148,22 @@ return out
 class RedisStaleQueue:
     """``StaleQueue`` in Redis (``RedisKeys.stale_videos``), shared by every worker and host.
 
-    A sorted set scored by when each id was queued. Each operation is one Lua
-    script, so two workers never take the same id: a video stale on every
-    worker is refreshed by one call, and the partial calls a wait ends are one
-    per wait for all workers, not one per worker. An id is queued only while
-    its entry is stale (read in the same step), and dropped when taken if
-    another worker refreshed it meanwhile. The entries' keys share the queue's
-    hash slot (``RedisKeys.video``), so the scripts work on Cluster too. Never
-    more than ``room`` wait: the push that makes ``room`` takes them out.
+    A sorted set per video shard (``RedisKeys.video_shard``: one on one server
+    or Sentinel, several on a Cluster), scored by when each id was queued. Each
+    operation is one Lua script per shard, so two workers never take the same
+    id: a video stale on every worker is refreshed by one call, and the partial
+    calls a wait ends are one per wait for all workers, not one per worker. An
+    id is queued only while its entry is stale (read in the same step), and
+    dropped when taken if another worker refreshed it meanwhile. The entries'
+    keys share their queue's hash slot, so the scripts work on Cluster too.
+    Never more than ``room`` wait in one shard: the push that makes ``room``
+    takes them out. (On a Cluster a shard fills more slowly than one queue
+    would: more of its calls are the partial ones a wait ends.)
     """
 
     def __init__(
         self,
-        client: redis.Redis,
+        client: RedisClient,
         keys: RedisKeys,
         room: int,
         keep_ms: int,
@@ -166,31 +172,48 @@ class RedisStaleQueue:
         self._push = client.register_script(_IS_FRESH + _PUSH)
         self._take = client.register_script(_IS_FRESH + _TAKE)
         self._keys = keys
-        self._queue = keys.stale_videos
-        self._entry_prefix = keys.video("")
+        self._shards = keys.all_video_shards()
+        self._next = 0  # the shard a ``take`` starts from, in turn
         self._room = room
         self._keep_ms = keep_ms
         self._log = log
 
     async def push(self, ids: Sequence[VideoId], now: float, fresh_s: float) -> list[VideoId]:
-        keys = [self._queue, *(self._keys.video(i) for i in ids)]
+        groups = self._keys.by_shard(ids)
+        pushed = await asyncio.gather(*(self._push_shard(s, g, now, fresh_s) for s, g in groups.items()))
+        return [i for taken in pushed for i in taken]
+
+    async def _push_shard(self, shard: str, ids: list[str], now: float, fresh_s: float) -> list[VideoId]:
+        keys = [self._keys.stale_videos(shard), *(self._keys.video(i) for i in ids)]
         try:
             taken = await self._push(keys=keys, args=[now, fresh_s, self._room, self._keep_ms, *ids])
         except REDIS_FAULTS as exc:
             self._log.warning("videos.stale_queue_unavailable", operation="push", error=type(exc).__name__)
-            return list(ids)  # refresh them now rather than never
+            return [VideoId(i) for i in ids]  # refresh them now rather than never
         return [VideoId(as_text(i)) for i in taken]
 
     async def take(self, room: int, now: float, fresh_s: float) -> list[VideoId]:
-        return (await self._taken(room, now, fresh_s, ""))[0]
+        taken: list[VideoId] = []
+        start, self._next = self._next, (self._next + 1) % len(self._shards)
+        for shard in self._shards[start:] + self._shards[:start]:
+            taken += (await self._taken(shard, room - len(taken), now, fresh_s, ""))[0]
+            if len(taken) >= room:
+                break
+        return taken
 
     async def take_due(self, cutoff: float, now: float, fresh_s: float) -> tuple[list[VideoId], bool]:
-        return await self._taken(self._room, now, fresh_s, repr(cutoff))
+        shards = await asyncio.gather(
+            *(self._taken(s, self._room, now, fresh_s, repr(cutoff)) for s in self._shards)
+        )
+        return [i for ids, _ in shards for i in ids], any(left for _, left in shards)
 
-    async def _taken(self, room: int, now: float, fresh_s: float, cutoff: str) -> tuple[list[VideoId], bool]:
+    async def _taken(
+        self, shard: str, room: int, now: float, fresh_s: float, cutoff: str
+    ) -> tuple[list[VideoId], bool]:
+        entry_prefix = self._keys.video_entry_prefix(shard)
         try:
             left, *ids = await self._take(
-                keys=[self._queue], args=[room, now, fresh_s, self._entry_prefix, cutoff]
+                keys=[self._keys.stale_videos(shard)], args=[room, now, fresh_s, entry_prefix, cutoff]
             )
         except REDIS_FAULTS as exc:
             self._log.warning("videos.stale_queue_unavailable", operation="take", error=type(exc).__name__)
@@ -241,24 +264,28 @@ class RedisMissClaims:
     """``MissClaims`` in Redis (``RedisKeys.video_claim``), shared by every worker and host.
 
     A claim is a key holding this worker's ``token`` for ``hold_ms`` (``SET NX PX``);
-    claiming and releasing are one script each, so two workers never both claim a
-    video, and a worker releases only its own claims; ``settled`` reads the claims and
-    the entries in one script. The keys share the videos' hash slot, so the scripts
-    work on Cluster too.
+    claiming and releasing are one script per video shard each, so two workers never
+    both claim a video, and a worker releases only its own claims; ``settled`` reads
+    the claims and the entries in one script per shard. A claim shares its video's
+    slot, so the scripts work on Cluster too; a call's shards go side by side.
     """
 
-    def __init__(self, client: redis.Redis, keys: RedisKeys, token: str, hold_ms: int, log: EventLog) -> None:
+    def __init__(self, client: RedisClient, keys: RedisKeys, token: str, hold_ms: int, log: EventLog) -> None:
         self._claim = client.register_script(_IS_FRESH + _CLAIM)
         self._release = client.register_script(_RELEASE)
         self._settled = client.register_script(_SETTLED)
-        self._key = keys.video_claim
-        self._entry = keys.video
+        self._keys = keys
         self._token = token
         self._hold_ms = hold_ms
         self._log = log
 
     async def claim(self, ids: Sequence[VideoId], now: float, fresh_s: float) -> list[VideoId]:
-        keys = [*(self._key(i) for i in ids), *(self._entry(i) for i in ids)]
+        groups = self._keys.by_shard(ids).values()
+        theirs = await asyncio.gather(*(self._claim_shard(g, now, fresh_s) for g in groups))
+        return [VideoId(i) for claimed in theirs for i in claimed]
+
+    async def _claim_shard(self, ids: list[str], now: float, fresh_s: float) -> list[str]:
+        keys = [*(self._keys.video_claim(i) for i in ids), *(self._keys.video(i) for i in ids)]
         try:
             theirs = await self._claim(keys=keys, args=[self._token, self._hold_ms, now, fresh_s])
         except REDIS_FAULTS as exc:
@@ -267,13 +294,21 @@ class RedisMissClaims:
         return [ids[int(k) - 1] for k in theirs]
 
     async def release(self, ids: Sequence[VideoId]) -> None:
+        await asyncio.gather(*(self._release_shard(g) for g in self._keys.by_shard(ids).values()))
+
+    async def _release_shard(self, ids: list[str]) -> None:
         try:
-            await self._release(keys=[self._key(i) for i in ids], args=[self._token])
+            await self._release(keys=[self._keys.video_claim(i) for i in ids], args=[self._token])
         except REDIS_FAULTS as exc:
             self._log.warning("videos.claims_unavailable", operation="release", error=type(exc).__name__)
 
     async def settled(self, ids: Sequence[VideoId]) -> Mapping[VideoId, VideoEntry | None]:
-        keys = [*(self._key(i) for i in ids), *(self._entry(i) for i in ids)]
+        groups = self._keys.by_shard(ids).values()
+        shards = await asyncio.gather(*(self._settled_shard(g) for g in groups))
+        return {VideoId(i): entry for found in shards for i, entry in found.items()}
+
+    async def _settled_shard(self, ids: list[str]) -> dict[str, VideoEntry | None]:
+        keys = [*(self._keys.video_claim(i) for i in ids), *(self._keys.video(i) for i in ids)]
         try:
             flat = await self._settled(keys=keys)
         except REDIS_FAULTS as exc:

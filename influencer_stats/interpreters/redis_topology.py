@@ -1,0 +1,116 @@
+"""The one shared Redis client, for each topology: one server, a Sentinel-watched primary, a Cluster.
+
+Every Redis interpreter takes a ``RedisClient`` and works unchanged on all three:
+each multi-key command and script names keys of one hash slot (``RedisKeys``),
+and a read over many slots goes through ``read_many``.
+
+- **One server** (``REDIS_URL``): a blocking pool of ``connections`` (a caller waits
+  up to ``timeout_s`` for a free one).
+- **Sentinel** (``sentinels`` and ``master``): the primary the sentinels name,
+  asked again whenever a connection to it fails or it answers READONLY (demoted):
+  after a failover the next connection goes to the promoted replica, with no
+  restart. Credentials, database and TLS come from ``REDIS_URL``; the sentinels
+  themselves are reached without a password.
+- **Cluster** (``nodes``): redis-py's cluster client, which learns the slot map
+  from any node, follows MOVED/ASK, and re-reads the map when a node fails.
+  Credentials and TLS come from ``REDIS_URL``; a Cluster has one database.
+
+Each call is bounded by ``timeout_s`` (connect, read, write). Calls are not
+retried on one server or Sentinel (a fault is the caller's answer: a 503, a
+cache miss); the Cluster client retries a call a few times only across a
+failover of the shard it was sent to (``CLUSTER_RETRIES``), the only way it
+learns the new slot map.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Final, TypeAlias
+
+import redis.asyncio as redis
+from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.asyncio.connection import SSLConnection, parse_url
+from redis.asyncio.retry import Retry
+from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool, SentinelManagedConnection
+from redis.backoff import ExponentialBackoff, NoBackoff
+
+from influencer_stats.interpreters.redis_faults import RaisesClosedTransport, blocking_pool
+
+#: What every Redis interpreter is given: a client of one server (Sentinel's included) or of a Cluster.
+RedisClient: TypeAlias = redis.Redis | RedisCluster
+
+#: Attempts of a Cluster call across a failover of its shard, with a backoff from 50 ms to 1 s between.
+CLUSTER_RETRIES: Final = 3
+
+
+def _common(timeout_s: float) -> dict[str, Any]:
+    return {
+        "retry": Retry(NoBackoff(), 0),  # the timeout bounds each call; no hidden retries
+        "socket_timeout": timeout_s,
+        "socket_connect_timeout": timeout_s,
+        "health_check_interval": 30,
+    }
+
+
+def standalone(url: str, *, connections: int, timeout_s: float) -> redis.Redis:
+    """A client of the one server ``url`` names."""
+    pool = blocking_pool(url, max_connections=connections, timeout=timeout_s, **_common(timeout_s))
+    return redis.Redis(connection_pool=pool)
+
+
+class _SentinelConnection(RaisesClosedTransport, SentinelManagedConnection):
+    """A connection to the sentinels' primary whose closed transport is a ``ConnectionError``."""
+
+
+class _SentinelTlsConnection(_SentinelConnection, SSLConnection):
+    pass
+
+
+def sentinel(
+    sentinels: Sequence[tuple[str, int]], master: str, url: str, *, connections: int, timeout_s: float
+) -> redis.Redis:
+    """A client of the primary the ``sentinels`` name ``master``, followed through failovers."""
+    options: dict[str, Any] = dict(parse_url(url))
+    options.pop("host", None)
+    options.pop("port", None)
+    tls = options.pop("connection_class", None) is SSLConnection
+    watch = Sentinel(  # type: ignore[no-untyped-call]
+        list(sentinels),
+        sentinel_kwargs={"socket_timeout": timeout_s, "socket_connect_timeout": timeout_s},
+        **_common(timeout_s),
+    )
+    pool = SentinelConnectionPool(  # type: ignore[no-untyped-call]
+        master,
+        watch,
+        connection_class=_SentinelTlsConnection if tls else _SentinelConnection,
+        max_connections=connections,
+        **{**watch.connection_kwargs, **options},
+    )
+    return redis.Redis(connection_pool=pool)
+
+
+def cluster(
+    nodes: Sequence[tuple[str, int]], url: str, *, connections: int, timeout_s: float
+) -> RedisCluster:
+    """A client of the Cluster any of ``nodes`` belongs to (``connections`` per node)."""
+    options: dict[str, Any] = dict(parse_url(url))
+    for unused in ("host", "port", "db", "path"):
+        options.pop(unused, None)
+    if options.pop("connection_class", None) is SSLConnection:
+        options["ssl"] = True
+    common = _common(timeout_s)
+    common["retry"] = Retry(ExponentialBackoff(cap=1.0, base=0.05), CLUSTER_RETRIES)
+    return RedisCluster(
+        startup_nodes=[ClusterNode(host, port) for host, port in nodes],
+        max_connections=connections,
+        **common,
+        **options,
+    )
+
+
+async def read_many(client: RedisClient, keys: Sequence[str]) -> list[Any]:
+    """The values of ``keys``, None for each missing: one ``MGET`` on one server; on a Cluster,
+    one per slot the keys fall in, sent to their shards side by side (not atomic across slots)."""
+    if isinstance(client, RedisCluster):
+        return await client.mget_nonatomic(keys)
+    return await client.mget(keys)
