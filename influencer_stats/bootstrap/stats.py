@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 from influencer_stats.algebras import CollectionStatsQuery
 from influencer_stats.bootstrap.registry import Registry
 from influencer_stats.bootstrap.wiring import Wiring
+from influencer_stats.domain.models import CollectionId
+from influencer_stats.settings import Settings
 
 if TYPE_CHECKING:
     from influencer_stats.interpreters.stats.cache import CachePolicy
@@ -67,3 +69,62 @@ async def _redis(wiring: Wiring, inner: CollectionStatsQuery) -> CollectionStats
         wiring.metrics,
         wiring.redis_keys(),
     )
+
+
+def _near_needs(settings: Settings) -> str | None:
+    if settings.redis_url.value.startswith("rediss://"):
+        return "reads Redis's invalidations on a plain connection: not over TLS (REDIS_URL is rediss://)"
+    return None
+
+
+@STATS_WRAPPERS.add(
+    "near",
+    "in process, in front of Redis, kept correct by Redis's invalidations (CLIENT TRACKING): hits without a round trip",
+    ready=("redis",),
+    check=_near_needs,
+    scenario="repeated",
+)
+async def _near(wiring: Wiring, inner: CollectionStatsQuery) -> CollectionStatsQuery:
+    from influencer_stats.interpreters.redis_topology import credentials, primaries
+    from influencer_stats.interpreters.stats.near_cache import NearCachedStats
+    from influencer_stats.interpreters.stats.tracking import KeyTracking
+
+    settings, client, keys = wiring.settings, await wiring.redis(), wiring.redis_keys()
+    version_prefix = keys.version("")[: -len("{}")]  # every collection's version key starts so
+    near: NearCachedStats | None = None
+
+    def forget(key: bytes) -> None:
+        collection = key.decode(errors="replace")[len(version_prefix) :].removeprefix("{").removesuffix("}")
+        if near is not None:
+            near.forget(CollectionId(collection))
+
+    def forget_all() -> None:
+        if near is not None:
+            near.forget_all()
+
+    tracking = KeyTracking(
+        lambda: primaries(client),
+        version_prefix,
+        forget,
+        forget_all,
+        auth=credentials(settings.redis_url.value),
+        lease_s=settings.redis_timeout_s,  # a frozen primary stops the near-cache within one Redis timeout
+        retry_s=settings.redis_timeout_s,
+        clock=time.monotonic,
+        log=wiring.log,
+    )
+    cache = settings.choices["cache"]
+    bumped_below = settings.choices.one("store") == "redis" or "redis" in cache[cache.index("near") :]
+    near = NearCachedStats(
+        inner,
+        None if bumped_below else client,  # the Redis store or cache bumps every version already
+        keys.version,
+        tracking.live,
+        time.monotonic,
+        wiring.log,
+        _policy(wiring),
+        wiring.metrics,
+    )
+    await tracking.connect()  # live from the first request if Redis answers now
+    wiring.background(tracking.run(), "near-cache:tracking")
+    return near

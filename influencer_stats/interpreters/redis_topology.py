@@ -114,3 +114,33 @@ async def read_many(client: RedisClient, keys: Sequence[str]) -> list[Any]:
     if isinstance(client, RedisCluster):
         return await client.mget_nonatomic(keys)
     return await client.mget(keys)
+
+
+#: A server: host and port, or a Unix socket's path.
+Address = tuple[str, int] | str
+
+
+async def primaries(client: RedisClient) -> list[Address]:
+    """Where ``client``'s writes go now: the one server, the primary the sentinels name (asked
+    again), or every primary of the Cluster (its slot map read again)."""
+    if isinstance(client, RedisCluster):
+        await client.nodes_manager.initialize()
+        return [(str(node.host), int(node.port)) for node in client.get_primaries()]
+    pool = client.connection_pool
+    if isinstance(pool, SentinelConnectionPool):
+        host, port = await pool.get_master_address()  # type: ignore[no-untyped-call]
+        return [(str(host), int(port))]
+    options = pool.connection_kwargs
+    if "path" in options:
+        return [str(options["path"])]
+    return [(str(options.get("host", "localhost")), int(options.get("port", 6379)))]
+
+
+def credentials(url: str) -> list[str]:
+    """``AUTH``'s arguments for ``url``: the user (if any) and the password, or none."""
+    options = parse_url(url)
+    password = options.get("password")
+    if not password:
+        return []
+    username = options.get("username")
+    return [str(username), str(password)] if username else [str(password)]

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from influencer_stats.bootstrap.root import open_wiring
+from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.bootstrap.wiring import Wiring
 from influencer_stats.config.resolve import resolve
 from tests.declared_paths import redirected_paths
@@ -23,6 +24,16 @@ from tests.shared_redis import shared_redis_url, unique_prefix
 
 #: The key the YouTube double requires, and the clients send.
 KEY = "contract-test-key"
+
+
+def _any_ready_on_redis(flags: Mapping[str, str]) -> bool:
+    """Whether a name chosen in ``flags`` checks Redis for ``/readyz`` (it needs one)."""
+    for slot, value in flags.items():
+        registry = SLOTS[slot].registry if slot in SLOTS else None
+        for name in value.split(","):
+            if registry is not None and name in registry and "redis" in registry[name].ready:
+                return True
+    return False
 
 
 @asynccontextmanager
@@ -40,7 +51,7 @@ async def wired(
         "INFLUENCER_STATS_REDIS_PREFIX": unique_prefix(),
         **(environ or {}),
     }
-    if any("redis" in name for name in flags.values()):
+    if any("redis" in name for name in flags.values()) or _any_ready_on_redis(flags):
         environ["REDIS_URL"] = shared_redis_url()
     if youtube_url is not None:
         environ |= {"YOUTUBE_API_URL": youtube_url, "YOUTUBE_API_KEY": KEY}

@@ -50,11 +50,13 @@ def videos_of(n: int) -> list[str]:
     return [synthetic_video_id(n * 100 + k) for k in range(n)]
 
 
+@pytest.mark.parametrize("cache", ["redis", "near,redis"])
 def test_two_workers_on_one_redis_agree_after_every_write_through_either(
-    redis_url: str, tmp_path: Path
+    redis_url: str, tmp_path: Path, cache: str
 ) -> None:
-    env = {**FAKE_VIDEOS, "REDIS_URL": f"{redis_url}/1"}
-    distributed = ["--profile", "distributed"]
+    database = 1 if cache == "redis" else 3
+    env = {**FAKE_VIDEOS, "REDIS_URL": f"{redis_url}/{database}"}
+    distributed = ["--profile", "distributed", "--cache", cache]
     with (
         running_service(distributed, tmp_path / "a.log", env=env) as a,
         running_service(distributed, tmp_path / "b.log", env=env) as b,
@@ -81,6 +83,42 @@ def test_two_workers_on_one_redis_agree_after_every_write_through_either(
         assert http.delete(f"{a.url}/collections/shared").status_code == 204
         assert http.get(f"{b.url}/collections/shared/stats").status_code == 404
         assert http.get(f"{b.url}/collections").json() == {"ids": ["other"]}
+
+
+def test_with_the_near_cache_a_lost_tracking_connection_never_serves_an_answer_from_before_a_write(
+    redis_url: str, tmp_path: Path
+) -> None:
+    env = {**FAKE_VIDEOS, "REDIS_URL": f"{redis_url}/4"}
+    near = ["--profile", "distributed", "--cache", "near,redis"]
+    with (
+        running_service(near, tmp_path / "a.log", env=env) as a,
+        running_service(near, tmp_path / "b.log", env=env) as b,
+        httpx.Client(timeout=10) as http,
+    ):
+        http.put(f"{a.url}/collections/c", json={"videos": videos_of(1)})
+        assert http.get(f"{b.url}/collections/c/stats").json() == expected_stats(videos_of(1))
+        assert near_hits(http, b.url) == 0
+        assert http.get(f"{b.url}/collections/c/stats").json() == expected_stats(videos_of(1))
+        assert near_hits(http, b.url) == 1  # from b's memory
+
+        host, port = redis_url.removeprefix("redis://").split(":")
+        redis_command(host, int(port), "CLIENT", "KILL", "TYPE", "pubsub")  # every worker's tracking
+        http.put(f"{a.url}/collections/c", json={"videos": videos_of(2)})
+
+        assert http.get(f"{b.url}/collections/c/stats").json() == expected_stats(videos_of(2))
+        assert wait_for(lambda: b.output().count('"event":"stats.tracking_started"') == 2, 10), b.output()
+        for _ in range(2):  # kept again, then served from memory: tracking is back
+            assert http.get(f"{b.url}/collections/c/stats").json() == expected_stats(videos_of(2))
+        assert near_hits(http, b.url) == 2
+        assert '"event":"stats.tracking_lost"' in b.output()
+
+
+def near_hits(http: httpx.Client, url: str) -> int:
+    """The near-cache hits a service has counted (its Prometheus metrics)."""
+    for line in http.get(f"{url}/metrics").text.splitlines():
+        if line.startswith('influencer_stats_cache_events_total{kind="near_hit"}'):
+            return int(float(line.rsplit(" ", 1)[1]))
+    return 0
 
 
 def test_uvicorn_with_two_workers_answers_every_read_with_the_latest_write(

@@ -154,9 +154,23 @@ class CachedStats:
         )
 
     async def invalidate(self, collection_id: CollectionId) -> None:
+        self.forget(collection_id)
+        await self._inner.invalidate(collection_id)
+
+    def forget(self, collection_id: CollectionId) -> None:
+        """Drop the entry and void the computation in flight, telling ``inner`` nothing (a write
+        elsewhere told it already)."""
         self._entries.pop(collection_id, None)
         self._flights.void(collection_id)
-        await self._inner.invalidate(collection_id)
+
+    def holds(self, collection_id: CollectionId) -> bool:
+        """Whether an entry for the collection is kept."""
+        return collection_id in self._entries
+
+    def forget_all(self) -> None:
+        """``forget`` every collection."""
+        self._entries.clear()
+        self._flights.void_all()
 
     async def _compute(self, collection_id: CollectionId) -> Outcome:
         outcome = await self._inner.stats(collection_id)

@@ -56,6 +56,11 @@ class SingleFlight(Generic[K, T]):
         if flight is not None:
             self._voided.add(flight[1])
 
+    def void_all(self) -> None:
+        """Detach every computation in flight."""
+        for key in list(self._in_flight):
+            self.void(key)
+
     def voided(self) -> bool:
         """Whether the computation calling this was voided; only from inside ``work``."""
         return asyncio.current_task() in self._voided
