@@ -1,7 +1,7 @@
 """Real Redis topologies in containers: a Sentinel set and a Cluster, with controls to kill,
 freeze and thaw their nodes and to wait for the failover that follows.
 
-* :func:`sentinel_set`: a primary, one replica and three sentinels (quorum 2).
+* :func:`sentinel_set`: a primary, its replicas (one unless asked) and three sentinels (quorum 2).
 * :func:`redis_cluster`: a Redis Cluster of ``primaries * (1 + replicas_per_primary)`` nodes.
 
 Every node is a container of the image tests/containers.py picks (``local/redis:7`` with local
@@ -254,10 +254,15 @@ class SentinelTopology:
     """
 
     primary: Endpoint
-    replica: Endpoint
+    replicas: list[Endpoint]
     sentinel_endpoints: list[Endpoint]
     master_name: str
     controls: _Controls = field(default_factory=_Controls)
+
+    @property
+    def replica(self) -> Endpoint:
+        """The first replica as started."""
+        return self.replicas[0]
 
     @property
     def sentinels(self) -> list[tuple[str, int]]:
@@ -265,8 +270,8 @@ class SentinelTopology:
 
     @property
     def nodes(self) -> list[Endpoint]:
-        """The data nodes (primary and replica as started)."""
-        return [self.primary, self.replica]
+        """The data nodes (primary and replicas as started)."""
+        return [self.primary, *self.replicas]
 
     def kill(self, endpoint: Endpoint) -> None:
         self.controls.kill(endpoint)
@@ -366,8 +371,9 @@ def sentinel_set(
     *,
     quorum: int = 2,
     appendonly: bool = False,
+    replicas: int = 1,
 ) -> Iterator[SentinelTopology]:
-    """Start a primary, one replica of it and three sentinels monitoring it as `master_name`.
+    """Start a primary, `replicas` replicas of it and three sentinels monitoring it as `master_name`.
 
     Five containers (host networking, 127.0.0.1, free ports), ``--save ''`` and no AOF unless
     `appendonly` (then ``appendfsync always``). Sentinels: `quorum`, `down_after_ms`,
@@ -377,11 +383,12 @@ def sentinel_set(
 
     Yields once the replica reports ``master_link_status:up``, a write on the primary reaches
     it (then is deleted: the set starts empty), and every sentinel reports the primary ok with
-    one replica, three sentinels and a reachable quorum (SENTINEL CKQUORUM); each container start is bounded by STARTUP_TIMEOUT_S, that readiness by READY_TIMEOUT_S.
+    its replicas, three sentinels and a reachable quorum (SENTINEL CKQUORUM); each container start is bounded by STARTUP_TIMEOUT_S, that readiness by READY_TIMEOUT_S.
     Leaving the context removes every container (killed and paused ones too).
     """
     require_docker()
-    primary_port, replica_port, *sentinel_ports = loopback_ports(5)
+    primary_port, *ports = loopback_ports(4 + replicas)
+    replica_ports, sentinel_ports = ports[:replicas], ports[replicas:]
     settings = [
         f"sentinel monitor {master_name} {HOST} {primary_port} {quorum}",
         f"sentinel down-after-milliseconds {master_name} {down_after_ms}",
@@ -391,18 +398,20 @@ def sentinel_set(
     with ExitStack() as stack:
         primary = _start(stack, _node_command(primary_port, appendonly), primary_port)
         replica_of = ["--replicaof", HOST, str(primary_port)]
-        replica = _start(stack, _node_command(replica_port, appendonly, *replica_of), replica_port)
+        started = [
+            _start(stack, _node_command(port, appendonly, *replica_of), port) for port in replica_ports
+        ]
         sentinels = [_start(stack, _sentinel_command(port, settings), port) for port in sentinel_ports]
-        topology = SentinelTopology(primary, replica, sentinels, master_name)
+        topology = SentinelTopology(primary, started, sentinels, master_name)
 
         def ready() -> bool:
-            if info(replica, "replication").get("master_link_status") != "up":
+            if any(info(r, "replication").get("master_link_status") != "up" for r in started):
                 return False
-            if not _replication_flows(primary, 1, "redis-topologies:probe"):
+            if not _replication_flows(primary, replicas, "redis-topologies:probe"):
                 return False
             for sentinel in sentinels:
                 master = info(sentinel, "sentinel").get("master0", "")
-                expected = f"name={master_name},status=ok,address={HOST}:{primary_port},slaves=1,sentinels=3"
+                expected = f"name={master_name},status=ok,address={HOST}:{primary_port},slaves={replicas},sentinels=3"
                 if master != expected:
                     return False
                 check = redis_command(sentinel.host, sentinel.port, "SENTINEL", "CKQUORUM", master_name)
