@@ -13,7 +13,10 @@ and a read over many slots goes through ``read_many``.
   themselves are reached without a password.
 - **Cluster** (``nodes``): redis-py's cluster client, which learns the slot map
   from any node, follows MOVED/ASK, and re-reads the map when a node fails.
-  Credentials and TLS come from ``REDIS_URL``; a Cluster has one database.
+  Its pools do not block (a call finding ``connections`` of a node in use
+  fails), so calls and pipelines wait here for one of ``connections`` turns
+  instead, up to ``timeout_s`` (``BoundedCluster``). Credentials and TLS come
+  from ``REDIS_URL``; a Cluster has one database.
 
 Each call is bounded by ``timeout_s`` (connect, read, write). Calls are not
 retried on one server or Sentinel (a fault is the caller's answer: a 503, a
@@ -24,15 +27,18 @@ learns the new slot map.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from typing import Any, Final, TypeAlias
 
 import redis.asyncio as redis
-from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.asyncio.cluster import ClusterNode, ClusterPipeline, RedisCluster
 from redis.asyncio.connection import SSLConnection, parse_url
 from redis.asyncio.retry import Retry
 from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool, SentinelManagedConnection
 from redis.backoff import ExponentialBackoff, NoBackoff
+from redis.typing import EncodableT
 
 from influencer_stats.interpreters.redis_faults import RaisesClosedTransport, blocking_pool
 
@@ -89,6 +95,50 @@ def sentinel(
     return redis.Redis(connection_pool=pool)
 
 
+class BoundedCluster(RedisCluster):
+    """``RedisCluster`` whose calls take one of ``turns`` first, waiting up to ``wait_s`` (then a
+    ``redis.TimeoutError``), as a blocking pool would: at most ``turns`` calls are under way, so no
+    node's pool of as many connections runs dry (which redis-py answers with an error, not a wait)."""
+
+    def __init__(self, *args: Any, turns: int, wait_s: float, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._turns = asyncio.Semaphore(turns)
+        self._wait_s = wait_s
+
+    @asynccontextmanager
+    async def turn(self) -> AsyncIterator[None]:
+        """One of the turns, for the length of the block."""
+        try:
+            async with asyncio.timeout(self._wait_s):
+                await self._turns.acquire()
+        except TimeoutError:
+            raise redis.TimeoutError("no Redis Cluster connection free in time") from None
+        try:
+            yield
+        finally:
+            self._turns.release()
+
+    async def execute_command(self, *args: EncodableT, **kwargs: Any) -> Any:
+        async with self.turn():
+            return await super().execute_command(*args, **kwargs)
+
+    def pipeline(self, transaction: Any | None = None, shard_hint: Any | None = None) -> ClusterPipeline:
+        if shard_hint:
+            return super().pipeline(transaction, shard_hint)  # refused, as redis-py refuses it
+        return _BoundedPipeline(self, transaction)  # type: ignore[abstract]  # as redis-py builds its own
+
+
+class _BoundedPipeline(ClusterPipeline):
+    """A pipeline of a ``BoundedCluster``: its execution takes one turn."""
+
+    cluster_client: BoundedCluster
+
+    async def execute(self, raise_on_error: bool = True, allow_redirections: bool = True) -> list[Any]:
+        async with self.cluster_client.turn():
+            answers: list[Any] = await super().execute(raise_on_error, allow_redirections)
+            return answers
+
+
 def cluster(
     nodes: Sequence[tuple[str, int]], url: str, *, connections: int, timeout_s: float
 ) -> RedisCluster:
@@ -100,8 +150,10 @@ def cluster(
         options["ssl"] = True
     common = _common(timeout_s)
     common["retry"] = Retry(ExponentialBackoff(cap=1.0, base=0.05), CLUSTER_RETRIES)
-    return RedisCluster(
+    return BoundedCluster(
         startup_nodes=[ClusterNode(host, port) for host, port in nodes],
+        turns=connections,
+        wait_s=timeout_s,
         max_connections=connections,
         **common,
         **options,
@@ -124,7 +176,8 @@ async def primaries(client: RedisClient) -> list[Address]:
     """Where ``client``'s writes go now: the one server, the primary the sentinels name (asked
     again), or every primary of the Cluster (its slot map read again)."""
     if isinstance(client, RedisCluster):
-        await client.nodes_manager.initialize()
+        await client.initialize()  # once: the slot map and the command table
+        await client.nodes_manager.initialize()  # the slot map again: a failover may have moved it
         return [(str(node.host), int(node.port)) for node in client.get_primaries()]
     pool = client.connection_pool
     if isinstance(pool, SentinelConnectionPool):

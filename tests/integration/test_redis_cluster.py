@@ -1,0 +1,199 @@
+"""Every Redis interpreter on a real Redis Cluster (three shards), through the client the root builds.
+
+On a Cluster a command or script naming keys of two slots fails (CROSSSLOT),
+so each interpreter's keys are laid out by slot (``RedisKeys``): the keys of
+one collection share one, the videos spread over ``CLUSTER_VIDEO_SHARDS``,
+each with its claims and stale queue. What runs here is what a deployment
+on a Cluster runs: the store with paging, the shared stats cache, the video
+cache's entries, queue and claims over every shard, the quota count, and the
+near-cache's tracking of every primary. (Failover under load:
+test_failover.py.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+from redis.asyncio.cluster import RedisCluster
+from returns.result import Success
+
+from influencer_stats.bootstrap.wiring import CLUSTER_VIDEO_SHARDS
+from influencer_stats.domain.models import (
+    CollectionId,
+    Created,
+    Replaced,
+    StoreUnavailable,
+    VideoEntry,
+    VideoId,
+)
+from influencer_stats.interpreters.collections.redis_store import RedisCollectionStore
+from influencer_stats.interpreters.metrics.noop import NoMetrics
+from influencer_stats.interpreters.redis_keys import RedisKeys
+from influencer_stats.interpreters.redis_topology import cluster, primaries, read_many
+from influencer_stats.interpreters.stats.cache import CachePolicy
+from influencer_stats.interpreters.stats.redis_cache import RedisCachedStats
+from influencer_stats.interpreters.stats.tracking import KeyTracking
+from influencer_stats.interpreters.videos.quota_redis import RedisQuotaLedger
+from influencer_stats.interpreters.videos.synthetic import synthetic_stats
+from influencer_stats.interpreters.videos.video_cache_redis import (
+    RedisMissClaims,
+    RedisStaleQueue,
+    RedisVideoEntries,
+)
+from influencer_stats.testing.clock import ManualClock
+from influencer_stats.testing.event_log import CapturingEventLog
+from influencer_stats.testing.stats_query import ScriptedStatsQuery, stats_of
+from tests.redis_topologies import ClusterTopology, redis_cluster
+from tests.shared_redis import unique_prefix
+
+NOW, FRESH = 1_700_000_000.0, 10.0
+POLICY = CachePolicy(ttl_s=60, stale_while_revalidate_s=0, stale_if_error_s=0, max_entries=100)
+
+
+@pytest.fixture(scope="module")
+def topology() -> Iterator[ClusterTopology]:
+    with redis_cluster(replicas_per_primary=0) as started:
+        yield started
+
+
+@pytest.fixture
+async def client(topology: ClusterTopology) -> AsyncIterator[RedisCluster]:
+    node = topology.nodes[0]
+    redis = cluster([(node.host, node.port)], "redis://", connections=16, timeout_s=2.0)
+    yield redis
+    await redis.aclose()
+
+
+@pytest.fixture
+def keys() -> RedisKeys:
+    return RedisKeys(unique_prefix(), video_shards=CLUSTER_VIDEO_SHARDS)
+
+
+async def test_the_store_saves_replaces_lists_in_pages_and_deletes_collections_of_every_slot(
+    client: RedisCluster, keys: RedisKeys
+) -> None:
+    store = RedisCollectionStore(client, keys, wait_replicas=0, wait_ms=250)
+    ids = [CollectionId(f"c{n:03d}") for n in range(120)]  # spread over every shard
+    videos = (VideoId("dQw4w9WgXcQ"),)
+
+    assert {await store.save(i, videos) for i in ids} == {Success(Created())}
+    assert await store.save(ids[0], ()) == Success(Replaced())
+    pages, after = [], None
+    while True:
+        page = (await store.ids(after, 50)).unwrap()
+        pages.append(page)
+        if len(page) < 50:
+            break
+        after = page[-1]
+    await store.delete(ids[1])
+
+    assert [len(p) for p in pages] == [50, 50, 20] and [i for p in pages for i in p] == ids
+    assert (await store.get(ids[2])).unwrap().videos == videos
+    assert (await store.get(ids[0])).unwrap().videos == ()
+    assert (await store.ids(None, 1000)).unwrap() == (ids[0], *ids[2:])
+
+
+async def test_a_durable_write_waits_for_no_replica_a_shard_lacks_and_says_so(
+    client: RedisCluster, keys: RedisKeys
+) -> None:
+    store = RedisCollectionStore(client, keys, wait_replicas=1, wait_ms=50)  # this Cluster has none
+
+    saved = await store.save(CollectionId("d"), ())
+
+    assert saved.failure() == StoreUnavailable("redis: NotReplicated")
+
+
+async def test_the_shared_stats_cache_serves_and_versions_entries_on_any_shard(
+    client: RedisCluster, keys: RedisKeys
+) -> None:
+    inner = ScriptedStatsQuery()
+    cache = RedisCachedStats(inner, client, ManualClock(NOW), CapturingEventLog(), POLICY, NoMetrics(), keys)
+    ids = [CollectionId(f"s{n}") for n in range(6)]
+
+    for i in ids:
+        assert (await cache.stats(i)).unwrap().stats == (await cache.stats(i)).unwrap().stats == stats_of(1)
+    await cache.invalidate(ids[0])
+    inner.version = 2
+
+    assert inner.calls == len(ids)
+    assert (await cache.stats(ids[0])).unwrap().stats == stats_of(2)
+
+
+async def test_the_video_cache_spreads_over_every_shard_and_its_scripts_run_on_each(
+    client: RedisCluster, keys: RedisKeys
+) -> None:
+    ids = [VideoId(f"{n:011d}") for n in range(200)]
+    entries = RedisVideoEntries(client, keys.video, 60_000, CapturingEventLog(), decoded=100)
+    await entries.put_many({i: VideoEntry(synthetic_stats(i), NOW - 15) for i in ids})  # stale
+    queue = RedisStaleQueue(client, keys, 50, 60_000, CapturingEventLog())
+    one = RedisMissClaims(client, keys, "one", 2_000, CapturingEventLog())
+    other = RedisMissClaims(client, keys, "other", 2_000, CapturingEventLog())
+
+    assert len({keys.video_shard(i) for i in ids}) == CLUSTER_VIDEO_SHARDS
+    assert await entries.get_many(ids) == {i: VideoEntry(synthetic_stats(i), NOW - 15) for i in ids}
+    assert await queue.push(ids, NOW, FRESH) == []  # no shard holds 50
+    taken = await queue.take(50, NOW, FRESH)
+    rest, left = await queue.take_due(NOW, NOW, FRESH)
+    assert len(taken) == 50 and not left and sorted([*taken, *rest]) == sorted(ids)
+    assert await one.claim(ids[:100], NOW, FRESH) == []
+    assert sorted(await other.claim(ids, NOW, FRESH)) == sorted(ids[:100])
+    await one.release(ids)
+    assert await other.settled(ids[:100]) == {i: VideoEntry(synthetic_stats(i), NOW - 15) for i in ids[:100]}
+
+
+async def test_the_quota_count_is_one_for_every_client(client: RedisCluster, keys: RedisKeys) -> None:
+    ledger = RedisQuotaLedger(client, keys.quota, CapturingEventLog())
+
+    spent = [await ledger.take("2026-12-04", 3, 60) for _ in range(4)]
+
+    assert [s.value_or("spent") for s in spent] == [1, 2, 3, "spent"]
+
+
+async def test_the_near_cache_tracks_every_primary_and_hears_a_version_bumped_on_each(
+    client: RedisCluster, keys: RedisKeys, topology: ClusterTopology
+) -> None:
+    heard: list[bytes] = []
+    prefix = keys.version("")[: -len("{}")]
+    tracked = KeyTracking(
+        lambda: primaries(client),
+        prefix,
+        heard.append,
+        lambda: None,
+        auth=[],
+        lease_s=2.0,
+        retry_s=2.0,
+        clock=ManualClock(),
+        log=CapturingEventLog(),
+    )
+    ids = [f"v{n}" for n in range(30)]
+    try:
+        assert await tracked.connect()
+        for i in ids:
+            await client.incr(keys.version(i))
+        for _ in range(1_000):
+            if tracked.live() and len(heard) == len(ids):
+                break
+            await asyncio.sleep(0.001)
+    finally:
+        tracked.close()
+
+    assert len(await primaries(client)) == len(topology.primaries()) == 3
+    assert sorted(heard) == sorted(keys.version(i).encode() for i in ids)
+
+
+async def test_more_calls_at_once_than_a_node_has_connections_wait_their_turn(
+    topology: ClusterTopology, keys: RedisKeys
+) -> None:
+    node = topology.nodes[0]
+    narrow = cluster([(node.host, node.port)], "redis://", connections=2, timeout_s=2.0)
+    names = [f"{keys.prefix}:n{n}" for n in range(60)]  # every shard
+    try:
+        counted = await asyncio.gather(*(narrow.incr(name) for name in names))
+        read = await asyncio.gather(*(read_many(narrow, names) for _ in range(20)))
+    finally:
+        await narrow.aclose()
+
+    assert counted == [1] * len(names)  # redis-py alone: MaxConnectionsError past two per node
+    assert read == [[b"1"] * len(names)] * 20
