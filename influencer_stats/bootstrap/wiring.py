@@ -159,7 +159,7 @@ async def _open_redis(resources: Resources) -> RedisClient:
             from influencer_stats.interpreters.tracing.otel_redis import TracedRedis
 
             client = TracedRedis(connection_pool=client.connection_pool, tracer=resources.tracer)
-    resources.exits.push_async_callback(_close_redis, client)
+    resources.exits.push_async_callback(topology.close, client)
 
     async def ping() -> bool:
         try:
@@ -169,12 +169,3 @@ async def _open_redis(resources: Resources) -> RedisClient:
 
     resources.checks["redis"] = ping
     return client
-
-
-async def _close_redis(client: RedisClient) -> None:
-    from redis.asyncio import Redis
-
-    if isinstance(client, Redis):
-        await client.aclose(close_connection_pool=True)
-    else:
-        await client.aclose()

@@ -72,6 +72,11 @@ class _SentinelTlsConnection(_SentinelConnection, SSLConnection):
     pass
 
 
+class _BlockingSentinelPool(SentinelConnectionPool, redis.BlockingConnectionPool):
+    """The sentinels' primary's pool, which makes a caller wait for a free connection (up to its
+    ``timeout``) as ``standalone``'s does, where redis-py's fails at once."""
+
+
 def sentinel(
     sentinels: Sequence[tuple[str, int]], master: str, url: str, *, connections: int, timeout_s: float
 ) -> redis.Redis:
@@ -85,9 +90,10 @@ def sentinel(
         sentinel_kwargs={"socket_timeout": timeout_s, "socket_connect_timeout": timeout_s},
         **_common(timeout_s),
     )
-    pool = SentinelConnectionPool(  # type: ignore[no-untyped-call]
+    pool = _BlockingSentinelPool(  # type: ignore[no-untyped-call]
         master,
         watch,
+        timeout=timeout_s,  # waiting for a free connection
         connection_class=_SentinelTlsConnection if tls else _SentinelConnection,
         max_connections=connections,
         **{**watch.connection_kwargs, **options},
@@ -158,6 +164,17 @@ def cluster(
         **common,
         **options,
     )
+
+
+async def close(client: RedisClient) -> None:
+    """Close ``client``, its pools, and (Sentinel) its connections to the sentinels."""
+    if isinstance(client, RedisCluster):
+        await client.aclose()
+        return
+    pool = client.connection_pool
+    await client.aclose(close_connection_pool=True)
+    if isinstance(pool, SentinelConnectionPool):
+        await pool.sentinel_manager.aclose()
 
 
 async def read_many(client: RedisClient, keys: Sequence[str]) -> list[Any]:

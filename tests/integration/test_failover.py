@@ -21,6 +21,7 @@ is killed, or frozen. What must hold:
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -31,6 +32,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from influencer_stats.interpreters.redis_topology import close, sentinel
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from tests.containers import Endpoint
 from tests.redis_topologies import ClusterTopology, SentinelTopology, redis_cluster, sentinel_set
@@ -201,3 +203,16 @@ def test_cluster_a_failed_primary_costs_503s_only_until_its_replica_is_promoted_
 
             load, struck, whole = through_failover(services, lambda: cluster.kill(old), whole_again)
             assert_failed_over_cleanly(load, struck, whole, services, http)
+
+
+def test_sentinel_more_calls_at_once_than_the_pool_has_connections_wait_their_turn() -> None:
+    with sentinel_set() as topology:
+        client = sentinel(topology.sentinels, topology.master_name, "redis://", connections=2, timeout_s=2.0)
+
+        async def at_once() -> list[int]:
+            try:
+                return await asyncio.gather(*(client.incr(f"n{n}") for n in range(50)))
+            finally:
+                await close(client)
+
+        assert asyncio.run(at_once()) == [1] * 50  # redis-py's own pool: "Too many connections"
