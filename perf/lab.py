@@ -12,10 +12,10 @@ from pathlib import Path
 from perf.flame import record_flame
 from perf.model import CEILING, Flame, Measurement
 from perf.options import Options
-from perf.procs import PYTHON, LabError, free_port, memory_of_tree, running, stop, wait_until_ok
+from perf.procs import PYTHON, LabError, cpu_of_tree, free_port, memory_of_tree, running, stop, wait_until_ok
 from perf.profiles import granian_flags
 from perf.redis_server import local_redis
-from perf.references import MINIMAL, RSGI_CEILING, RUNS
+from perf.references import GUARDED_CACHE, MINIMAL, RSGI_CEILING, RUNS
 from perf.service import main_argv, service_env
 from perf.specs import describe_choices, split_spec
 from perf.upstream import Double
@@ -75,8 +75,14 @@ class Lab:
         self.progress(f"{name}: wrk -t{s.threads} -c{s.connections} -d{s.duration_s}s")
         return self.wrk(name, port, s.duration_s, "measured")
 
-    def measure_reference(self, name: str, double: Double) -> Measurement:
-        """One of :data:`perf.references.REFERENCES`, under the same load as the profiles (no flame graph)."""
+    def measure_reference(self, name: str, double: Double, *, flame: bool = False) -> Measurement:
+        """One of :data:`perf.references.REFERENCES`, under the same load as the profiles.
+
+        ``flame``: record its flame graph after the measured pass, as a profile's (only ``guarded``
+        and ``guarded+cache=none`` take one; the others have nothing to read beside a profile's).
+        """
+        if name in GUARDED_CACHE:
+            return self.measure_guarded(name, double, flame=flame)
         if name == MINIMAL:
             return self.measure_minimal(double)
         if name == RSGI_CEILING:
@@ -94,14 +100,23 @@ class Lab:
             with running([PYTHON, *arguments, "--port", str(port)], log) as process:
                 startup = wait_until_ok(port, "/healthz", process, log)
                 self.warm_up(name, port)
+                cpu_before = cpu_of_tree(process.pid)
                 result = self.measured_pass(name, port)
+                cpu_s = cpu_of_tree(process.pid) - cpu_before
                 memory = memory_of_tree(process.pid)
         except (LabError, WrkError) as error:
             self.progress(f"{name}: FAILED: {error}")
             return Measurement(name, runs, problem=str(error), log_path=log)
         self.progress(f"{name}: {result.requests_per_s:,.1f} req/s, p99 {_ms(result.p99_ms)}")
         return Measurement(
-            name, runs, wrk=result, memory=memory, startup_s=startup, log_path=log, log_bytes=_size(log)
+            name,
+            runs,
+            wrk=result,
+            memory=memory,
+            startup_s=startup,
+            log_path=log,
+            log_bytes=_size(log),
+            cpu_s=cpu_s,
         )
 
     def measure_minimal(self, double: Double) -> Measurement:
@@ -115,6 +130,23 @@ class Lab:
         env = service_env(double.url, API_KEY, self.load.service_env)  # YOUTUBE_API_URL and _KEY
         with running(argv, log, env=env) as process:
             return self._measure_running(MINIMAL, RUNS[MINIMAL], port, process, log, record=False)
+
+    def measure_guarded(self, name: str, double: Double, *, flame: bool) -> Measurement:
+        """``perf/guarded.py`` with its stats cache on or off, seeded and checked like a profile.
+
+        Its environment is a profile's (the lab's settings, the double, no quota budget): it
+        resolves the numbers ``fast`` runs with from it.
+        """
+        out = self.options.out
+        port = free_port()
+        log = out / f"server-{name}.log"
+        _fresh(log, out / f"wrk-{name}.txt", out / f"py-spy-{name}.log")
+        argv = [PYTHON, "-m", "perf.guarded", *granian_flags(), "--cache", GUARDED_CACHE[name]]
+        argv += ["--port", str(port)]
+        self.progress(f"{name}: starting {' '.join(argv[1:])} (output: {log})")
+        env = service_env(double.url, API_KEY, self.load.service_env)
+        with running(argv, log, env=env) as process:
+            return self._measure_running(name, RUNS[name], port, process, log, record=flame)
 
     def measure_profile(self, name: str, double: Double, *, flame: bool = True) -> Measurement:
         out = self.options.out
@@ -144,6 +176,7 @@ class Lab:
         startup: float | None = None
         first: str | None = None
         flame: Flame | None = None
+        cpu_s: float | None = None
         try:
             startup = wait_until_ok(port, "/healthz", process, log)
             self.progress(f"{name}: healthy after {startup:.1f}s; seeding {self.load.describe()}")
@@ -156,11 +189,18 @@ class Lab:
                 self.progress(f"{name}: wrk {s.duration_s}s while py-spy records")
                 result, flame = self.profiled_pass(name, process.pid, port, "measured + py-spy")
             else:
+                cpu_before = cpu_of_tree(process.pid)
                 result = self.measured_pass(name, port)
+                cpu_s = cpu_of_tree(process.pid) - cpu_before
             memory = memory_of_tree(process.pid)
+            cpu = (
+                ""
+                if cpu_s is None
+                else f", server CPU {cpu_s / max(1, result.requests) * 1e6:.1f} µs/request"
+            )
             self.progress(
                 f"{name}: {result.requests_per_s:,.1f} req/s, p99 {_ms(result.p99_ms)}, "
-                f"RSS {memory.rss_mb:.1f} MB"
+                f"RSS {memory.rss_mb:.1f} MB{cpu}"
             )
             if s.flame_mode == "separate" and record:
                 self.progress(f"{name}: flame graph: {s.flame_duration_s}s of the same load under py-spy")
@@ -187,6 +227,7 @@ class Lab:
             log_path=log,
             log_bytes=_size(log),
             notes=(first,) if first else (),
+            cpu_s=cpu_s,
         )
 
     def profiled_pass(self, name: str, pid: int, port: int, label: str) -> tuple[WrkResult, Flame]:

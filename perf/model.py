@@ -39,6 +39,9 @@ class Comparison:
     rps_by_round: tuple[float | None, ...] = ()
     p50_by_round: tuple[float | None, ...] = ()
     p99_by_round: tuple[float | None, ...] = ()
+    cpu: float | None = None
+    """Server CPU per request, profile over reference (above 1: the profile burns more per answer)."""
+    cpu_by_round: tuple[float | None, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,10 +62,20 @@ class Measurement:
     """Measured, but worth a look."""
     comparison: Comparison | None = None
     """A profile's ratios to its reference (None for a reference)."""
+    cpu_s: float | None = None
+    """CPU seconds (user + system, every thread) the server's processes used during the measured pass."""
 
     @property
     def rps(self) -> float | None:
         return self.wrk.requests_per_s if self.wrk else None
+
+    @property
+    def cpu_us_per_request(self) -> float | None:
+        """Server CPU per answered request, in µs: steadier than req/s on a shared machine, which
+        slows the server down by taking its cores, not by making each answer cost more."""
+        if self.cpu_s is None or self.wrk is None or not self.wrk.requests:
+            return None
+        return self.cpu_s / self.wrk.requests * 1e6
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Final
 
 from perf.model import Settings
+from perf.references import CHOSEN
 from perf.upstream import NGINX
 from perf.workload import COLLECTION_CHOICES
 
@@ -34,6 +35,8 @@ class Options:
     flames: Path
     chart: Path
     nginx: str
+    reference: str = "auto"
+    """``--reference``: ``auto`` (each profile beside its server's reference) or ``guarded``."""
 
 
 def parse_args(argv: Sequence[str]) -> Options:
@@ -73,8 +76,17 @@ def parse_args(argv: Sequence[str]) -> Options:
         type=int,
         default=1,
         help="measure every profile this many times, each time right after its reference (ceiling, "
-        "rsgi-ceiling or minimal); each row is its median round, each ratio to the reference the median "
+        "rsgi-ceiling or minimal; guarded with --reference guarded); each row is its median round, each ratio to the reference the median "
         "of the per-round ratios (a shared machine drifts: 5 rounds show by how much)",
+    )
+    parser.add_argument(
+        "--reference",
+        choices=CHOSEN,
+        default="auto",
+        help="what every profile is measured beside: auto (the reference of its server: ceiling, "
+        "rsgi-ceiling or minimal) or guarded (perf/guarded.py, the service by hand with fast's "
+        "guarantees: `guarded` for a profile with a stats cache, `guarded+cache=none` without; "
+        "a flame graph of it is recorded too)",
     )
     parser.add_argument("--short", action="store_true", help="a few seconds per profile: CI's smoke run")
     args = parser.parse_args(list(argv))
@@ -113,4 +125,5 @@ def parse_args(argv: Sequence[str]) -> Options:
         flames=args.flames or (PUBLISHED / "flames" if args.publish else args.out / "flames"),
         chart=args.chart or (PUBLISHED / "chart.png" if args.publish else args.out / "chart.png"),
         nginx=args.nginx,
+        reference=args.reference,
     )

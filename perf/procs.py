@@ -193,8 +193,8 @@ def _status_kb(pid: int, key: str) -> int:
     return 0
 
 
-def memory_of_tree(pid: int) -> Memory:
-    """VmRSS and VmHWM of ``pid`` and every descendant (multi-process servers count whole)."""
+def _tree(pid: int) -> list[int]:
+    """``pid`` and every descendant (at most 1,024)."""
     tree = _children_by_parent()
     pids: list[int] = []
     todo = [pid]
@@ -202,6 +202,26 @@ def memory_of_tree(pid: int) -> Memory:
         current = todo.pop()
         pids.append(current)
         todo.extend(tree.get(current, []))
+    return pids
+
+
+def _cpu_seconds(pid: int) -> float:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return 0.0
+    fields = stat[stat.rfind(")") + 2 :].split()  # state is field 3; utime, stime are 14, 15
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_of_tree(pid: int) -> float:
+    """CPU seconds (user + system) ``pid`` and its descendants have used so far, threads included."""
+    return sum(_cpu_seconds(p) for p in _tree(pid))
+
+
+def memory_of_tree(pid: int) -> Memory:
+    """VmRSS and VmHWM of ``pid`` and every descendant (multi-process servers count whole)."""
+    pids = _tree(pid)
     rss = sum(_status_kb(p, "VmRSS") for p in pids)
     hwm = sum(_status_kb(p, "VmHWM") for p in pids)
     return Memory(rss_mb=rss / 1024, peak_mb=hwm / 1024, processes=len(pids))

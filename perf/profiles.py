@@ -7,6 +7,7 @@ the service declares its profiles and choices is adapted here alone.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Final
 
 from influencer_stats.bootstrap.slots import SLOTS
@@ -48,6 +49,12 @@ def valid_choice(slot: str, name: str) -> bool:
 def lab_settings() -> frozenset[str]:
     """Settings a spec may override besides slots (``fast+workers=2``): those with a flag, bar the lab's own."""
     return frozenset(name for name, spec in declared().items() if spec.flag) - {"profile", "host", "port"}
+
+
+def service_settings(environ: Mapping[str, str], profile: str = "fast") -> Settings:
+    """What ``main.py --profile PROFILE`` resolves from ``environ``: the numbers :mod:`perf.guarded` runs with
+    (timeouts, cache windows, limits, log level and rate), so it keeps the service's guarantees to the letter."""
+    return resolve(environ, {"profile": profile})
 
 
 def _service_settings() -> Settings:

@@ -1,6 +1,6 @@
 """The reference rows: what each profile is measured beside, and the order of a round.
 
-Three references, each a server with no service behind it or a service with no
+Four references, each a server with no service behind it or a service with no
 architecture in it:
 
 - ``ceiling`` (:mod:`perf.ceiling`): a raw ASGI app answering a constant stats body
@@ -9,9 +9,16 @@ architecture in it:
   body on Granian with the service's Granian settings;
 - ``minimal`` (:mod:`perf.minimal`): the service written in one module, with no
   architecture, on Granian with the same settings, calling the same YouTube double
-  with the same HTTP client as the ``aiohttp-batched`` video client.
+  with the same HTTP client as the ``aiohttp-batched`` video client;
+- ``guarded`` (:mod:`perf.guarded`): the service written by hand in one module that keeps,
+  on the measured path, the guarantees ``fast`` keeps there (validation, problem JSON,
+  request ids, the stats cache and its headers, metrics, deadlines, the answer's checks,
+  the rate-limited log); measured as ``guarded`` (its stats cache on) beside a profile
+  with a stats cache and as ``guarded+cache=none`` beside one without. Chosen with
+  ``perf/run.py --reference guarded``; it records a flame graph like a profile does.
 
-A profile is paired with the reference of its own server (:func:`reference_for`);
+A profile is paired with the reference of its own server (:func:`reference_for`), or
+with ``guarded`` when the run asks for it;
 in every round each profile is measured right after its reference
 (:func:`round_plan`), so a per-round ratio compares two measurements a minute
 apart at most, on a machine whose speed drifts by 2× within a minute.
@@ -26,15 +33,29 @@ from perf.model import CEILING
 
 RSGI_CEILING: Final = "rsgi-ceiling"
 MINIMAL: Final = "minimal"
-REFERENCES: Final = (CEILING, RSGI_CEILING, MINIMAL)
+GUARDED: Final = "guarded"
+GUARDED_UNCACHED: Final = "guarded+cache=none"
+REFERENCES: Final = (CEILING, RSGI_CEILING, MINIMAL, GUARDED, GUARDED_UNCACHED)
+#: The references ``--reference`` can pair every profile with (``auto``: each its server's).
+CHOSEN: Final = ("auto", GUARDED)
+#: The ``cache`` choices ``guarded`` can stand beside: the in-process stats cache, or none.
+GUARDED_CACHES: Final = ("stats", "none")
 #: The video client whose videos.list calls a reference makes (the nginx double renders them).
-REFERENCE_CLIENTS: Final[Mapping[str, str]] = {MINIMAL: "aiohttp-batched"}
+REFERENCE_CLIENTS: Final[Mapping[str, str]] = {
+    MINIMAL: "aiohttp-batched",
+    GUARDED: "aiohttp-batched",
+    GUARDED_UNCACHED: "aiohttp-batched",
+}
 
 RUNS: Final[Mapping[str, str]] = {
     CEILING: "raw ASGI app, constant JSON body, uvicorn",
     RSGI_CEILING: "raw RSGI app, constant JSON body, Granian with the service's settings",
     MINIMAL: "one module, no architecture: a dict, batched aiohttp videos.list calls, Granian (RSGI)",
+    GUARDED: "one module, fast's guarantees by hand, stats cache on: Granian (RSGI), batched aiohttp",
+    GUARDED_UNCACHED: "one module, fast's guarantees by hand, no stats cache: Granian (RSGI), batched aiohttp",
 }
+#: The ``--cache`` each guarded reference runs with.
+GUARDED_CACHE: Final[Mapping[str, str]] = {GUARDED: "stats", GUARDED_UNCACHED: "none"}
 
 #: What ``perf/minimal.py`` does not do that the service does (checked against the code of both).
 MINIMAL_LEAVES_OUT: Final = (
@@ -54,8 +75,43 @@ MINIMAL_LEAVES_OUT: Final = (
 )
 
 
-def reference_for(choices: Mapping[str, str]) -> str:
+#: What ``perf/guarded.py`` keeps of what ``fast`` does on a stats request (checked against the code of both).
+GUARDED_KEEPS: Final = (
+    "collection ids checked by the service's own rules (`domain.validation.parse_collection_id`): a path "
+    "outside ASCII is a 400, an invalid id a 422, an unknown collection a 404, each the service's "
+    "problem JSON, byte for byte",
+    "`X-Request-Id`: a sane one echoed, else 16 new hex digits, on every answer",
+    "the stats cache with the service's settings: fresh for the TTL, then stale while one refresh runs, "
+    "stale-if-error, LRU bound, one computation per collection at a time, dropped by a write; "
+    "`Cache-Status` and `Age` as the service renders them (with `+cache=none`: computed every request)",
+    "metrics as `fast` records them: the requests counter and the request-latency histogram "
+    "(`influencer_stats_http_request_duration_seconds`, the service's buckets), stats-cache events, "
+    "videos.list calls and their latency",
+    "the video fetch bounded as the service bounds it: each videos.list call by the call timeout, the "
+    "fetch by the request deadline; the answer read within 1 MiB and checked by the service's wire "
+    "format (`youtube_api.answer`: status, typed decoding, canonical counts); failures are its 502/503/504",
+    "one `stats.computed` line per computed stats, with the request id, through the JSON-lines logger "
+    "under the rate-limit wrapper (`dropping`, as `fast`)",
+)
+#: What it leaves out that ``fast`` does (none of it on the success path but the breaker's, the call
+#: gate's and the retry loop's bookkeeping).
+GUARDED_LEAVES_OUT: Final = (
+    "the circuit breaker, retries with backoff and the call gate's fair shares and queue bound "
+    "(503 upstream-busy); the quota governor (off in the lab: no daily budget)",
+    "write authorization, `DELETE`, listing and pagination, `/readyz`, the OpenAPI document and `/docs`; "
+    "`/metrics` renders only the series above",
+    "the request-body timeout and stream bound (a `PUT` body is read whole, then checked against 1 MiB), "
+    "the JSON depth check (orjson parses; the service's msgspec messages differ), and the server-level "
+    "refusals of unknown methods and `*` targets",
+    "the loop-lag monitor, dependency checks, the worker lifeline and the watchdog, tracing hooks",
+)
+
+
+def reference_for(choices: Mapping[str, str], chosen: str = "auto") -> str:
     """The reference of a spec, from its ``server`` and ``cache`` choices (:func:`perf.specs.lab_choices`).
+
+    ``chosen`` is ``--reference``: ``guarded`` pairs every spec with ``guarded`` (a stats cache)
+    or ``guarded+cache=none`` (no cache), whatever its server; ``auto``, the rules below.
 
     Granian with a stats cache: ``rsgi-ceiling`` (a cached answer costs about what a
     constant one does); Granian without (``cache=none``): ``minimal``, the same work
@@ -63,9 +119,18 @@ def reference_for(choices: Mapping[str, str]) -> str:
     ``asgi`` and also ``aiohttp`` (the lab has no aiohttp.web ceiling), is measured
     against the uvicorn ``ceiling``.
     """
+    if chosen == GUARDED:
+        return GUARDED_UNCACHED if choices.get("cache") == "none" else GUARDED
     if choices.get("server") == "granian":
         return MINIMAL if choices.get("cache") == "none" else RSGI_CEILING
     return CEILING
+
+
+def unpairable(choices: Mapping[str, str], chosen: str) -> str | None:
+    """Why a spec cannot be measured beside the ``chosen`` reference, or None."""
+    if chosen == GUARDED and choices.get("cache") not in GUARDED_CACHES:
+        return f"guarded has an in-process stats cache or none, not cache={choices.get('cache')}"
+    return None
 
 
 def round_plan(pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str | None]]:
@@ -92,7 +157,8 @@ def references_section(used: Sequence[str], pairs: Sequence[tuple[str, str]]) ->
     lines = [
         "## References",
         "",
-        "Each profile is paired with a reference of its own server and, in every round, measured "
+        "Each profile is paired with a reference of its own server (with `--reference guarded`: with "
+        "`guarded`) and, in every round, measured "
         "right after it (reference, then profile, back to back: the machine's speed drifts by 2× "
         "within a minute). The `× ref` columns are the **medians of the per-round ratios** "
         "(profile over reference: above 1 is more req/s, or a slower p50/p99), not ratios of the "
@@ -115,6 +181,13 @@ def references_section(used: Sequence[str], pairs: Sequence[tuple[str, str]]) ->
         "session settings (pool, socket timeouts, API-key header, no redirects), against the same "
         "double, and aggregating the same way: the same JSON, byte for byte. The reference of the "
         "Granian profiles without a stats cache (`cache=none`), whatever their video client.",
+        GUARDED: "`guarded` (`perf/guarded.py`): the service written by hand in one module on Granian "
+        "with the same arguments, keeping on the measured path the guarantees `fast` keeps there (listed "
+        "below), with its stats cache on. The reference of every profile when the run asks for it "
+        "(`--reference guarded`) and the profile has a stats cache; its flame graph is recorded too.",
+        GUARDED_UNCACHED: "`guarded+cache=none`: the same with no stats cache (stats computed, one "
+        "videos.list call, on every request): the reference of a `cache=none` profile under "
+        "`--reference guarded`.",
     }
     for reference in REFERENCES:
         if reference in used:
@@ -128,6 +201,11 @@ def references_section(used: Sequence[str], pairs: Sequence[tuple[str, str]]) ->
             "",
         ]
         lines += [f"- {item}" for item in MINIMAL_LEAVES_OUT]
+    if GUARDED in used or GUARDED_UNCACHED in used:
+        lines += ["", "What `guarded` keeps, as the service does it:", ""]
+        lines += [f"- {item}" for item in GUARDED_KEEPS]
+        lines += ["", "What `guarded` leaves out:", ""]
+        lines += [f"- {item}" for item in GUARDED_LEAVES_OUT]
     lines += [
         "",
         "Every reference runs one worker, whatever a spec's `+workers=N` says; `ceiling` and "

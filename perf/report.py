@@ -126,12 +126,13 @@ def _change(measured: float, profiled: float) -> float | None:
 
 
 def details_table(run: LabRun, report: Path) -> str:
-    """Per profile: its flame graph (the first column, so only the results table has ``| name |`` rows)."""
+    """Per profile, and per reference that recorded one (``guarded``): its flame graph (the first
+    column, so only the results table has ``| name |`` rows)."""
     lines = [
         "| flame graph | req/s under py-spy | change | py-spy samples (errors) | started in | server log |",
         "|---|---:|---:|---:|---:|---:|",
     ]
-    for m in run.profiles:
+    for m in [*run.profiles, *(r for r in run.references if r.flame is not None)]:
         flame = m.flame
         graph = f"{m.name} (none)"
         samples = "—"
@@ -320,7 +321,7 @@ def hand_written(previous: str, generated: str) -> list[str]:
     have = {line.strip() for line in generated.splitlines() if line.startswith("## ")}
     lines = previous.splitlines()
     starts = [i for i, line in enumerate(lines) if line.startswith("## ")]
-    ends = [*starts[1:], len(lines)]
+    ends = [*starts[1:], len(lines)][: len(starts)]  # no heading at all: no section
     return [
         "\n".join(lines[a:b]).rstrip()
         for a, b in zip(starts, ends, strict=True)

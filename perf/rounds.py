@@ -25,8 +25,20 @@ def median_round(rounds: Sequence[Measurement]) -> Measurement:
         return settled
     middle = _lower_median(rounds)
     by_round = " / ".join(f"{(m.rps or 0.0):,.0f}" for m in rounds)
-    note = f"req/s by round {by_round} (the row is the median round)"
+    note = f"req/s by round {by_round} (the row is the median round){_cpu_by_round(rounds)}"
     return dataclasses.replace(middle, flame=rounds[-1].flame, notes=(*middle.notes, note))
+
+
+def _cpu_by_round(measurements: Sequence[Measurement]) -> str:
+    """``; server CPU per request by round 41.2 / 40.8 µs``, or nothing when none was read."""
+    known = [m.cpu_us_per_request for m in measurements]
+    if all(us is None for us in known):
+        return ""
+    return (
+        "; server CPU per request by round "
+        + " / ".join("—" if us is None else f"{us:.1f}" for us in known)
+        + " µs"
+    )
 
 
 def _settled(measurements: Sequence[Measurement]) -> Measurement | None:
@@ -46,13 +58,15 @@ def reference_row(by_round: Sequence[Sequence[Measurement]]) -> Measurement:
     """One row from every measurement of a reference, grouped by round (one per profile it is paired with).
 
     The row is its median measurement by req/s; a failed measurement fails the row. A
-    note gives req/s of every measurement, ``+`` between those of one round.
+    note gives req/s of every measurement, ``+`` between those of one round. A flame graph
+    (``guarded`` records one in the last round) is the last one recorded.
     """
     flat = [m for group in by_round for m in group]
     settled = _settled(flat)
     if settled is not None:
         return settled
     middle = _lower_median(flat)
+    flame = next((m.flame for m in reversed(flat) if m.flame is not None), None)
     rounds = " / ".join(" + ".join(f"{(m.rps or 0.0):,.0f}" for m in group) for group in by_round)
     per_round = {len(group) for group in by_round}
     beside = (
@@ -60,8 +74,8 @@ def reference_row(by_round: Sequence[Sequence[Measurement]]) -> Measurement:
         if per_round == {1}
         else "measured right before each profile it is the reference of, `+` between one round's; "
     )
-    note = f"req/s by round {rounds} ({beside}the row is the median measurement)"
-    return dataclasses.replace(middle, notes=(*middle.notes, note))
+    note = f"req/s by round {rounds} ({beside}the row is the median measurement){_cpu_by_round(flat)}"
+    return dataclasses.replace(middle, flame=flame, notes=(*middle.notes, note))
 
 
 def ratio(profile: float | None, reference: float | None) -> float | None:
@@ -93,6 +107,9 @@ def compare(profile: Sequence[Measurement], reference: Sequence[Measurement], na
     rps = _per_round(profile, reference, lambda w: w.requests_per_s)
     p50 = _per_round(profile, reference, lambda w: w.p50_ms)
     p99 = _per_round(profile, reference, lambda w: w.p99_ms)
+    cpu = tuple(
+        ratio(p.cpu_us_per_request, r.cpu_us_per_request) for p, r in zip(profile, reference, strict=True)
+    )
     return Comparison(
         reference=name,
         rps=median_ratio(rps),
@@ -101,6 +118,8 @@ def compare(profile: Sequence[Measurement], reference: Sequence[Measurement], na
         rps_by_round=rps,
         p50_by_round=p50,
         p99_by_round=p99,
+        cpu=median_ratio(cpu),
+        cpu_by_round=cpu,
     )
 
 
@@ -115,11 +134,16 @@ def comparison_note(comparison: Comparison) -> str:
     def rounds(values: Sequence[float | None]) -> str:
         return " / ".join(fmt_times(v) for v in values)
 
+    cpu = (
+        f"; server CPU per request {rounds(comparison.cpu_by_round)} (median {fmt_times(comparison.cpu)})"
+        if comparison.cpu is not None
+        else ""
+    )
     return (
         f"× {comparison.reference} by round (profile / reference measured right before it): "
         f"req/s {rounds(comparison.rps_by_round)}; p50 {rounds(comparison.p50_by_round)}; "
         f"p99 {rounds(comparison.p99_by_round)} (the table shows the medians: "
-        f"{fmt_times(comparison.rps)}, {fmt_times(comparison.p50)}, {fmt_times(comparison.p99)})"
+        f"{fmt_times(comparison.rps)}, {fmt_times(comparison.p50)}, {fmt_times(comparison.p99)}){cpu}"
     )
 
 

@@ -4,13 +4,15 @@
         [--threads 1 --connections 16] [--collection original|1000|10000] \\
         [--out perf/out] [--report perf/RESULTS.md] [--flames perf/flames] \\
         [--chart perf/chart.png] [--short]
+    python perf/run.py --profiles fast,fast+cache=none --reference guarded --rounds 3 --duration 10
     python perf/run.py --workload overlap [--rate 200 --duration 60 --seed 1]   (see perf/overlap.py)
 
 Steps: check the tools (wrk, py-spy, matplotlib: exit 2 with how to install
 them); start the YouTube double (nginx with pre-rendered answers, else the
 Python double); then, in each of ``--rounds`` rounds, for each profile
 measure its reference (:mod:`perf.references`: the uvicorn ``ceiling``, the
-Granian ``rsgi-ceiling`` or the architecture-free ``minimal``) and right after
+Granian ``rsgi-ceiling`` or the architecture-free ``minimal``; with
+``--reference guarded``, the hand-written ``guarded``) and right after
 it the profile: start ``main.py --profile P`` on a free port, seed the
 collections, warm up, run wrk, read the memory, record a flame graph in a
 separate pass (last round only), stop it; finally write the report (each
@@ -41,6 +43,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
+from typing import Final
 
 if __package__ in (None, ""):  # `python perf/run.py`: make `perf` importable as a package
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -52,7 +55,14 @@ from perf.model import LabRun, Measurement
 from perf.options import PUBLISHED, parse_args
 from perf.procs import LabError
 from perf.profiles import PROFILES_SOURCE, profile_names
-from perf.references import REFERENCE_CLIENTS, reference_for, round_plan
+from perf.references import (
+    GUARDED,
+    GUARDED_UNCACHED,
+    REFERENCE_CLIENTS,
+    reference_for,
+    round_plan,
+    unpairable,
+)
 from perf.report import write_report
 from perf.rounds import Measured, rows
 from perf.specs import choice_slots, lab_choices, unknown_profiles
@@ -61,6 +71,9 @@ from perf.tools import find_py_spy, missing_tools
 from perf.upstream import Double, id_groups, youtube_double
 from perf.workload import workload
 from perf.wrk import WRK
+
+#: The references whose flame graph the last round records (to read beside the profile's).
+RECORDED_REFERENCES: Final = frozenset({GUARDED, GUARDED_UNCACHED})
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
@@ -78,7 +91,8 @@ def measure_rounds(
         this_round: list[tuple[str, str | None, Measurement]] = []
         for name, reference in plan:
             if reference is None:
-                this_round.append((name, None, lab.measure_reference(name, double)))
+                reference_flame = number == rounds and name in RECORDED_REFERENCES
+                this_round.append((name, None, lab.measure_reference(name, double, flame=reference_flame)))
             else:
                 this_round.append(
                     (name, reference, lab.measure_profile(name, double, flame=number == rounds))
@@ -108,6 +122,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    refused = [
+        f"{name}: {why}"
+        for name in options.profiles
+        if (why := unpairable(lab_choices(name), options.reference)) is not None
+    ]
+    if refused:
+        print(f"perf/run.py: --reference {options.reference}: " + "; ".join(refused), file=sys.stderr)
+        return 2
     try:
         load = workload(options.settings.collection)
     except LabError as error:
@@ -123,7 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     tools = {"wrk": [WRK, "-v"], "py-spy": [py_spy, "--version"], "nginx": [options.nginx, "-v"]}
     host = machine.describe(tools)
     lab = Lab(options, load, py_spy, progress)
-    pairs = [(name, reference_for(lab_choices(name))) for name in options.profiles]
+    pairs = [(name, reference_for(lab_choices(name), options.reference)) for name in options.profiles]
     plan = round_plan(pairs)
     clients = [lab_choices(name)["video_client"] for name in options.profiles]
     clients += [REFERENCE_CLIENTS[ref] for ref, _ in plan if ref in REFERENCE_CLIENTS]
