@@ -35,7 +35,8 @@ import pytest
 from influencer_stats.interpreters.redis_topology import close, sentinel
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from tests.containers import Endpoint
-from tests.redis_topologies import ClusterTopology, SentinelTopology, redis_cluster, sentinel_set
+from tests.redis_cluster_nodes import ClusterTopology, redis_cluster
+from tests.redis_sentinel_set import SentinelTopology, sentinel_set
 from tests.support import RunningService, expected_stats, running_service
 
 #: The profile, with fake videos and durable writes (a replica must have each write).

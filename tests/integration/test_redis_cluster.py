@@ -45,7 +45,7 @@ from influencer_stats.interpreters.videos.video_cache_redis import (
 from influencer_stats.testing.clock import ManualClock
 from influencer_stats.testing.event_log import CapturingEventLog
 from influencer_stats.testing.stats_query import ScriptedStatsQuery, stats_of
-from tests.redis_topologies import ClusterTopology, redis_cluster
+from tests.redis_cluster_nodes import ClusterTopology, redis_cluster
 from tests.shared_redis import unique_prefix
 
 NOW, FRESH = 1_700_000_000.0, 10.0

@@ -20,7 +20,9 @@ import pytest
 from redis.cluster import RedisCluster
 
 from tests.containers import redis_command
-from tests.redis_topologies import SLOTS, redis_cluster, role, sentinel_set, set_and_wait
+from tests.redis_cluster_nodes import redis_cluster
+from tests.redis_sentinel_set import sentinel_set
+from tests.redis_topologies import SLOTS, role, set_and_wait
 
 FAILOVER_TIMEOUT_S = 20.0  # observed: 2-3 s for both topologies
 DEMOTION_TIMEOUT_S = 30.0  # observed: 10 s (sentinels recheck a replica every 10 s, wait 8 s to reconfigure)
