@@ -19,9 +19,7 @@ sees anything but 2xx, every acknowledged write is read back afterwards and its 
 from __future__ import annotations
 
 import asyncio
-import collections
 import importlib
-import json
 import os
 import re
 import shutil
@@ -31,16 +29,16 @@ import time
 import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
 import httpx
 import pytest
 
-from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from tests.containers import LOCAL_IMAGES, LOCAL_PYTHON, LOCAL_REDIS, REPO_ROOT, require_docker
 from tests.support import expected_stats
+from tests.write_load import Load, Until, write_and_read
 
 LOCAL_NGINX = "local/nginx:1.27"
 # Not the default influencer-stats:latest: a developer's own build of it is left alone.
@@ -223,59 +221,15 @@ def test_the_stack_comes_up_from_the_files_with_the_images_the_variables_name(st
         assert ready.status_code == 200, ready.text
 
 
-def videos_of(seed: int, n: int) -> list[str]:
-    return [synthetic_video_id(seed * 10 + k) for k in range(n)]
-
-
-@dataclass
-class Load:
-    """What the clients saw: statuses (or exception names) counted, writes acknowledged."""
-
-    statuses: collections.Counter[str] = field(default_factory=collections.Counter)
-    wrong_stats: list[str] = field(default_factory=list)
-    acknowledged: dict[str, list[str]] = field(default_factory=dict)
-    answered_after_kill: int = 0
-
-
-@dataclass
-class Until:
-    """When the clients stop sending (moved up once the replica is killed)."""
-
-    at: float
-
-
-async def _client(
-    http: aiohttp.ClientSession, worker: int, load: Load, killed: asyncio.Event, until: Until
-) -> None:
-    loop = asyncio.get_running_loop()
-    n = 0
-    while loop.time() < until.at:
-        n += 1
-        collection_id, videos = f"compose-{worker}-{n}", videos_of(worker * 100_000 + n, 1 + n % 5)
-        try:
-            async with http.put(f"/collections/{collection_id}", json={"videos": videos}) as put:
-                await put.read()
-                load.statuses[f"PUT {put.status}"] += 1
-            if put.status in (200, 201):
-                load.acknowledged[collection_id] = videos
-            async with http.get(f"/collections/{collection_id}/stats") as get:
-                body = await get.read()
-                load.statuses[f"GET {get.status}"] += 1
-            if get.status == 200 and json.loads(body) != expected_stats(videos):
-                load.wrong_stats.append(collection_id)
-        except (aiohttp.ClientError, TimeoutError) as error:
-            load.statuses[type(error).__name__] += 1
-        if killed.is_set():
-            load.answered_after_kill += 1
-
-
 # Kills a replica of the module's stack for good: keep it the module's last test.
 async def test_a_replica_killed_under_load_loses_no_acknowledged_write(stack: Stack) -> None:
     loop = asyncio.get_running_loop()
     load, killed = Load(), asyncio.Event()
     async with aiohttp.ClientSession(stack.url, timeout=aiohttp.ClientTimeout(total=10)) as http:
         until = Until(loop.time() + COMMAND_TIMEOUT_S)  # bounded even if the kill hangs
-        clients = [asyncio.create_task(_client(http, w, load, killed, until)) for w in range(8)]
+        clients = [
+            asyncio.create_task(write_and_read(http, "compose", w, load, killed, until)) for w in range(8)
+        ]
         await asyncio.sleep(1.5)
         kill = await asyncio.to_thread(stack.compose.run, "kill", KILLED)  # SIGKILL: no draining
         killed.set()
@@ -304,7 +258,7 @@ async def test_a_replica_killed_under_load_loses_no_acknowledged_write(stack: St
         )
     ]
     summary = (
-        f"{dict(load.statuses)}, {len(load.acknowledged)} writes acknowledged, {load.answered_after_kill} "
+        f"{dict(load.statuses)}, {len(load.acknowledged)} writes acknowledged, {load.answered_after} "
         f"answered after the kill, {len(tried)} requests logged, {sum(len(t) > 1 for t in tried)} retried"
     )
     print(summary)  # the run's figures (pytest -s, or -rP)
@@ -313,7 +267,7 @@ async def test_a_replica_killed_under_load_loses_no_acknowledged_write(stack: St
     # nginx retried whatever the killed replica dropped or refused on the other one.
     assert set(load.statuses) <= {"PUT 200", "PUT 201", "GET 200"}, summary
     assert len(load.acknowledged) >= 200, summary
-    assert load.answered_after_kill >= 200, summary
+    assert load.answered_after >= 200, summary
     if LOCAL_IMAGES:  # host networking: the log names the replicas by their loopback ports
         address = f"127.0.0.1:{stack.compose.env['API_1_PORT']}"
         assert sum(t == [address] for t in tried) >= 20, summary  # the killed replica took load before

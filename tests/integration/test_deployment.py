@@ -19,23 +19,20 @@ the port the test picked.
 from __future__ import annotations
 
 import asyncio
-import collections
 import importlib
-import json
 import pathlib
 import re
 import tempfile
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
 import httpx
 import pytest
 
-from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from tests.containers import (
     LOCAL_IMAGES,
     REPO_ROOT,
@@ -48,6 +45,7 @@ from tests.containers import (
     service_container,
 )
 from tests.support import expected_stats
+from tests.write_load import Load, Until, videos_of, write_and_read
 
 COMPOSE: dict[str, Any] = importlib.import_module("yaml").safe_load((REPO_ROOT / "compose.yaml").read_text())
 NGINX_TEMPLATE = REPO_ROOT / "deploy" / "nginx" / "default.conf.template"
@@ -123,10 +121,6 @@ def stack() -> Iterator[Stack]:
         # Every compose address was found (and replaced): the test runs what compose.yaml says.
         assert used == {*addresses, *upstreams}
         yield Stack(balancer, replicas, redis)
-
-
-def videos_of(seed: int, n: int) -> list[str]:
-    return [synthetic_video_id(seed * 10 + k) for k in range(n)]
 
 
 def balancer_log(stack: Stack) -> str:
@@ -237,48 +231,6 @@ def test_writes_through_the_balancer_are_read_by_each_replica(stack: Stack) -> N
                 assert stats.status_code == 200 and stats.json() == expected_stats(videos)
 
 
-@dataclass
-class Load:
-    """What the clients saw: statuses (or exception names) counted, writes acknowledged."""
-
-    statuses: collections.Counter[str] = field(default_factory=collections.Counter)
-    wrong_stats: list[str] = field(default_factory=list)
-    acknowledged: dict[str, list[str]] = field(default_factory=dict)
-    answered_after_stop: int = 0
-
-
-@dataclass
-class Until:
-    """When the clients stop sending (moved up once the replica is stopped)."""
-
-    at: float
-
-
-async def _client(
-    http: aiohttp.ClientSession, worker: int, load: Load, stop: asyncio.Event, until: Until
-) -> None:
-    loop = asyncio.get_running_loop()
-    n = 0
-    while loop.time() < until.at:
-        n += 1
-        collection_id, videos = f"load-{worker}-{n}", videos_of(worker * 100_000 + n, 1 + n % 5)
-        try:
-            async with http.put(f"/collections/{collection_id}", json={"videos": videos}) as put:
-                await put.read()
-                load.statuses[f"PUT {put.status}"] += 1
-            if put.status in (200, 201):
-                load.acknowledged[collection_id] = videos
-            async with http.get(f"/collections/{collection_id}/stats") as get:
-                body = await get.read()
-                load.statuses[f"GET {get.status}"] += 1
-            if get.status == 200 and json.loads(body) != expected_stats(videos):
-                load.wrong_stats.append(collection_id)
-        except (aiohttp.ClientError, TimeoutError) as error:
-            load.statuses[type(error).__name__] += 1
-        if stop.is_set():
-            load.answered_after_stop += 1
-
-
 # Stops a replica of the module's stack for good: keep it the module's last test.
 async def test_a_replica_stopped_under_load_loses_no_acknowledged_write(stack: Stack) -> None:
     stopped = stack.replicas[1].container.get_wrapped_container()
@@ -287,7 +239,7 @@ async def test_a_replica_stopped_under_load_loses_no_acknowledged_write(stack: S
     until = Until(loop.time() + 20)  # bounded even if the stop hangs
 
     async with aiohttp.ClientSession(stack.balancer.url, timeout=aiohttp.ClientTimeout(total=10)) as http:
-        clients = [asyncio.create_task(_client(http, w, load, stop, until)) for w in range(8)]
+        clients = [asyncio.create_task(write_and_read(http, "load", w, load, stop, until)) for w in range(8)]
         await asyncio.sleep(1.0)
         began = time.monotonic()
         # docker stop: SIGTERM (the image's STOPSIGNAL), SIGKILL only after 15 s.
@@ -323,7 +275,7 @@ async def test_a_replica_stopped_under_load_loses_no_acknowledged_write(stack: S
     # nginx retried whatever the stopping replica refused or dropped on the other one.
     assert set(load.statuses) <= {"PUT 200", "PUT 201", "GET 200"}, summary
     assert sum(load.statuses.values()) >= 200, summary
-    assert load.answered_after_stop >= 20, summary
+    assert load.answered_after >= 20, summary
     # Both replicas took load, and requests the stopping one failed were retried on the other.
     assert sum(len(t) == 1 and t[0].endswith(stopped_port) for t in tried) >= 20, summary
     assert any(len(t) > 1 and t[0].endswith(stopped_port) for t in tried), summary
