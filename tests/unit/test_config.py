@@ -324,3 +324,10 @@ def test_a_redis_address_without_a_host_and_a_port_is_refused_naming_the_variabl
 def test_sentinels_and_a_cluster_at_once_are_refused() -> None:
     with pytest.raises(ConfigError, match="name two topologies: set one"):
         resolve({"INFLUENCER_STATS_REDIS_SENTINELS": "a:1", "INFLUENCER_STATS_REDIS_CLUSTER": "b:2"})
+
+
+def test_the_near_cache_over_tls_is_refused_for_its_plain_tracking_connection() -> None:
+    with pytest.raises(ConfigError, match="cache 'near' reads Redis's invalidations on a plain connection"):
+        resolve({"INFLUENCER_STATS_PROFILE": "distributed", "REDIS_URL": "rediss://redis.example:6380/0"})
+
+    assert resolve({"INFLUENCER_STATS_PROFILE": "distributed"}).choices["cache"] == ("near", "redis")
