@@ -14,26 +14,31 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
+from types import TracebackType
 
 #: The flow of the calls made in this context: a stats request's, inherited by every task it
 #: starts (asyncio copies the context into a task when it is created). None: no request's.
 _FLOW: ContextVar[object | None] = ContextVar("influencer_stats_upstream_flow", default=None)
 
 
-@contextmanager
-def own_flow() -> Iterator[None]:
+class own_flow:  # noqa: N801 - used as the function it was: ``with own_flow():``
     """Calls made from here on (in this task, and in tasks it starts meanwhile) are one flow.
 
     Entered where a request meets the video sources: by whichever layer bounds its wait.
     """
-    token = _FLOW.set(object())
-    try:
-        yield
-    finally:
-        _FLOW.reset(token)
+
+    # A class, not @contextmanager: no generator per request (perf/RESULTS.md, "The `guarded`
+    # reference", item 1: part of DeadlineSource's 4.1 µs).
+    __slots__ = ("_token",)
+
+    def __enter__(self) -> None:
+        self._token: Token[object | None] = _FLOW.set(object())
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        _FLOW.reset(self._token)
 
 
 def current_flow() -> object | None:
@@ -75,12 +80,22 @@ class CallGate:
         """Calls waiting for a slot now."""
         return self._waiting
 
-    async def enter(self, flow: object | None) -> bool:
-        """Wait for a slot for ``flow``: True once held; False at once when ``max_waiting`` wait."""
+    def try_enter(self, flow: object | None) -> bool:
+        """Take a slot for ``flow`` if one is free to take now (no waiting, no coroutine); else False.
+
+        What a caller tries first: ``enter`` is awaited only when the pool is contested
+        (perf/RESULTS.md, "The `guarded` reference", item 1: the gate's bookkeeping).
+        """
         held = self._held.get(flow, 0)
         if self._free and held < self._per_flow:  # a free slot is one no waiting call may take
             self._free -= 1
             self._held[flow] = held + 1
+            return True
+        return False
+
+    async def enter(self, flow: object | None) -> bool:
+        """Wait for a slot for ``flow``: True once held; False at once when ``max_waiting`` wait."""
+        if self.try_enter(flow):
             return True
         if self._waiting >= self._max_waiting:
             return False
