@@ -29,27 +29,28 @@ class GetStats:
         self._log = log
 
     async def stats(self, collection_id: CollectionId) -> Result[StatsAnswer, StatsError]:
-        # Success first in each match: a failing class pattern costs an ABC instance check
-        # (perf/RESULTS.md, "What was cut": 1.5–1.9 → 0.9 µs per match).
-        match await self._store.get(collection_id):
-            case Success(collection):
-                videos = distinct(collection.videos)
-            case Failure(store_error):
-                return Failure(store_error)
+        # isinstance, not match: a class pattern costs an ABC instance check even with Success
+        # first (perf/RESULTS.md, "What was cut": 0.9 µs per match; "The `guarded` reference",
+        # item 2: the use case 4.0 µs against 1.6).
+        loaded = await self._store.get(collection_id)
+        if not isinstance(loaded, Success):
+            return Failure(loaded.failure())
+        videos = distinct(loaded.unwrap().videos)
         if not videos:
             return Success(StatsAnswer(EMPTY_STATS))
-        match await self._source.fetch(videos):
-            case Success(batch):
-                stats = collection_stats(videos, batch)
-            case Failure(upstream_error):
-                self._log.warning(
-                    "stats.upstream_failed",
-                    collection=collection_id,
-                    videos=len(videos),
-                    error=type(upstream_error).__name__,
-                    detail=upstream_error.detail,
-                )
-                return Failure(upstream_error)
+        fetched = await self._source.fetch(videos)
+        if not isinstance(fetched, Success):
+            upstream_error = fetched.failure()
+            self._log.warning(
+                "stats.upstream_failed",
+                collection=collection_id,
+                videos=len(videos),
+                error=type(upstream_error).__name__,
+                detail=upstream_error.detail,
+            )
+            return Failure(upstream_error)
+        batch = fetched.unwrap()
+        stats = collection_stats(videos, batch)
         self._log.info(
             "stats.computed",
             collection=collection_id,
