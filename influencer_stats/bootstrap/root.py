@@ -15,7 +15,7 @@ from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.bootstrap.stats import STATS_WRAPPERS
 from influencer_stats.bootstrap.stores import STORES
 from influencer_stats.bootstrap.tracing import TRACING, request_tracing, traced_source, traced_stats
-from influencer_stats.bootstrap.videos import VIDEO_CACHES, VIDEO_CLIENTS, VIDEO_WRAPPERS
+from influencer_stats.bootstrap.videos import VIDEO_CACHES, VIDEO_CLIENTS, VIDEO_WRAPPERS, keeps_deadline
 from influencer_stats.bootstrap.wiring import Observed, Resources, Wiring
 from influencer_stats.http.api import HttpApi
 from influencer_stats.http.openapi import openapi_document
@@ -67,7 +67,11 @@ async def build_source(wiring: Wiring) -> VideoStatsSource:
     if choices["video_cache"]:  # a per-video cache bounds its callers' waits itself, and keeps late calls
         cached = await fold(wiring, wrapped, choices["video_cache"], VIDEO_CACHES)
         return traced_source(wiring, cached, cached=True)
-    return traced_source(wiring, DeadlineSource(wrapped, wiring.settings.upstream_deadline_s), cached=False)
+    # Without a timer of its own when the base keeps the deadline in every wait: one timer per
+    # request (perf/RESULTS.md, "The `guarded` reference", item 1).
+    armed = not keeps_deadline(choices.one("video_client"), choices["video_wrappers"])
+    deadline = DeadlineSource(wrapped, wiring.settings.upstream_deadline_s, armed=armed)
+    return traced_source(wiring, deadline, cached=False)
 
 
 async def build_stats(

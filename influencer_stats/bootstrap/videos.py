@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -137,6 +137,18 @@ _YOUTUBE_CLIENTS = (
     ("aiohttp-batched", _aiohttp, True, "aiohttp, up to 50 ids per videos.list call"),
 )
 _BATCHED = frozenset(name for name, _, batched, _ in _YOUTUBE_CLIENTS if batched)
+#: The wrappers that wait for nothing but their inner fetch, in the caller's task: a deadline the
+#: base keeps reaches through them as it would through no layer.
+_PASSING_DEADLINES = frozenset({"breaker"})
+
+
+def keeps_deadline(client: str, wrappers: Sequence[str]) -> bool:
+    """Whether the stack of ``client`` under ``wrappers`` keeps the flow's deadline itself in every
+    wait (the YouTube base, ``Flow.until``), so ``DeadlineSource`` needs no timer of its own."""
+    return client in _YOUTUBE_NAMES and _PASSING_DEADLINES.issuperset(wrappers)
+
+
+_YOUTUBE_NAMES = frozenset(name for name, *_ in _YOUTUBE_CLIENTS)
 
 for _name, _client, _batched, _doc in _YOUTUBE_CLIENTS:
     VIDEO_CLIENTS.register(

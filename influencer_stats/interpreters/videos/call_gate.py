@@ -17,23 +17,38 @@ from collections import deque
 from contextvars import ContextVar, Token
 from types import TracebackType
 
+
+class Flow:
+    """A request's calls at the gate; ``until``: the loop time of its deadline, when the source
+    below keeps it (``DeadlineSource`` unarmed), else None (a layer above bounds the wait)."""
+
+    __slots__ = ("until",)
+
+    def __init__(self, until: float | None = None) -> None:
+        self.until = until
+
+
 #: The flow of the calls made in this context: a stats request's, inherited by every task it
 #: starts (asyncio copies the context into a task when it is created). None: no request's.
-_FLOW: ContextVar[object | None] = ContextVar("influencer_stats_upstream_flow", default=None)
+_FLOW: ContextVar[Flow | None] = ContextVar("influencer_stats_upstream_flow", default=None)
 
 
 class own_flow:  # noqa: N801 - used as the function it was: ``with own_flow():``
     """Calls made from here on (in this task, and in tasks it starts meanwhile) are one flow.
 
-    Entered where a request meets the video sources: by whichever layer bounds its wait.
+    Entered where a request meets the video sources: by whichever layer bounds its wait,
+    which may hand the deadline down with it (``until``, loop time).
     """
 
     # A class, not @contextmanager: no generator per request (perf/RESULTS.md, "The `guarded`
     # reference", item 1: part of DeadlineSource's 4.1 µs).
-    __slots__ = ("_token",)
+    __slots__ = ("_token", "_until")
+
+    def __init__(self, until: float | None = None) -> None:
+        self._until = until
 
     def __enter__(self) -> None:
-        self._token: Token[object | None] = _FLOW.set(object())
+        self._token: Token[Flow | None] = _FLOW.set(Flow(self._until))
 
     def __exit__(
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
@@ -41,7 +56,7 @@ class own_flow:  # noqa: N801 - used as the function it was: ``with own_flow():`
         _FLOW.reset(self._token)
 
 
-def current_flow() -> object | None:
+def current_flow() -> Flow | None:
     """The flow calls made now belong to."""
     return _FLOW.get()
 

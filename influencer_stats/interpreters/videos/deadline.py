@@ -22,13 +22,28 @@ class DeadlineSource:
     (``call_gate.own_flow``). With a per-video cache the root builds none:
     that cache bounds its callers' waits itself and keeps what calls bring
     after a caller has gone.
+
+    ``armed``: it keeps a timer of its own. Unarmed (the root's choice when
+    the source below keeps the flow's deadline in every wait, and only layers
+    that wait for nothing else are between), the deadline goes down with the
+    flow (``Flow.until``) and the source below raises ``TimeoutError`` when it
+    passes, as this timer would have cut it: one timer per request, not two
+    (perf/RESULTS.md, "The `guarded` reference", item 1: an ``asyncio.timeout``
+    costs ~4 µs on uvloop).
     """
 
-    def __init__(self, inner: VideoStatsSource, deadline_s: float) -> None:
+    def __init__(self, inner: VideoStatsSource, deadline_s: float, *, armed: bool = True) -> None:
         self._inner = inner
         self._deadline_s = deadline_s
+        self._armed = armed
 
     async def fetch(self, ids: Sequence[VideoId]) -> Result[VideoBatch, UpstreamError]:
+        if not self._armed:
+            with own_flow(asyncio.get_running_loop().time() + self._deadline_s):
+                try:
+                    return await self._inner.fetch(ids)
+                except TimeoutError:
+                    return Failure(timed_out(self._deadline_s))
         with own_flow():
             try:
                 async with asyncio.timeout(self._deadline_s):

@@ -21,7 +21,7 @@ from influencer_stats.domain.models import (
     VideoBatch,
     VideoId,
 )
-from influencer_stats.interpreters.videos.call_gate import CallGate, current_flow
+from influencer_stats.interpreters.videos.call_gate import CallGate, Flow, current_flow
 from influencer_stats.interpreters.videos.youtube_api import MAX_IDS_PER_CALL, is_transient
 
 T = TypeVar("T")
@@ -33,6 +33,14 @@ async def _NOTHING() -> Result[VideoBatch, UpstreamError]:  # noqa: N802 - an em
 
 def _found(_: Sequence[VideoId], found: StatsByVideo) -> StatsByVideo:
     return found
+
+
+async def _within(wait: Awaitable[T], until: float | None) -> T:
+    """``wait``, cut by ``until`` (loop time; ``TimeoutError``) when there is one."""
+    if until is None:
+        return await wait
+    async with asyncio.timeout_at(until):
+        return await wait
 
 
 def _NEVER() -> bool:  # noqa: N802 - a constant: the fetch never gives up on this call
@@ -105,15 +113,25 @@ class YouTubeVideoStatsSource:
         # A plain method handing back the coroutine of the path it chose: one coroutine frame
         # fewer for every suspension of the call to resume (perf/RESULTS.md, "The `guarded`
         # reference", item 1: 9 frames against 6).
+        flow = current_flow()
         if len(ids) <= self._policy.ids_per_call:  # the common case: one call, no task
-            return self._attempts(ids, current_flow(), done=self._batch) if ids else _NOTHING()
-        return self._fetch_many(ids)
+            if not ids:
+                return _NOTHING()
+            return self._attempts(ids, flow, done=self._batch, until=None if flow is None else flow.until)
+        return self._fetch_many(ids, flow)
 
-    async def _fetch_many(self, ids: Sequence[VideoId]) -> Result[VideoBatch, UpstreamError]:
+    async def _fetch_many(
+        self, ids: Sequence[VideoId], flow: Flow | None
+    ) -> Result[VideoBatch, UpstreamError]:
         step = self._policy.ids_per_call
         chunks = [ids[i : i + step] for i in range(0, len(ids), step)]
         found: StatsByVideo = {}
-        for result in await self._fan_out(chunks, current_flow()):
+        if flow is None or flow.until is None:
+            results = await self._fan_out(chunks, flow)
+        else:  # the flow's deadline, kept here (DeadlineSource unarmed): raises TimeoutError
+            async with asyncio.timeout_at(flow.until):
+                results = await self._fan_out(chunks, flow)
+        for result in results:
             match result:
                 case Success(answered):
                     found.update(answered)
@@ -135,7 +153,7 @@ class YouTubeVideoStatsSource:
         return VideoBatch(stats, tuple(missing))
 
     async def _fan_out(
-        self, chunks: list[Sequence[VideoId]], flow: object | None
+        self, chunks: list[Sequence[VideoId]], flow: Flow | None
     ) -> list[Result[StatsByVideo, UpstreamError]]:
         failed = False
 
@@ -163,17 +181,20 @@ class YouTubeVideoStatsSource:
         given_up: Callable[[], bool] = _NEVER,
         *,
         done: Callable[[Sequence[VideoId], StatsByVideo], T],
+        until: float | None = None,
     ) -> Result[T, UpstreamError]:
         """Attempts until one counts, each with a slot of the gate and within the call timeout
         (``given_up``: the fetch failed meanwhile, so a call that got its slot late is not made);
         what a successful call found is handed back as ``done(ids, found)``, a failure as it is
-        (a whole fetch's failure through ``_failed``)."""
+        (a whole fetch's failure through ``_failed``). ``until``: the fetch's deadline (loop
+        time), kept in every wait here, whose passing raises ``TimeoutError`` (as the timer of
+        an armed ``DeadlineSource`` would have cut the fetch)."""
         policy, gate = self._policy, self._gate
         attempt = 0
         while True:
             # The gate's coroutine only when the pool is contested (perf/RESULTS.md, "The
             # `guarded` reference", item 1).
-            if not gate.try_enter(flow) and not await gate.enter(flow):
+            if not gate.try_enter(flow) and not await _within(gate.enter(flow), until):
                 return self._failed(
                     UpstreamBusy(f"{gate.waiting:,} YouTube calls are waiting for a connection")
                 )
@@ -181,10 +202,16 @@ class YouTubeVideoStatsSource:
                 if given_up():
                     return Success(done(ids, {}))
                 started = self._clock()
+                # One timer for the call and the deadline, whichever ends first (perf/RESULTS.md,
+                # "The `guarded` reference", item 1: ~4 µs per asyncio.timeout).
+                ends = asyncio.get_running_loop().time() + policy.call_timeout_s
+                by_deadline = until is not None and until < ends
                 try:
-                    async with asyncio.timeout(policy.call_timeout_s):
+                    async with asyncio.timeout_at(until if by_deadline else ends):
                         result = await self._call(ids)
                 except TimeoutError:
+                    if by_deadline:
+                        raise  # the fetch's deadline, not the call's: DeadlineSource answers it
                     self._metrics.upstream_call("UpstreamTimeout", self._clock() - started)
                     return self._failed(
                         UpstreamTimeout(f"a videos.list call took over {policy.call_timeout_s:g}s")
@@ -201,7 +228,7 @@ class YouTubeVideoStatsSource:
             delay = self._rng() * min(policy.backoff_cap_s, policy.backoff_base_s * 2**attempt)
             attempt += 1
             self._log.debug("youtube.retry", attempt=attempt, delay_s=round(delay, 4), error=error.detail)
-            await self._sleep(delay)
+            await _within(self._sleep(delay), until)
 
     def _failed(self, error: UpstreamError) -> Failure[UpstreamError]:
         if isinstance(error, UpstreamMisconfigured) and not self._misconfiguration_logged:
