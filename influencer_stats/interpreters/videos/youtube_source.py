@@ -81,10 +81,14 @@ class YouTubeVideoStatsSource:
     connection error) is retried with capped exponential backoff and full
     jitter, at most ``policy.retries`` times; quota, misconfiguration, invalid
     data and timeouts are not. The first failure stops calls not yet started
-    and fails the fetch. There is no deadline here: the caller bounds its wait
-    (the per-video cache, or ``DeadlineSource``), and cancelling a fetch
-    cancels its calls. The clock, sleep and random source are injected so
-    tests of time need no sleeping.
+    and fails the fetch. The caller bounds its wait (the per-video cache, or
+    ``DeadlineSource``), and cancelling a fetch cancels its calls; when the
+    caller's flow carries its deadline (``Flow.until``: an unarmed
+    ``DeadlineSource``), it is kept here, in every wait (the call's one timer
+    ends at whichever of its timeout and the deadline comes first), and its
+    passing raises ``TimeoutError``, as the caller's own timer would have cut
+    the fetch. The clock, sleep and random source are injected so tests of
+    time need no sleeping.
     """
 
     def __init__(
