@@ -12,7 +12,18 @@ from pathlib import Path
 from perf.flame import record_flame
 from perf.model import CEILING, Flame, Measurement
 from perf.options import Options
-from perf.procs import PYTHON, LabError, cpu_of_tree, free_port, memory_of_tree, running, stop, wait_until_ok
+from perf.procs import (
+    PYTHON,
+    SERVER_CPU,
+    LabError,
+    cpu_of_tree,
+    free_port,
+    memory_of_tree,
+    pinned,
+    running,
+    stop,
+    wait_until_ok,
+)
 from perf.profiles import granian_flags
 from perf.redis_server import local_redis
 from perf.references import GUARDED_CACHE, MINIMAL, RSGI_CEILING, RUNS
@@ -55,6 +66,8 @@ class Lab:
         self.load = load
         self.py_spy = py_spy
         self.progress = progress
+        self.server_cpu = SERVER_CPU if options.settings.pin else None
+        """Where the servers run with ``--pin`` (everything else is on the lab's own CPU)."""
 
     def wrk(self, name: str, port: int, seconds: int, label: str) -> WrkResult:
         s = self.settings
@@ -97,7 +110,7 @@ class Lab:
         _fresh(log, self.options.out / f"wrk-{name}.txt")
         self.progress(f"{name}: starting python -m {arguments[1]} on port {port}")
         try:
-            with running([PYTHON, *arguments, "--port", str(port)], log) as process:
+            with running(pinned([PYTHON, *arguments, "--port", str(port)], self.server_cpu), log) as process:
                 startup = wait_until_ok(port, "/healthz", process, log)
                 self.warm_up(name, port)
                 cpu_before = cpu_of_tree(process.pid)
@@ -128,7 +141,7 @@ class Lab:
         argv = [PYTHON, "-m", "perf.minimal", *granian_flags(), "--port", str(port)]
         self.progress(f"{MINIMAL}: starting perf/minimal.py on port {port} (output: {log})")
         env = service_env(double.url, API_KEY, self.load.service_env)  # YOUTUBE_API_URL and _KEY
-        with running(argv, log, env=env) as process:
+        with running(pinned(argv, self.server_cpu), log, env=env) as process:
             return self._measure_running(MINIMAL, RUNS[MINIMAL], port, process, log, record=False)
 
     def measure_guarded(self, name: str, double: Double, *, flame: bool) -> Measurement:
@@ -145,7 +158,7 @@ class Lab:
         argv += ["--port", str(port)]
         self.progress(f"{name}: starting {' '.join(argv[1:])} (output: {log})")
         env = service_env(double.url, API_KEY, self.load.service_env)
-        with running(argv, log, env=env) as process:
+        with running(pinned(argv, self.server_cpu), log, env=env) as process:
             return self._measure_running(name, RUNS[name], port, process, log, record=flame)
 
     def measure_profile(self, name: str, double: Double, *, flame: bool = True) -> Measurement:
@@ -165,7 +178,7 @@ class Lab:
                 self.progress(f"{name}: FAILED: {error}")
                 return Measurement(name, runs, problem=str(error), log_path=log)
             env = lab_service_env(double, db, self.load) | redis_env
-            process = resources.enter_context(running(argv, log, env=env))
+            process = resources.enter_context(running(pinned(argv, self.server_cpu), log, env=env))
             return self._measure_running(name, runs, port, process, log, flame)
 
     def _measure_running(

@@ -92,6 +92,8 @@ class Settings:
     short: bool
     rounds: int = 1
     """Each round measures every profile again, each right after its reference; a row is its median round."""
+    pin: bool = False
+    """``--pin``: the servers on one CPU (:data:`perf.procs.SERVER_CPU`), everything else on the other."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Final
 
 from perf.model import Settings
+from perf.procs import LOAD_CPU, SERVER_CPU
 from perf.references import CHOSEN
+from perf.specs import split_profiles, unknown_profiles
 from perf.upstream import NGINX
 from perf.workload import COLLECTION_CHOICES
 
@@ -36,7 +38,8 @@ class Options:
     chart: Path
     nginx: str
     reference: str = "auto"
-    """``--reference``: ``auto`` (each profile beside its server's reference) or ``guarded``."""
+    """``--reference``: ``auto`` (each profile beside its server's reference), ``guarded``, or a
+    profile spec every profile is measured beside (``fast``)."""
 
 
 def parse_args(argv: Sequence[str]) -> Options:
@@ -45,7 +48,8 @@ def parse_args(argv: Sequence[str]) -> Options:
     parser.add_argument(
         "--profiles",
         default=DEFAULT_PROFILES,
-        help=f"comma-separated ({DEFAULT_PROFILES}); a variant overrides choices: fast+cache=none",
+        help=f"comma-separated ({DEFAULT_PROFILES}); a variant overrides choices: fast+cache=none "
+        "(a list choice keeps its commas: fast+store=redis+cache=near,redis)",
     )
     parser.add_argument("--duration", type=int, help="seconds of measured load per profile (30; --short: 2)")
     parser.add_argument("--warmup", type=int, help="seconds of warm-up load before it (5; --short: 1)")
@@ -76,17 +80,23 @@ def parse_args(argv: Sequence[str]) -> Options:
         type=int,
         default=1,
         help="measure every profile this many times, each time right after its reference (ceiling, "
-        "rsgi-ceiling or minimal; guarded with --reference guarded); each row is its median round, each ratio to the reference the median "
+        "rsgi-ceiling or minimal; or the one --reference names); each row is its median round, each ratio to the reference the median "
         "of the per-round ratios (a shared machine drifts: 5 rounds show by how much)",
     )
     parser.add_argument(
         "--reference",
-        choices=CHOSEN,
         default="auto",
         help="what every profile is measured beside: auto (the reference of its server: ceiling, "
-        "rsgi-ceiling or minimal) or guarded (perf/guarded.py, the service by hand with fast's "
+        "rsgi-ceiling or minimal), guarded (perf/guarded.py, the service by hand with fast's "
         "guarantees: `guarded` for a profile with a stats cache, `guarded+cache=none` without; "
-        "a flame graph of it is recorded too)",
+        "a flame graph of it is recorded too), or a profile spec (fast, fast+workers=1, ...): "
+        "measured like a profile right before each profile, its flame graph recorded once",
+    )
+    parser.add_argument(
+        "--pin",
+        action="store_true",
+        help=f"the servers (every process of one) on CPU {SERVER_CPU}, wrk, the YouTube double, "
+        f"redis-server, py-spy and the lab on CPU {LOAD_CPU} (taskset; needs both CPUs)",
     )
     parser.add_argument("--short", action="store_true", help="a few seconds per profile: CI's smoke run")
     args = parser.parse_args(list(argv))
@@ -104,9 +114,12 @@ def parse_args(argv: Sequence[str]) -> Options:
         parser.error("--duration and --flame-duration must be at least 1 s, --warmup at least 0 s")
     if args.connections < args.threads:
         parser.error("wrk needs at least one connection per thread")
-    profiles = [p.strip() for p in str(args.profiles).split(",") if p.strip()]
+    profiles = split_profiles(str(args.profiles))
     if not profiles:
         parser.error("--profiles is empty")
+    reference = str(args.reference).strip()
+    if reference not in CHOSEN and unknown_profiles([reference]):
+        parser.error(f"--reference {reference}: not {', '.join(CHOSEN)} nor a profile spec")
     return Options(
         profiles=list(dict.fromkeys(profiles)),
         settings=Settings(
@@ -119,11 +132,12 @@ def parse_args(argv: Sequence[str]) -> Options:
             collection=args.collection,
             short=short,
             rounds=args.rounds,
+            pin=bool(args.pin),
         ),
         out=args.out,
         report=args.report or (PUBLISHED / "RESULTS.md" if args.publish else args.out / "RESULTS.md"),
         flames=args.flames or (PUBLISHED / "flames" if args.publish else args.out / "flames"),
         chart=args.chart or (PUBLISHED / "chart.png" if args.publish else args.out / "chart.png"),
         nginx=args.nginx,
-        reference=args.reference,
+        reference=reference,
     )

@@ -49,6 +49,29 @@ PYTHON: Final = portable(sys.executable)
 """This interpreter (a venv's python even when the venv is not activated), as :func:`portable` names it."""
 
 
+SERVER_CPU: Final = 0
+"""With ``--pin``: the CPU every process of the server under test runs on (workers inherit it)."""
+LOAD_CPU: Final = 1
+"""With ``--pin``: the CPU of everything else (the lab, wrk, the YouTube double, redis-server, py-spy)."""
+
+
+def pinned(argv: Sequence[str], cpu: int | None) -> list[str]:
+    """``argv`` run on ``cpu`` alone (``taskset``, which execs it: the PID is the program's), or as it is."""
+    return list(argv) if cpu is None else ["taskset", "--cpu-list", str(cpu), *argv]
+
+
+def pin_to_load_cpu() -> str | None:
+    """Move this process (and so every child it starts from now on) to :data:`LOAD_CPU`; why not, or None."""
+    wanted = {SERVER_CPU, LOAD_CPU}
+    allowed = os.sched_getaffinity(0)
+    if not wanted <= allowed:
+        return f"--pin needs CPUs {sorted(wanted)}; this process may run on {sorted(allowed)}"
+    if shutil.which("taskset") is None:
+        return "--pin needs taskset (util-linux)"
+    os.sched_setaffinity(0, {LOAD_CPU})
+    return None
+
+
 class LabError(Exception):
     """An expected failure of a lab step, reported with its message."""
 

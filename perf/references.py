@@ -18,7 +18,7 @@ architecture in it:
   ``perf/run.py --reference guarded``; it records a flame graph like a profile does.
 
 A profile is paired with the reference of its own server (:func:`reference_for`), or
-with ``guarded`` when the run asks for it;
+with ``guarded`` or another profile (``--reference fast``) when the run asks for it;
 in every round each profile is measured right after its reference
 (:func:`round_plan`), so a per-round ratio compares two measurements a minute
 apart at most, on a machine whose speed drifts by 2× within a minute.
@@ -111,7 +111,8 @@ def reference_for(choices: Mapping[str, str], chosen: str = "auto") -> str:
     """The reference of a spec, from its ``server`` and ``cache`` choices (:func:`perf.specs.lab_choices`).
 
     ``chosen`` is ``--reference``: ``guarded`` pairs every spec with ``guarded`` (a stats cache)
-    or ``guarded+cache=none`` (no cache), whatever its server; ``auto``, the rules below.
+    or ``guarded+cache=none`` (no cache), whatever its server; a profile spec pairs every spec
+    with that profile (measured as a profile is); ``auto``, the rules below.
 
     Granian with a stats cache: ``rsgi-ceiling`` (a cached answer costs about what a
     constant one does); Granian without (``cache=none``): ``minimal``, the same work
@@ -121,16 +122,25 @@ def reference_for(choices: Mapping[str, str], chosen: str = "auto") -> str:
     """
     if chosen == GUARDED:
         return GUARDED_UNCACHED if choices.get("cache") == "none" else GUARDED
+    if chosen not in CHOSEN:
+        return chosen  # a profile spec (``--reference fast``): every profile beside it
     if choices.get("server") == "granian":
         return MINIMAL if choices.get("cache") == "none" else RSGI_CEILING
     return CEILING
 
 
-def unpairable(choices: Mapping[str, str], chosen: str) -> str | None:
-    """Why a spec cannot be measured beside the ``chosen`` reference, or None."""
+def unpairable(choices: Mapping[str, str], chosen: str, spec: str = "") -> str | None:
+    """Why ``spec`` (whose choices are ``choices``) cannot be measured beside the ``chosen`` reference, or None."""
+    if spec == chosen:
+        return "a profile cannot be its own reference"
     if chosen == GUARDED and choices.get("cache") not in GUARDED_CACHES:
         return f"guarded has an in-process stats cache or none, not cache={choices.get('cache')}"
     return None
+
+
+def profile_references(pairs: Sequence[tuple[str, str]]) -> list[str]:
+    """The references of ``pairs`` that are profile specs (``--reference fast``), in order."""
+    return list(dict.fromkeys(reference for _, reference in pairs if reference not in REFERENCES))
 
 
 def round_plan(pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str | None]]:
@@ -158,7 +168,7 @@ def references_section(used: Sequence[str], pairs: Sequence[tuple[str, str]]) ->
         "## References",
         "",
         "Each profile is paired with a reference of its own server (with `--reference guarded`: with "
-        "`guarded`) and, in every round, measured "
+        "`guarded`; with `--reference P`: with the profile `P`) and, in every round, measured "
         "right after it (reference, then profile, back to back: the machine's speed drifts by 2× "
         "within a minute). The `× ref` columns are the **medians of the per-round ratios** "
         "(profile over reference: above 1 is more req/s, or a slower p50/p99), not ratios of the "
@@ -189,7 +199,13 @@ def references_section(used: Sequence[str], pairs: Sequence[tuple[str, str]]) ->
         "videos.list call, on every request): the reference of a `cache=none` profile under "
         "`--reference guarded`.",
     }
-    for reference in REFERENCES:
+    for reference in profile_references(pairs):
+        descriptions[reference] = (
+            f"`{reference}`: a profile as a reference (`--reference {reference}`): started, seeded, "
+            "warmed up and measured exactly as the profiles are, right before each of them, its "
+            "flame graph recorded once in the last round."
+        )
+    for reference in [*REFERENCES, *profile_references(pairs)]:
         if reference in used:
             paired = by_reference.get(reference)
             suffix = f" Paired here with {', '.join(f'`{p}`' for p in paired)}." if paired else ""
@@ -208,7 +224,8 @@ def references_section(used: Sequence[str], pairs: Sequence[tuple[str, str]]) ->
         lines += [f"- {item}" for item in GUARDED_LEAVES_OUT]
     lines += [
         "",
-        "Every reference runs one worker, whatever a spec's `+workers=N` says; `ceiling` and "
+        "Every built-in reference runs one worker, whatever a spec's `+workers=N` says (a profile "
+        "as a reference runs as its spec says); `ceiling` and "
         "`rsgi-ceiling` answer the 3-video collection's body whatever `--collection` says.",
     ]
     return "\n".join(lines) + "\n"

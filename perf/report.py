@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Final
 
 from perf.model import LabRun, Measurement
+from perf.procs import LOAD_CPU, SERVER_CPU
 from perf.references import references_section
 from perf.rounds import fmt_times
 from perf.wrk import WrkResult
@@ -159,6 +160,18 @@ def average_profiling_change(run: LabRun) -> float | None:
     return sum(known) / len(known) if known else None
 
 
+def placement() -> str:
+    """Where ``--pin`` put each process (the report's 'How it was measured')."""
+    return (
+        f"- Placement (`--pin`): the server under test, every process of it (workers inherit it), on "
+        f"CPU {SERVER_CPU} alone (`taskset --cpu-list {SERVER_CPU}`); the load on CPU {LOAD_CPU}: wrk, "
+        f"and with it the YouTube double (nginx), each profile's redis-server, py-spy and the lab "
+        f"itself (the lab moves to CPU {LOAD_CPU} before starting anything, and its children inherit "
+        "it). The server's CPU time per request is then its own core's work; whatever it waits on "
+        "(Redis, the double) shares the load generator's core."
+    )
+
+
 def _method(run: LabRun) -> str:
     s = run.settings
     change = average_profiling_change(run)
@@ -205,6 +218,7 @@ def _method(run: LabRun) -> str:
                 else []
             ),
             f"- YouTube double: {run.double}.",
+            *([placement()] if s.pin else []),
             "- Each profile runs as its own process (`python main.py --profile P`), one after "
             "the other, with its output in a log file; the ceiling is a raw ASGI app "
             "(`perf/ceiling.py`: a constant JSON body of a stats answer's size) on uvicorn with the "

@@ -9,7 +9,7 @@ import statistics
 from collections.abc import Callable, Sequence
 
 from perf.model import CEILING, Comparison, Measurement
-from perf.references import REFERENCES
+from perf.references import REFERENCES, profile_references
 from perf.wrk import WrkResult
 
 
@@ -186,5 +186,6 @@ def rows(
         for spec, ref in pairs
     ]
     ceiling = reference_row(by_reference[CEILING])
-    references = [reference_row(by_reference[r]) for r in REFERENCES if r != CEILING and r in by_reference]
+    names = [*REFERENCES, *profile_references(pairs)]
+    references = [reference_row(by_reference[r]) for r in names if r != CEILING and r in by_reference]
     return ceiling, references, profiles

@@ -5,6 +5,7 @@
         [--out perf/out] [--report perf/RESULTS.md] [--flames perf/flames] \\
         [--chart perf/chart.png] [--short]
     python perf/run.py --profiles fast,fast+cache=none --reference guarded --rounds 3 --duration 10
+    python perf/run.py --profiles distributed,distributed+server=granian --reference fast --pin --rounds 5
     python perf/run.py --workload overlap [--rate 200 --duration 60 --seed 1]   (see perf/overlap.py)
 
 Steps: check the tools (wrk, py-spy, matplotlib: exit 2 with how to install
@@ -12,7 +13,8 @@ them); start the YouTube double (nginx with pre-rendered answers, else the
 Python double); then, in each of ``--rounds`` rounds, for each profile
 measure its reference (:mod:`perf.references`: the uvicorn ``ceiling``, the
 Granian ``rsgi-ceiling`` or the architecture-free ``minimal``; with
-``--reference guarded``, the hand-written ``guarded``) and right after
+``--reference guarded``, the hand-written ``guarded``; with ``--reference
+P``, the profile ``P``, measured as a profile is) and right after
 it the profile: start ``main.py --profile P`` on a free port, seed the
 collections, warm up, run wrk, read the memory, record a flame graph in a
 separate pass (last round only), stop it; finally write the report (each
@@ -20,7 +22,9 @@ profile's ratios to its reference: medians of per-round ratios), the chart and
 ``<out>/results.json``.
 Progress goes to stderr. Exit 0 when every step worked, 1 when a profile or
 flame graph failed (the report says which), 2 for bad arguments or missing
-tools, 130 when interrupted. Everything listens on 127.0.0.1 only.
+tools, 130 when interrupted. Everything listens on 127.0.0.1 only. With ``--pin``
+the servers run on CPU 0 and everything else (the lab, wrk, the double,
+redis-server, py-spy) on CPU 1.
 
 This module is the entry point and the order of the steps; each step is a
 module of its own: :mod:`perf.options` (the flags), :mod:`perf.tools` (wrk,
@@ -53,12 +57,13 @@ from perf.chart import draw_chart
 from perf.lab import Lab, Progress
 from perf.model import LabRun, Measurement
 from perf.options import PUBLISHED, parse_args
-from perf.procs import LabError
+from perf.procs import LabError, pin_to_load_cpu
 from perf.profiles import PROFILES_SOURCE, profile_names
 from perf.references import (
     GUARDED,
     GUARDED_UNCACHED,
     REFERENCE_CLIENTS,
+    REFERENCES,
     reference_for,
     round_plan,
     unpairable,
@@ -83,14 +88,18 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
 def measure_rounds(
     lab: Lab, plan: list[tuple[str, str | None]], double: Double, rounds: int, progress: Progress
 ) -> Measured:
-    """Every round of ``plan``: each profile right after its reference; flame graphs in the last round."""
+    """Every round of ``plan``: each profile right after its reference; flame graphs in the last round
+    (a profile that is the reference, ``--reference fast``: the first time it is measured there)."""
     measured: Measured = []
     for number in range(1, rounds + 1):
         if rounds > 1:
             progress(f"round {number} of {rounds}")
         this_round: list[tuple[str, str | None, Measurement]] = []
         for name, reference in plan:
-            if reference is None:
+            if reference is None and name not in REFERENCES:  # a profile as the reference (--reference fast)
+                once = number == rounds and all(name != done for done, _, _ in this_round)
+                this_round.append((name, None, lab.measure_profile(name, double, flame=once)))
+            elif reference is None:
                 reference_flame = number == rounds and name in RECORDED_REFERENCES
                 this_round.append((name, None, lab.measure_reference(name, double, flame=reference_flame)))
             else:
@@ -125,7 +134,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     refused = [
         f"{name}: {why}"
         for name in options.profiles
-        if (why := unpairable(lab_choices(name), options.reference)) is not None
+        if (why := unpairable(lab_choices(name), options.reference, name)) is not None
     ]
     if refused:
         print(f"perf/run.py: --reference {options.reference}: " + "; ".join(refused), file=sys.stderr)
@@ -144,11 +153,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     load_before = machine.load_average()
     tools = {"wrk": [WRK, "-v"], "py-spy": [py_spy, "--version"], "nginx": [options.nginx, "-v"]}
     host = machine.describe(tools)
+    # After describing the machine (its cores are the CPUs the lab may use), before starting anything.
+    if options.settings.pin and (why := pin_to_load_cpu()) is not None:
+        print(f"perf/run.py: {why}", file=sys.stderr)
+        return 2
     lab = Lab(options, load, py_spy, progress)
     pairs = [(name, reference_for(lab_choices(name), options.reference)) for name in options.profiles]
     plan = round_plan(pairs)
     clients = [lab_choices(name)["video_client"] for name in options.profiles]
     clients += [REFERENCE_CLIENTS[ref] for ref, _ in plan if ref in REFERENCE_CLIENTS]
+    clients += [lab_choices(ref)["video_client"] for ref, of in plan if of is None and ref not in REFERENCES]
     groups = [g for client in dict.fromkeys(clients) for g in id_groups(client, load.videos)]
     try:
         with youtube_double(options.out / "double", groups, nginx=options.nginx) as double:

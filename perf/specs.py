@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from perf.profiles import choices_of, lab_settings, slot_names, valid_choice
+from perf.profiles import choices_of, lab_settings, profile_names, slot_names, valid_choice
 
 
 def split_spec(spec: str) -> tuple[str, list[tuple[str, str]]]:
@@ -23,6 +23,25 @@ def split_spec(spec: str) -> tuple[str, list[tuple[str, str]]]:
             raise ValueError(f"{override!r} is not slot=choice")
         pairs.append((slot, choice))
     return base, pairs
+
+
+def split_profiles(text: str) -> list[str]:
+    """The specs of a comma-separated ``--profiles``, where a list choice keeps its commas.
+
+    A part starts a new spec when it names a profile (``fast``, ``distributed+workers=2``) or
+    follows a bare profile; any other part continues the choice before it:
+    ``fast+cache=near,redis,demo`` is ``fast+cache=near,redis`` and ``demo``.
+    """
+    names = set(profile_names())
+    specs: list[str] = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        if specs and "=" in specs[-1] and part.split("+", 1)[0] not in names:
+            specs[-1] += "," + part
+        else:
+            specs.append(part)
+    return specs
 
 
 def lab_choices(spec: str) -> dict[str, str]:
