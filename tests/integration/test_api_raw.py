@@ -10,12 +10,11 @@ import socket
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import httpx
-import orjson
 import pytest
 
+from tests.raw_http import address, raw_request, request_bytes
 from tests.support import RunningService
 
 # --- the same answer on every server, to requests only a raw socket sends ----------------------
@@ -23,53 +22,6 @@ from tests.support import RunningService
 
 def _new_id() -> str:
     return "c-" + uuid.uuid4().hex
-
-
-@dataclass(frozen=True)
-class RawAnswer:
-    status: int
-    headers: dict[str, str]  # names lower-cased; a repeated name keeps its last value
-    body: bytes
-
-    def problem(self) -> dict[str, object]:
-        assert self.headers["content-type"] == "application/problem+json", self
-        assert self.headers["x-request-id"], self
-        document: dict[str, object] = orjson.loads(self.body)
-        assert document["status"] == self.status
-        return document
-
-
-def address(url: str) -> tuple[str, int]:
-    host, port = url.removeprefix("http://").split(":")
-    return host, int(port)
-
-
-def raw_request(url: str, request: bytes, timeout: float = 5.0) -> RawAnswer:
-    """Send ``request`` as it is (it must ask for ``Connection: close``); read until the server closes."""
-    with socket.create_connection(address(url), timeout=timeout) as sock:
-        sock.sendall(request)
-        received = b""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            chunk = sock.recv(65_536)
-            if not chunk:
-                break
-            received += chunk
-    head, _, body = received.partition(b"\r\n\r\n")
-    status_line, *lines = head.decode("latin-1").split("\r\n")
-    headers = {
-        name.strip().lower(): value.strip() for name, _, value in (line.partition(":") for line in lines)
-    }
-    return RawAnswer(int(status_line.split(" ")[1]), headers, body)
-
-
-def request_bytes(
-    method: bytes, target: bytes, *extra: bytes, body: bytes = b"", host: bytes = b"127.0.0.1"
-) -> bytes:
-    lines = [method + b" " + target + b" HTTP/1.1", b"Host: " + host, b"Connection: close", *extra]
-    if body:
-        lines.append(b"Content-Length: " + str(len(body)).encode())
-    return b"\r\n".join(lines) + b"\r\n\r\n" + body
 
 
 DEEP_JSON = b"[" * 1000 + b"]" * 1000

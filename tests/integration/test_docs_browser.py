@@ -30,7 +30,7 @@ import orjson
 import pytest
 
 from influencer_stats.http.docs import ASSETS
-from tests.integration.test_api import raw_request, request_bytes
+from tests.raw_http import raw_request, request_bytes
 from tests.support import ROOT, SERVERS, RunningService, stop
 
 SCREENSHOT = ROOT / "docs" / "api-docs.png"

@@ -12,7 +12,7 @@ import orjson
 import pytest
 
 from influencer_stats.http.routes import DOCS_ROUTES, ROUTES
-from tests.integration.test_api import raw_request, request_bytes
+from tests.raw_http import raw_request, request_bytes
 from tests.support import SERVERS, RunningService, running_double_process, running_service
 
 TOKEN = "write-token-0123456789abcdef"

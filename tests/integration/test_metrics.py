@@ -9,7 +9,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.integration.test_api import raw_request, request_bytes
+from tests.raw_http import raw_request, request_bytes
 from tests.support import RunningService, running_service
 
 

@@ -3,7 +3,7 @@
 No socket and no framework: a request goes through the route table as the
 hand-routed servers send it (``ROUTES.match``, then ``HttpApi.serve``, or
 ``refuse`` when no template matches), its body through ``read_bounded`` as every
-server streams it. ``tests/integration/test_api.py`` proves each server adapter
+server streams it. ``tests/integration/test_api.py`` and ``test_api_raw.py`` prove each server adapter
 speaks HTTP the same way over a real socket.
 """
 

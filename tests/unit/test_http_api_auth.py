@@ -1,7 +1,7 @@
 """The HTTP edge in process: write auth, request ids, and a bug as a 500 that leaks nothing.
 
 The API runs in process on in-memory doubles (``tests/unit/http_api_support.py``);
-``tests/integration/test_api.py`` proves each server adapter speaks HTTP the same way
+``tests/integration/test_api.py`` and ``test_api_raw.py`` prove each server adapter speaks HTTP the same way
 over a real socket.
 """
 

@@ -1,7 +1,7 @@
 """The HTTP edge in process: collections, their validation (400, 413, 422), a store that is down.
 
 The API runs in process on in-memory doubles (``tests/unit/http_api_support.py``);
-``tests/integration/test_api.py`` proves each server adapter speaks HTTP the same way
+``tests/integration/test_api.py`` and ``test_api_raw.py`` prove each server adapter speaks HTTP the same way
 over a real socket.
 """
 

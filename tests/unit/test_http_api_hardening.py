@@ -1,7 +1,7 @@
 """The HTTP edge in process, against hostile requests: unknown methods, paths outside ASCII,
 deep JSON, bodies cut short, doubled or undecodable credentials, and bugs whose text quotes them.
 
-``tests/integration/test_api.py`` sends the same requests to every server over a real socket.
+``tests/integration/test_api.py`` and ``test_api_raw.py`` send the same requests to every server over a real socket.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The HTTP edge in process: routing (404, 405, HEAD), health, readiness, metrics and OpenAPI.
 
 The API runs in process on in-memory doubles (``tests/unit/http_api_support.py``);
-``tests/integration/test_api.py`` proves each server adapter speaks HTTP the same way
+``tests/integration/test_api.py`` and ``test_api_raw.py`` prove each server adapter speaks HTTP the same way
 over a real socket.
 """
 

@@ -1,7 +1,7 @@
 """The HTTP edge in process: stats answers, their cache headers, upstream failures as problems.
 
 The API runs in process on in-memory doubles (``tests/unit/http_api_support.py``);
-``tests/integration/test_api.py`` proves each server adapter speaks HTTP the same way
+``tests/integration/test_api.py`` and ``test_api_raw.py`` prove each server adapter speaks HTTP the same way
 over a real socket.
 """
 
