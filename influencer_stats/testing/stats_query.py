@@ -6,7 +6,7 @@ import asyncio
 
 from returns.result import Failure, Result, Success
 
-from influencer_stats.domain.models import CollectionId, CollectionStats, StatsAnswer, StatsError
+from influencer_stats.domain.models import CacheInfo, CollectionId, CollectionStats, StatsAnswer, StatsError
 
 
 def stats_of(n: int) -> CollectionStats:
@@ -17,8 +17,10 @@ def stats_of(n: int) -> CollectionStats:
 class ScriptedStatsQuery:
     """Answers ``stats_of(version)``, where ``version`` stands for what the store holds.
 
-    ``gate`` holds computations until set; ``failure`` makes them fail; every
-    call is counted (``called`` is notified) and every invalidation recorded.
+    ``gate`` holds computations until set; ``failure`` makes them fail;
+    ``below`` is how a cache under this query served its data (a per-video
+    cache's age and freshness left), none by default; every call is counted
+    (``called`` is notified) and every invalidation recorded.
     """
 
     def __init__(self) -> None:
@@ -27,6 +29,7 @@ class ScriptedStatsQuery:
         self.called = asyncio.Condition()
         self.gate: asyncio.Event | None = None
         self.failure: StatsError | None = None
+        self.below: CacheInfo | None = None
         self.invalidated: list[CollectionId] = []
 
     async def stats(self, collection_id: CollectionId) -> Result[StatsAnswer, StatsError]:
@@ -38,7 +41,7 @@ class ScriptedStatsQuery:
             await self.gate.wait()
         if self.failure is not None:
             return Failure(self.failure)
-        return Success(StatsAnswer(stats_of(version)))
+        return Success(StatsAnswer(stats_of(version), self.below))
 
     async def invalidate(self, collection_id: CollectionId) -> None:
         self.invalidated.append(collection_id)

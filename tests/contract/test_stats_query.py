@@ -18,7 +18,7 @@ from influencer_stats.algebras import CollectionStatsQuery, CollectionStore
 from influencer_stats.bootstrap.registry import Entry
 from influencer_stats.bootstrap.root import build_source, build_stats, build_store
 from influencer_stats.bootstrap.stats import STATS_WRAPPERS, StatsWrapper
-from influencer_stats.domain.models import CollectionId, CollectionNotFound, VideoId
+from influencer_stats.domain.models import CacheInfo, CollectionId, CollectionNotFound, VideoId
 from influencer_stats.interpreters.videos.synthetic import synthetic_stats
 from influencer_stats.testing.stats_query import ScriptedStatsQuery, stats_of
 from tests.contract.wired import wired
@@ -129,3 +129,23 @@ async def test_each_cache_does_what_it_is_for_in_the_scenario_its_entry_names(
     assert scenario is not None, f"{wrapper.name!r} names no scenario of this suite: {', '.join(SCENARIOS)}"
     async with asyncio.timeout(10), wired(tmp_path, {"cache": wrapper.name}) as wiring:
         await scenario(lambda inner: wrapper.build(wiring, inner))
+
+
+@pytest.mark.parametrize("wrapper", list(STATS_WRAPPERS), ids=STATS_WRAPPERS.names())
+async def test_an_answer_from_cached_data_older_than_the_ttl_is_kept_not_recomputed(
+    wrapper: Entry[StatsWrapper], tmp_path: Path
+) -> None:
+    """Videos an hour old and fresh below for another hour: the answer is a fresh hit that says
+    their age (it was stale from birth, and every request recomputed it: perf/RESULTS.md)."""
+    inner = ScriptedStatsQuery()
+    inner.below = CacheInfo(True, 3600.0, 3600.0)
+    async with asyncio.timeout(10), wired(tmp_path, {"cache": wrapper.name}) as wiring:
+        query = await wrapper.build(wiring, inner)
+        await query.stats(ONE)
+        again = (await query.stats(ONE)).unwrap()
+        await asyncio.sleep(0)
+
+    assert again.cache is not None
+    assert (again.cache.hit, again.cache.stale_reason) == (True, None)
+    assert again.cache.age_s >= 3600
+    assert inner.calls == 1

@@ -60,6 +60,49 @@ async def test_a_miss_computes_and_the_next_call_is_a_fresh_hit() -> None:
     assert (info.hit, info.age_s, info.ttl_s, info.stale_reason) == (True, 3, 7, None)
 
 
+async def test_an_answer_from_data_older_than_the_ttl_is_fresh_for_the_ttl_and_says_the_datas_age() -> None:
+    inner, clock = Inner(), Clock()
+    inner.below = CacheInfo(True, 50.0, 250.0)  # videos 50 s old, fresh 250 s more below
+    cache = make(inner, clock)
+
+    await cache.stats(ONE)
+    clock.now += 9
+    kept = (await cache.stats(ONE)).unwrap().cache
+    clock.now += 2
+    expired = (await cache.stats(ONE)).unwrap().cache
+    await settle()
+
+    assert kept == CacheInfo(True, 59.0, 1.0)  # Age counts from the data, not the computation
+    assert expired is not None and expired.stale_reason == "revalidating"
+    assert inner.calls == 2  # one computation, one refresh after the TTL: not one per request
+
+
+async def test_an_answer_is_fresh_no_longer_than_the_data_below_it() -> None:
+    inner, clock = Inner(), Clock()
+    inner.below = CacheInfo(True, 50.0, 4.0)
+    cache = make(inner, clock)
+
+    await cache.stats(ONE)
+    clock.now += 3
+    fresh = (await cache.stats(ONE)).unwrap().cache
+    clock.now += 2
+    stale = (await cache.stats(ONE)).unwrap().cache
+
+    assert fresh == CacheInfo(True, 53.0, 1.0)
+    assert stale is not None and stale.stale_reason == "revalidating"
+
+
+async def test_an_answer_from_stale_data_is_stale_from_the_start() -> None:
+    inner, clock = Inner(), Clock()
+    inner.below = CacheInfo(True, 320.0, -20.0, "revalidating")
+    cache = make(inner, clock)
+
+    await cache.stats(ONE)
+    again = (await cache.stats(ONE)).unwrap().cache
+
+    assert again == CacheInfo(True, 320.0, 0.0, "revalidating")
+
+
 async def test_concurrent_misses_share_one_computation() -> None:
     inner, clock = Inner(), Clock()
     inner.gate = asyncio.Event()

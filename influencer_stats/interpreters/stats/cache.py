@@ -33,36 +33,53 @@ class CachePolicy:
     stale_if_error_s: float
     max_entries: int
 
-    def serve(self, stored_at: float, now: float, stretch: float = 1.0) -> CacheInfo | None:
+    def serve(self, stored_at: float, now: float, fresh_s: float | None = None) -> CacheInfo | None:
         """How an entry stored at ``stored_at`` is served at ``now`` without waiting.
 
-        Fresh within ``ttl_s`` (times ``stretch``, which the quota governor raises
-        when spending runs ahead of the day), then stale (``"revalidating"``) within
+        Fresh while younger than ``fresh_s`` (``ttl_s`` unless the entry says
+        otherwise: ``Stored.computed``), then stale (``"revalidating"``) within
         ``stale_while_revalidate_s``; ``None`` past both: the caller computes.
         An entry is never younger than 0 s (another host's clock may run ahead).
         """
         age = max(0.0, now - stored_at)
-        ttl_left = self.ttl_s * stretch - age
+        ttl_left = (self.ttl_s if fresh_s is None else fresh_s) - age
         if ttl_left > 0:
             return CacheInfo(True, age, ttl_left)
         if -ttl_left <= self.stale_while_revalidate_s:
             return CacheInfo(True, age, ttl_left, "revalidating")
         return None
 
-    def serve_if_error(self, stored_at: float, now: float) -> CacheInfo | None:
+    def serve_if_error(self, stored_at: float, now: float, fresh_s: float | None = None) -> CacheInfo | None:
         """How an entry is served instead of a failed computation; ``None`` once too old."""
         age = max(0.0, now - stored_at)
-        if age > self.ttl_s + self.stale_if_error_s:
+        lifetime = self.ttl_s if fresh_s is None else fresh_s
+        if age > lifetime + self.stale_if_error_s:
             return None
-        return CacheInfo(True, age, self.ttl_s - age, "stale-if-error")
+        return CacheInfo(True, age, lifetime - age, "stale-if-error")
 
 
 @dataclass(frozen=True, slots=True)
 class Stored:
-    """The stats a cache holds for a collection, and when (by its clock) it stored them."""
+    """The stats a cache holds for a collection: dated by their data (``stored_at``, by the
+    cache's clock; an answer's ``Age`` counts from it) and fresh while younger than ``fresh_s``."""
 
     stats: CollectionStats
     stored_at: float
+    fresh_s: float
+
+    @classmethod
+    def computed(cls, stats: CollectionStats, now: float, below: CacheInfo | None, ttl_s: float) -> Stored:
+        """Stats computed at ``now`` from what ``below`` served (a per-video or a shared cache),
+        dated by that data's age and fresh for ``ttl_s`` from now, or for what it had left if less.
+
+        Dating them by the data alone made an answer from videos older than ``ttl_s`` (fresh
+        in a per-video cache for minutes) stale as soon as stored, and every request after it
+        started a recomputation of the same figures (perf/RESULTS.md, "Distributed beside
+        fast, pinned": about 150 a second on uvicorn, 1,200 on Granian).
+        """
+        if below is None:
+            return cls(stats, now, ttl_s)
+        return cls(stats, now - below.age_s, below.age_s + min(ttl_s, max(below.ttl_s, 0.0)))
 
 
 Outcome = Result[StatsAnswer, StatsError]
@@ -85,7 +102,7 @@ def stale_if_error(
     """
     if stored is None or isinstance(outcome, Success) or isinstance(outcome.failure(), CollectionNotFound):
         return outcome
-    info = policy.serve_if_error(stored.stored_at, now)
+    info = policy.serve_if_error(stored.stored_at, now, stored.fresh_s)
     if info is None:
         return outcome
     metrics.cache_event("stale_if_error")
@@ -137,7 +154,7 @@ class CachedStats:
 
     async def stats(self, collection_id: CollectionId) -> Outcome:
         stored = self._entries.get(collection_id)
-        info = None if stored is None else self._policy.serve(stored.stored_at, self._clock())
+        info = None if stored is None else self._policy.serve(stored.stored_at, self._clock(), stored.fresh_s)
         if stored is not None and info is not None:
             if info.stale_reason is None:
                 self._metrics.cache_event("hit")
@@ -176,9 +193,8 @@ class CachedStats:
         outcome = await self._inner.stats(collection_id)
         match outcome:
             case Success(answer):
-                age = 0.0 if answer.cache is None else answer.cache.age_s  # videos cached below
                 if not self._flights.voided():
-                    self._store(collection_id, answer.stats, age)
+                    self._store(collection_id, answer.stats, answer.cache)
                 return Success(
                     StatsAnswer(answer.stats, answer.cache or CacheInfo(False, 0.0, self._policy.ttl_s))
                 )
@@ -186,8 +202,8 @@ class CachedStats:
                 self._entries.pop(collection_id, None)
         return outcome
 
-    def _store(self, collection_id: CollectionId, stats: CollectionStats, age_s: float) -> None:
-        self._entries[collection_id] = Stored(stats, self._clock() - age_s)
+    def _store(self, collection_id: CollectionId, stats: CollectionStats, below: CacheInfo | None) -> None:
+        self._entries[collection_id] = Stored.computed(stats, self._clock(), below, self._policy.ttl_s)
         self._entries.move_to_end(collection_id)
         while len(self._entries) > self._policy.max_entries:
             self._entries.popitem(last=False)

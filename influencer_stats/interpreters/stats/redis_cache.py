@@ -33,15 +33,15 @@ class RedisCachedStats:
       acknowledgement) ``INCR``s it. It never expires: a counter that
       restarted could match an old entry again (for the same reason Redis
       must run with ``maxmemory-policy noeviction``).
-    - ``stats`` holds ``{version, stored_at, stats...}`` as JSON and expires
+    - ``stats`` holds ``{version, stored_at, fresh_s, stats...}`` as JSON and expires
       after ``ttl_s`` plus the longer stale window.
     - A read is one ``MGET`` of both (one slot, thanks to the hash tag). The
       entry counts only if its version is the current one. On a miss the
       computation is stored under the version read *before* it started, so
       one that raced a write elsewhere stores an entry nobody will use.
 
-    Freshness follows ``CachePolicy`` as ``CachedStats`` does: fresh within
-    ``ttl_s``; then stale with one background refresh; on a failure other
+    Freshness follows ``CachePolicy`` as ``CachedStats`` does: fresh for
+    ``ttl_s`` after it was computed (``Stored.computed``); then stale with one background refresh; on a failure other
     than not-found, an entry of the current version younger than ``ttl_s +
     stale_if_error_s`` is served as ``stale-if-error``. Ages come from the
     injected wall clock, so hosts' clocks should agree to well under ``ttl_s``.
@@ -89,7 +89,7 @@ class RedisCachedStats:
             return await self._inner.stats(collection_id)
         version = int(raw_version or 0)
         stored = _decode(raw_entry, version)
-        info = None if stored is None else self._policy.serve(stored.stored_at, self._clock())
+        info = None if stored is None else self._policy.serve(stored.stored_at, self._clock(), stored.fresh_s)
         if stored is not None and info is not None:
             if info.stale_reason is None:
                 self._metrics.cache_event("hit")
@@ -120,16 +120,18 @@ class RedisCachedStats:
         outcome = await self._inner.stats(collection_id)
         if isinstance(outcome, Success) and not self._flights.voided():
             stats, below = outcome.unwrap()  # below: how a video cache served its videos
-            if await self._store(collection_id, version, stats, 0.0 if below is None else below.age_s):
+            if await self._store(collection_id, version, stats, below):
                 return Success(StatsAnswer(stats, below or CacheInfo(False, 0.0, self._policy.ttl_s)))
         return outcome
 
     async def _store(
-        self, collection_id: CollectionId, version: int, stats: CollectionStats, age_s: float
+        self, collection_id: CollectionId, version: int, stats: CollectionStats, below: CacheInfo | None
     ) -> bool:
+        kept = Stored.computed(stats, self._clock(), below, self._policy.ttl_s)
         document = {
             "version": version,
-            "stored_at": self._clock() - age_s,
+            "stored_at": kept.stored_at,
+            "fresh_s": kept.fresh_s,
             "impressions": stats.impressions,
             "engagements": stats.engagements,
             "score": stats.score,
@@ -166,6 +168,6 @@ def _decode(raw: bytes | str | None, version: int) -> Stored | None:
             videos=int(d["videos"]),
             missing=tuple(VideoId(v) for v in d["missing"]),
         )
-        return Stored(stats, float(d["stored_at"]))
+        return Stored(stats, float(d["stored_at"]), float(d["fresh_s"]))
     except (KeyError, TypeError, ValueError):  # written by another release: a miss
         return None
