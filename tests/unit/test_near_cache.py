@@ -7,10 +7,12 @@ tests/integration/test_near_cache.py, test_distributed.py.)
 from __future__ import annotations
 
 import asyncio
+import socket
 
 from influencer_stats.domain.models import CollectionId
 from influencer_stats.interpreters.stats.cache import CachePolicy
 from influencer_stats.interpreters.stats.near_cache import NearCachedStats
+from influencer_stats.interpreters.stats.tracking import _Tracker
 from influencer_stats.testing.clock import ManualClock
 from influencer_stats.testing.event_log import CapturingEventLog
 from influencer_stats.testing.stats_query import ScriptedStatsQuery, stats_of
@@ -96,3 +98,20 @@ async def test_a_write_through_this_worker_forgets_here_and_tells_what_is_below(
     await cache.invalidate(ONE)  # client None: the Redis store or cache below bumps the version
 
     assert not cache.holds(ONE) and inner.invalidated == [ONE]
+
+
+async def test_a_tracking_connection_the_server_closed_is_no_longer_watched_by_the_loop() -> None:
+    """A closed socket stays readable: watched on, the loop would call ``drain`` on every turn."""
+    loop = asyncio.get_running_loop()
+    ours, server = socket.socketpair()
+    ours.setblocking(False)
+    tracker = _Tracker(ours, ManualClock(), lambda key: None)
+    loop.add_reader(ours, tracker.drain)
+
+    server.close()
+    for _ in range(3):
+        await asyncio.sleep(0)
+
+    assert tracker.lost
+    assert loop.remove_reader(ours) is False  # already removed
+    tracker.close()

@@ -133,6 +133,7 @@ class _Tracker:
                 data = b""
             if not data:
                 self.lost = True
+                self._unwatch()  # a closed socket stays readable: the loop would call this on every turn
                 break
             self._reader.feed(data)
         while (reply := self._reader.gets()) is not False:
@@ -158,9 +159,12 @@ class _Tracker:
             self.lost = True
 
     def close(self) -> None:
+        self._unwatch()
+        self._sock.close()
+
+    def _unwatch(self) -> None:
         with suppress(Exception):
             asyncio.get_running_loop().remove_reader(self._sock)
-        self._sock.close()
 
 
 class KeyTracking:
