@@ -39,16 +39,9 @@ async def _dict(_: Wiring) -> CollectionStore:
     ready=("sqlite",),
 )
 async def _sqlite(wiring: Wiring) -> CollectionStore:
-    from pathlib import Path
-
     from influencer_stats.interpreters.collections.sqlite import SqliteCollectionStore
 
-    path = Path(wiring.settings.db_path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    sqlite = await SqliteCollectionStore.open(path)
-    wiring.exits.push_async_callback(sqlite.close)
-    wiring.checks["sqlite"] = sqlite.ping
-    return sqlite
+    return await SqliteCollectionStore.create(await wiring.sqlite())
 
 
 @STORES.add("redis", "shared by every worker and host (REDIS_URL)", ready=("redis",))

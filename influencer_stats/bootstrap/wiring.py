@@ -1,4 +1,5 @@
-"""What builders share: the settings, one exit stack, readiness checks, one Redis client.
+"""What builders share: the settings, one exit stack, readiness checks, one Redis client, one
+SQLite database.
 
 Builders run in three stages, each seeing what the earlier ones built:
 metrics (``Resources``), then the logger (``Observed``: + metrics), then
@@ -22,11 +23,16 @@ if TYPE_CHECKING:
 
     from influencer_stats.interpreters.redis_keys import RedisKeys
     from influencer_stats.interpreters.redis_topology import RedisClient
+    from influencer_stats.interpreters.sqlite_database import SqliteDatabase
     from influencer_stats.interpreters.videos.quota import QuotaBudget
 
 #: The slots a Cluster's video cache spreads over (each with its stale queue): enough that
 #: every shard of a Cluster of up to a dozen primaries holds some (16,384 slots in all).
 CLUSTER_VIDEO_SHARDS: Final = 48
+
+#: Path settings whose file a shared resource of ``Resources`` opens (the method that does),
+#: so several builders may declare them: each keeps its own tables in the one file.
+SHARED_PATHS: Final = {"db_path": "sqlite"}
 
 #: Readiness checks by dependency name (``/readyz``).
 Checks = dict[str, Callable[[], Awaitable[bool]]]
@@ -35,6 +41,7 @@ Checks = dict[str, Callable[[], Awaitable[bool]]]
 @dataclass(slots=True)
 class _Shared:
     redis: RedisClient | None = None
+    sqlite: SqliteDatabase | None = None
     tracer: Tracer | None = None
 
 
@@ -62,6 +69,26 @@ class Resources:
         if self._shared.redis is None:
             self._shared.redis = await _open_redis(self)
         return self._shared.redis
+
+    async def sqlite(self) -> SqliteDatabase:
+        """The one SQLite database (``INFLUENCER_STATS_DB``) every SQLite interpreter keeps its
+        tables in, its folder created; opened on first use, closed last, checked by ``/readyz``.
+
+        A builder using it declares ``db_path`` among its ``paths``; ``SHARED_PATHS`` says the
+        file is this resource's, so several builders may declare it (one format: SQLite's).
+        """
+        if self._shared.sqlite is None:
+            from pathlib import Path
+
+            from influencer_stats.interpreters.sqlite_database import SqliteDatabase
+
+            path = Path(self.settings.db_path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            database = await SqliteDatabase.open(path)
+            self.exits.push_async_callback(database.close)
+            self.checks["sqlite"] = database.ping
+            self._shared.sqlite = database
+        return self._shared.sqlite
 
     def redis_keys(self) -> RedisKeys:
         """Where every Redis interpreter keeps its data: on a Cluster the videos spread over

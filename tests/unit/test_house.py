@@ -8,7 +8,9 @@ The import graph is grimp's (import-linter's own), read from the source, nothing
 from __future__ import annotations
 
 import ast
+import inspect
 import tomllib
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
@@ -17,6 +19,7 @@ import pytest
 
 from influencer_stats.bootstrap.servers import SERVERS
 from influencer_stats.bootstrap.slots import SLOTS
+from influencer_stats.bootstrap.wiring import SHARED_PATHS
 
 PACKAGE = Path(__file__).resolve().parents[2] / "influencer_stats"
 
@@ -75,14 +78,30 @@ def test_every_protocol_lives_in_algebras() -> None:
     assert outside == []
 
 
-def test_each_file_setting_is_written_by_one_builder() -> None:
-    # Two builders declaring one path setting would write one file in two formats (a store
-    # reusing INFLUENCER_STATS_DB for its own file): the next one chosen cannot read it.
-    writers: dict[str, set[object]] = {}
+def _builders_of(path: str) -> set[Callable[..., object]]:
+    builds: set[Callable[..., object]] = set()
     for slot in SLOTS.values():
         for entry in slot.registry:
-            build = entry.build.func if isinstance(entry.build, partial) else entry.build
-            for path in entry.paths:
-                writers.setdefault(path, set()).add(build)
+            if path in entry.paths:
+                builds.add(entry.build.func if isinstance(entry.build, partial) else entry.build)
+    return builds
 
-    assert {path: len(builds) for path, builds in writers.items() if len(builds) > 1} == {}
+
+def test_each_file_setting_is_written_by_one_builder_or_through_its_shared_resource() -> None:
+    # Two builders writing one path setting's file themselves would write it in two formats (a
+    # store reusing INFLUENCER_STATS_DB for its own file): the next one chosen cannot read it.
+    # A file a shared resource opens (``wiring.SHARED_PATHS``: the SQLite database) has one
+    # format; each builder keeps its own tables in it, and must reach it through that resource.
+    paths = {path for slot in SLOTS.values() for entry in slot.registry for path in entry.paths}
+    many = {path: builds for path in paths if len(builds := _builders_of(path)) > 1}
+    unshared = sorted(path for path in many if path not in SHARED_PATHS)
+    direct = sorted(
+        f"{build.__module__}.{build.__qualname__} reads settings.{path}"
+        for path, builds in many.items()
+        if path in SHARED_PATHS
+        for build in builds
+        if f"settings.{path}" in (source := inspect.getsource(build))
+        or f".{SHARED_PATHS[path]}()" not in source
+    )
+
+    assert (unshared, direct) == ([], [])
