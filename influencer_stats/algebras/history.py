@@ -1,0 +1,46 @@
+"""Stats history: snapshots of each collection's stats over time."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from returns.result import Result
+
+from influencer_stats.domain.models import CollectionId, StatsPoint, StoreUnavailable
+
+#: The width of a downsampled step: one point per UTC day.
+DAY_S = 86_400.0
+
+
+class StatsHistory(Protocol):
+    """Points of each collection's stats, by time, kept within a retention.
+
+    Contract (checked by ``tests/contract/test_stats_history.py``):
+
+    - ``record(collection_id, point)`` keeps ``point``; a point at the same
+      ``at`` as one kept replaces it. Then, for that collection, it applies the
+      retention the interpreter was built with, counted back from ``point.at``:
+      points older than ``raw_s`` are kept one per UTC day (``DAY_S``), the
+      day's last point that is not a gap (its last gap when all are), and
+      points older than ``keep_s`` are dropped. So a history holds at most
+      ``raw_s / interval`` raw points plus one per day for ``keep_s``.
+    - ``points(collection_id, since, until, limit)`` is at most ``limit`` (>= 1)
+      points with ``since <= at < until``, oldest first; fewer only when no
+      more are in the range, so the next page starts just after the last
+      ``at``. An unknown collection has no points (not an error).
+    - ``forget(collection_id)`` drops every point of the collection.
+    - A history that cannot reach its backend returns
+      ``Failure(StoreUnavailable)`` and never raises for it. Methods are safe
+      to call from concurrent tasks; what one ``record`` wrote is seen by every
+      later ``points``, in any process sharing the backend.
+    """
+
+    async def record(
+        self, collection_id: CollectionId, point: StatsPoint
+    ) -> Result[None, StoreUnavailable]: ...
+
+    async def points(
+        self, collection_id: CollectionId, since: float, until: float, limit: int
+    ) -> Result[tuple[StatsPoint, ...], StoreUnavailable]: ...
+
+    async def forget(self, collection_id: CollectionId) -> Result[None, StoreUnavailable]: ...

@@ -1,0 +1,49 @@
+"""The stats histories: where snapshots of each collection's stats are kept.
+
+Not a slot yet: nothing records or reads a history until the snapshotter and
+the history routes use one (issue 25); the contract suite meets every entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from influencer_stats.algebras.history import StatsHistory
+from influencer_stats.bootstrap.registry import Registry
+from influencer_stats.bootstrap.wiring import Wiring
+from influencer_stats.interpreters.history.retention import Retention
+
+HistoryBuilder = Callable[[Wiring, Retention], Awaitable[StatsHistory]]
+HISTORIES: Registry[HistoryBuilder] = Registry("history")
+#: The most collections the in-process history keeps points of.
+MEMORY_COLLECTIONS = 100_000
+
+
+@HISTORIES.add(
+    "memory",
+    "in process memory, one process, gone at exit",
+    per_process=("stats history", "--history sqlite or redis"),
+)
+async def _memory(_: Wiring, retention: Retention) -> StatsHistory:
+    from influencer_stats.interpreters.history.memory import MemoryStatsHistory
+
+    return MemoryStatsHistory(retention, MEMORY_COLLECTIONS)
+
+
+@HISTORIES.add(
+    "sqlite",
+    "a table in the SQLite database (INFLUENCER_STATS_DB), durable",
+    paths=("db_path",),
+    ready=("sqlite",),
+)
+async def _sqlite(wiring: Wiring, retention: Retention) -> StatsHistory:
+    from influencer_stats.interpreters.history.sqlite import SqliteStatsHistory
+
+    return await SqliteStatsHistory.create(await wiring.sqlite(), retention)
+
+
+@HISTORIES.add("redis", "shared by every worker and host (REDIS_URL)", ready=("redis",))
+async def _redis(wiring: Wiring, retention: Retention) -> StatsHistory:
+    from influencer_stats.interpreters.history.redis import RedisStatsHistory
+
+    return RedisStatsHistory(await wiring.redis(), wiring.redis_keys(), retention)

@@ -1,0 +1,1 @@
+"""Interpreters of ``StatsHistory``: in process, SQLite, Redis."""

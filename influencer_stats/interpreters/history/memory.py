@@ -1,0 +1,48 @@
+"""A stats history in process memory: one process, gone at exit."""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+
+from returns.result import Result, Success
+
+from influencer_stats.domain.models import CollectionId, StatsPoint, StoreUnavailable
+from influencer_stats.interpreters.history.retention import Retention
+
+
+class MemoryStatsHistory:
+    """``StatsHistory`` in a dict of lists, oldest first, for one process (tests, ``demo``).
+
+    Bounded by the retention per collection and by ``max_collections``: past
+    it, recording for a new collection first forgets the one recorded least
+    recently (what the store no longer holds is the likeliest to go).
+    """
+
+    def __init__(self, retention: Retention, max_collections: int) -> None:
+        self._retention = retention
+        self._max_collections = max_collections
+        self._points: dict[CollectionId, list[StatsPoint]] = {}
+
+    async def record(self, collection_id: CollectionId, point: StatsPoint) -> Result[None, StoreUnavailable]:
+        points = self._points.pop(collection_id, [])
+        times = [p.at for p in points]
+        at = bisect_left(times, point.at)
+        if at < len(points) and points[at].at == point.at:
+            points[at] = point
+        else:
+            points.insert(at, point)
+        while len(self._points) >= self._max_collections:
+            del self._points[next(iter(self._points))]
+        self._points[collection_id] = self._retention.kept(points, point.at)  # last: most recent
+        return Success(None)
+
+    async def points(
+        self, collection_id: CollectionId, since: float, until: float, limit: int
+    ) -> Result[tuple[StatsPoint, ...], StoreUnavailable]:
+        points = self._points.get(collection_id, [])
+        start = bisect_left([p.at for p in points], since)
+        return Success(tuple(p for p in points[start : start + limit] if p.at < until))
+
+    async def forget(self, collection_id: CollectionId) -> Result[None, StoreUnavailable]:
+        self._points.pop(collection_id, None)
+        return Success(None)
