@@ -192,6 +192,25 @@ class Settings:
         300.0,
         "video cache: a video's counters are fresh for this long (quota: see docs/quota.md)",
     )
+    snapshot_interval_s: int = integer(
+        "INFLUENCER_STATS_SNAPSHOT_INTERVAL",
+        0,
+        "stats history: seconds between snapshots of every collection (0: none; youtube, distributed: 3600)",
+        low=0,
+        high=604_800,  # a week
+    )
+    history_raw_days: int = integer(
+        "INFLUENCER_STATS_HISTORY_RAW_DAYS",
+        30,
+        "stats history: every snapshot is kept this many days",
+        high=3_650,
+    )
+    history_keep_days: int = integer(
+        "INFLUENCER_STATS_HISTORY_KEEP_DAYS",
+        400,
+        "stats history: then one a day, until this many days old",
+        high=3_650,
+    )
     video_cache_max_entries: int = integer(
         "INFLUENCER_STATS_VIDEO_CACHE_MAX_ENTRIES", 100_000, "video cache: videos kept in process (LRU)"
     )
@@ -272,6 +291,11 @@ class Settings:
         """What makes these settings contradict each other, or None."""
         if self.redis_sentinels and self.redis_cluster:
             return "INFLUENCER_STATS_REDIS_SENTINELS and INFLUENCER_STATS_REDIS_CLUSTER name two topologies: set one"
+        if self.history_keep_days < self.history_raw_days:
+            return (
+                "INFLUENCER_STATS_HISTORY_KEEP_DAYS is shorter than INFLUENCER_STATS_HISTORY_RAW_DAYS:"
+                " nothing would be kept one a day"
+            )
         return None
 
     def secrets(self) -> list[str]:

@@ -28,7 +28,12 @@ class StatsHistory(Protocol):
       points with ``since <= at < until``, oldest first; fewer only when no
       more are in the range, so the next page starts just after the last
       ``at``. An unknown collection has no points (not an error).
-    - ``forget(collection_id)`` drops every point of the collection.
+    - ``forget(collection_id)`` drops every point of the collection, and its claim.
+    - ``claim(collection_id, slot)`` is ``Success(True)`` for the first caller
+      to claim taking the collection's snapshot of interval ``slot`` (a whole
+      number counting intervals), ``Success(False)`` for every later one and
+      for an earlier slot than one claimed: with several workers or hosts on a
+      shared backend, one snapshot per collection per interval.
     - A history that cannot reach its backend returns
       ``Failure(StoreUnavailable)`` and never raises for it. Methods are safe
       to call from concurrent tasks; what one ``record`` wrote is seen by every
@@ -44,3 +49,5 @@ class StatsHistory(Protocol):
     ) -> Result[tuple[StatsPoint, ...], StoreUnavailable]: ...
 
     async def forget(self, collection_id: CollectionId) -> Result[None, StoreUnavailable]: ...
+
+    async def claim(self, collection_id: CollectionId, slot: int) -> Result[bool, StoreUnavailable]: ...

@@ -1,19 +1,16 @@
-"""The stats histories: where snapshots of each collection's stats are kept.
-
-Not a slot yet: nothing records or reads a history until the snapshotter and
-the history routes use one (issue 25); the contract suite meets every entry.
-"""
+"""The ``history`` slot: where snapshots of each collection's stats are kept (their retention:
+``INFLUENCER_STATS_HISTORY_RAW_DAYS`` and ``_KEEP_DAYS``)."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from influencer_stats.algebras.history import StatsHistory
+from influencer_stats.algebras.history import DAY_S, StatsHistory
 from influencer_stats.bootstrap.registry import Registry
 from influencer_stats.bootstrap.wiring import Wiring
 from influencer_stats.interpreters.history.retention import Retention
 
-HistoryBuilder = Callable[[Wiring, Retention], Awaitable[StatsHistory]]
+HistoryBuilder = Callable[[Wiring], Awaitable[StatsHistory]]
 HISTORIES: Registry[HistoryBuilder] = Registry("history")
 #: The most collections the in-process history keeps points of.
 MEMORY_COLLECTIONS = 100_000
@@ -24,10 +21,10 @@ MEMORY_COLLECTIONS = 100_000
     "in process memory, one process, gone at exit",
     per_process=("stats history", "--history sqlite or redis"),
 )
-async def _memory(_: Wiring, retention: Retention) -> StatsHistory:
+async def _memory(wiring: Wiring) -> StatsHistory:
     from influencer_stats.interpreters.history.memory import MemoryStatsHistory
 
-    return MemoryStatsHistory(retention, MEMORY_COLLECTIONS)
+    return MemoryStatsHistory(retention(wiring), MEMORY_COLLECTIONS)
 
 
 @HISTORIES.add(
@@ -36,14 +33,20 @@ async def _memory(_: Wiring, retention: Retention) -> StatsHistory:
     paths=("db_path",),
     ready=("sqlite",),
 )
-async def _sqlite(wiring: Wiring, retention: Retention) -> StatsHistory:
+async def _sqlite(wiring: Wiring) -> StatsHistory:
     from influencer_stats.interpreters.history.sqlite import SqliteStatsHistory
 
-    return await SqliteStatsHistory.create(await wiring.sqlite(), retention)
+    return await SqliteStatsHistory.create(await wiring.sqlite(), retention(wiring))
 
 
 @HISTORIES.add("redis", "shared by every worker and host (REDIS_URL)", ready=("redis",))
-async def _redis(wiring: Wiring, retention: Retention) -> StatsHistory:
+async def _redis(wiring: Wiring) -> StatsHistory:
     from influencer_stats.interpreters.history.redis import RedisStatsHistory
 
-    return RedisStatsHistory(await wiring.redis(), wiring.redis_keys(), retention)
+    return RedisStatsHistory(await wiring.redis(), wiring.redis_keys(), retention(wiring))
+
+
+def retention(wiring: Wiring) -> Retention:
+    """The retention the settings ask for."""
+    settings = wiring.settings
+    return Retention(raw_s=settings.history_raw_days * DAY_S, keep_s=settings.history_keep_days * DAY_S)

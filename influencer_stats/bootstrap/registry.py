@@ -151,7 +151,9 @@ class Slot:
 
     ``wrappers_of`` makes it a list of wrappers (comma-separated, outermost
     first, ``none`` for no wrapper); its default is what the chosen entry of
-    slot ``follows`` names, else ``default``.
+    slot ``follows`` names, else ``default``. ``same_as`` names a slot whose
+    choice is this one's default when this registry has that name too (the
+    history kept where the collections are), else ``default``.
     """
 
     name: str
@@ -160,6 +162,7 @@ class Slot:
     default: str | None = None
     wrappers_of: str | None = None
     follows: str | None = None
+    same_as: str | None = None
 
     def __post_init__(self) -> None:
         if self.many and NONE in self.registry:

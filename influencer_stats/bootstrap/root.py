@@ -8,6 +8,8 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from typing import BinaryIO, TypeVar
 
 from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, EventLog, VideoStatsSource
+from influencer_stats.algebras.history import StatsHistory
+from influencer_stats.bootstrap.history import HISTORIES
 from influencer_stats.bootstrap.logs import LOG_WRAPPERS, LOGGERS
 from influencer_stats.bootstrap.metrics import METRICS, watch_dependencies
 from influencer_stats.bootstrap.registry import Registry
@@ -56,6 +58,33 @@ async def build_store(wiring: Wiring) -> CollectionStore:
     return await STORES[wiring.settings.choices.one("store")].build(wiring)
 
 
+async def build_history(wiring: Wiring) -> StatsHistory:
+    return await HISTORIES[wiring.settings.choices.one("history")].build(wiring)
+
+
+def start_snapshots(
+    wiring: Wiring, store: CollectionStore, stats: CollectionStatsQuery, history: StatsHistory
+) -> None:
+    """Record every collection's stats in ``history`` each ``snapshot_interval_s``, when set."""
+    import time
+
+    from influencer_stats.logic.snapshots import Snapshotter
+
+    interval_s, quota = wiring.settings.snapshot_interval_s, wiring.quota
+    if interval_s == 0:
+        return
+    snapshotter = Snapshotter(
+        store,
+        stats,
+        history,
+        wiring.log,
+        interval_s=interval_s,
+        clock=time.time,  # wall time: hosts agree on an interval's start
+        short=lambda: quota is not None and quota.stretch() > 1.0,  # spending runs ahead of the day
+    )
+    wiring.background(snapshotter.run(), "stats-history:snapshots")
+
+
 async def build_source(wiring: Wiring) -> VideoStatsSource:
     """The video source stack; the outermost layer bounds a request's wait by its deadline (only
     a span of the whole fetch, when tracing, is around it)."""
@@ -97,6 +126,8 @@ async def open_http_api(settings: Settings, stdout: BinaryIO | None = None) -> A
     async with open_wiring(settings, stdout) as wiring:
         source = await build_source(wiring)
         stats, store = await build_stats(wiring, await build_store(wiring), source)
+        history = await build_history(wiring)
+        start_snapshots(wiring, store, stats, history)
         if not METRICS[settings.choices.one("metrics")].silent:  # else nobody would see what they find
             # Started last, so stopped first: no check runs against a client already closed.
             wiring.background(watch_dependencies(wiring.checks, wiring.metrics), "dependency-checks")
@@ -116,6 +147,7 @@ async def open_http_api(settings: Settings, stdout: BinaryIO | None = None) -> A
         yield HttpApi(
             store,
             stats,
+            history,
             log,
             wiring.metrics,
             wiring.checks,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
+from influencer_stats.bootstrap.history import HISTORIES
 from influencer_stats.bootstrap.logs import LOG_WRAPPERS, LOGGERS
 from influencer_stats.bootstrap.metrics import METRICS
 from influencer_stats.bootstrap.registry import Slot
@@ -30,6 +31,13 @@ SLOTS: Final[Mapping[str, Slot]] = {
             wrappers_of="video_client",
         ),
         Slot("quota", "where the units spent today are counted", QUOTA_LEDGERS, default="memory"),
+        Slot(
+            "history",
+            "where snapshots of the stats are kept (by default where the collections are)",
+            HISTORIES,
+            default="memory",
+            same_as="store",
+        ),
         Slot("metrics", "who records /metrics", METRICS, default="prometheus"),
         Slot(
             "video_wrappers",

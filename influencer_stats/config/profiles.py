@@ -15,15 +15,23 @@ from typing import Final
 
 @dataclass(frozen=True, slots=True)
 class Profile:
-    """A named bundle of choices, with a sentence for ``--list-profiles``."""
+    """A named bundle of choices, with a sentence for ``--list-profiles``; ``settings`` are
+    defaults of its own for settings (``Settings`` field names), below the environment's."""
 
     name: str
     description: str
     choices: Mapping[str, str]
+    settings: Mapping[str, str]
 
 
-def _profile(name: str, description: str, **choices: str) -> Profile:
-    return Profile(name, description, choices)
+def _profile(
+    name: str, description: str, settings: Mapping[str, str] | None = None, **choices: str
+) -> Profile:
+    return Profile(name, description, choices, settings or {})
+
+
+#: The snapshots of the profiles that keep a stats history by default: one an hour.
+_HOURLY = {"snapshot_interval_s": "3600"}
 
 
 PROFILES: Final[Mapping[str, Profile]] = {
@@ -91,6 +99,7 @@ PROFILES: Final[Mapping[str, Profile]] = {
         _profile(
             "distributed",
             "shared state for many workers/hosts: Redis store, stats and video caches, one quota count",
+            _HOURLY,
             server="asgi",
             video_client="aiohttp-batched",
             store="redis",
@@ -103,6 +112,7 @@ PROFILES: Final[Mapping[str, Profile]] = {
         _profile(
             "youtube",
             "the real YouTube Data API (needs YOUTUBE_API_KEY): stats and video caches, batching save quota",
+            _HOURLY,
             server="starlette",
             video_client="aiohttp-batched",
             store="sqlite",

@@ -1,7 +1,7 @@
 """From flags and environment to validated ``Settings``; each value knows where it came from.
 
 Precedence, per setting and per slot: a command-line flag, then the
-environment, then the profile (slots only), then the declared default. The
+environment, then the profile, then the declared default. The
 environment is a parameter, so tests pass a dict. A bad value raises
 ``ConfigError`` naming the variable; ``main.py`` exits 2 with it.
 """
@@ -55,7 +55,8 @@ def resolve_choices(
     profile: Profile, flags: Mapping[str, str | None], environ: Mapping[str, str]
 ) -> tuple[Choices, dict[str, Source]]:
     """One entry per slot: a flag, the environment, the profile, what the chosen base
-    normally runs with (wrapper slots), or the slot's default."""
+    normally runs with (wrapper slots), the same name as another slot's choice (``same_as``),
+    or the slot's default."""
     chosen: dict[str, tuple[str, ...]] = {}
     sources: dict[str, Source] = {}
     for slot in SLOTS.values():
@@ -65,6 +66,8 @@ def resolve_choices(
         if given is None and slot.follows is not None:
             base = slot_registry_entry(slot.follows, chosen)
             given = ",".join(base) or "none", "default"
+        if given is None and slot.same_as is not None and (like := chosen[slot.same_as][0]) in slot.registry:
+            given = like, "default"
         if given is None and slot.default is not None:
             given = slot.default, "default"
         if given is None:
@@ -94,6 +97,8 @@ def resolve_sources(environ: Mapping[str, str], flags: Mapping[str, str | None] 
         if name == "profile":
             continue
         given = _given(name, spec.env, flags if spec.flag else {}, environ)
+        if given is None and name in profile.settings:
+            given = profile.settings[name], "profile"
         if given is None:
             all_sources[name] = "default"
             continue

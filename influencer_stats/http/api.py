@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, EventLog, Metrics
 from influencer_stats.algebras.event_log import LOG_CONTEXT
+from influencer_stats.algebras.history import StatsHistory
 from influencer_stats.algebras.tracing import RequestTracing
 from influencer_stats.http import problems
 from influencer_stats.http.body import BodyIncomplete
@@ -141,6 +142,7 @@ class HttpApi:
         self,
         store: CollectionStore,
         stats: CollectionStatsQuery,
+        history: StatsHistory,
         log: EventLog,
         metrics: Metrics,
         checks: Mapping[str, Callable[[], Awaitable[bool]]],
@@ -152,6 +154,7 @@ class HttpApi:
     ) -> None:
         self.store = store
         self.stats = stats
+        self.history = history
         self.log = log
         self.checks = dict(checks)
         self.metrics = metrics

@@ -16,7 +16,8 @@ class RedisKeys:
       (by the store in the write's ``MULTI``, and by ``RedisCachedStats.invalidate``).
     - ``{prefix}:stats:{<id>}``: a collection's cached stats (``RedisCachedStats``).
     - ``{prefix}:hist:{<id>}``: a collection's stats history (``RedisStatsHistory``), a
-      sorted set of points by time.
+      sorted set of points by time; ``{prefix}:hist-claim:{<id>}``, the last interval whose
+      snapshot a worker claimed.
     - ``{prefix}:sorted-ids:{{prefix}:ids}``: the collection ids as a sorted set
       (every score 0, so ordered by bytes), which ``ids`` pages with
       ``ZRANGEBYLEX``. Its hash tag is the name of the set below, so both live
@@ -78,6 +79,9 @@ class RedisKeys:
 
     def history(self, collection_id: str) -> str:
         return f"{self.prefix}:hist:{{{collection_id}}}"
+
+    def history_claim(self, collection_id: str) -> str:
+        return f"{self.prefix}:hist-claim:{{{collection_id}}}"
 
     def video(self, video_id: str) -> str:
         return f"{self.prefix}:video:{{{self.video_shard(video_id)}}}:{video_id}"

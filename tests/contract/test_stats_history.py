@@ -50,14 +50,16 @@ SHARED = [name for name in HISTORIES.names() if HISTORIES[name].per_process is N
 async def opener(name: str, tmp_path: Path) -> AsyncIterator[Open]:
     """Open instances of history ``name`` over one backend (one SQLite file, one Redis prefix)."""
     entry = HISTORIES[name]
-    environ = {"REDIS_URL": shared_redis_url()} if "redis" in entry.ready else {}
+    environ = {"INFLUENCER_STATS_HISTORY_RAW_DAYS": "2", "INFLUENCER_STATS_HISTORY_KEEP_DAYS": "10"}
+    if "redis" in entry.ready:
+        environ["REDIS_URL"] = shared_redis_url()
     async with AsyncExitStack() as stack:
         first = await stack.enter_async_context(wired(tmp_path, {"store": "dict"}, environ=environ))
         environ["INFLUENCER_STATS_REDIS_PREFIX"] = first.settings.redis_prefix
 
         async def open_one() -> StatsHistory:
             wiring = await stack.enter_async_context(wired(tmp_path, {"store": "dict"}, environ=environ))
-            return await entry.build(wiring, RETENTION)
+            return await entry.build(wiring)
 
         yield open_one
 
@@ -140,6 +142,22 @@ async def test_concurrent_records_are_all_kept(history: StatsHistory) -> None:
     assert await everything(history) == tuple(point(MIDNIGHT + n, n) for n in range(100))
 
 
+async def test_a_slot_is_claimed_once_and_never_after_a_later_one(history: StatsHistory) -> None:
+    assert await history.claim(ONE, 7) == Success(True)
+    assert await history.claim(ONE, 7) == Success(False)
+    assert await history.claim(TWO, 7) == Success(True)  # per collection
+    assert await history.claim(ONE, 8) == Success(True)
+    assert await history.claim(ONE, 6) == Success(False)
+
+
+async def test_forget_drops_the_claim_too(history: StatsHistory) -> None:
+    await history.claim(ONE, 7)
+
+    await history.forget(ONE)
+
+    assert await history.claim(ONE, 7) == Success(True)
+
+
 @pytest.mark.parametrize("name", SHARED)
 async def test_a_history_a_worker_shares_is_seen_by_another_instance(name: str, tmp_path: Path) -> None:
     async with opener(name, tmp_path) as open_one:
@@ -148,3 +166,13 @@ async def test_a_history_a_worker_shares_is_seen_by_another_instance(name: str, 
         await first.record(ONE, point(MIDNIGHT))
 
         assert await everything(second) == (point(MIDNIGHT),)
+
+
+@pytest.mark.parametrize("name", SHARED)
+async def test_of_two_instances_racing_for_one_slot_one_claims_it(name: str, tmp_path: Path) -> None:
+    async with opener(name, tmp_path) as open_one:
+        first, second = await open_one(), await open_one()
+
+        claims = await asyncio.gather(*(h.claim(ONE, 3) for h in (first, second, first, second)))
+
+        assert sorted(c.unwrap() for c in claims) == [False, False, False, True]

@@ -21,12 +21,12 @@ import pytest
 from returns.result import Success
 
 from influencer_stats.algebras import CollectionStatsQuery, CollectionStore
-from influencer_stats.bootstrap.root import build_source, build_stats, build_store, open_wiring
+from influencer_stats.bootstrap.root import build_history, build_source, build_stats, build_store, open_wiring
 from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.bootstrap.videos import QUOTA_LEDGERS
 from influencer_stats.bootstrap.wiring import Wiring
 from influencer_stats.config.resolve import ConfigError, resolve
-from influencer_stats.domain.models import Collection, CollectionId, VideoId
+from influencer_stats.domain.models import Collection, CollectionId, StatsPoint, VideoId
 from tests.declared_paths import redirected_paths
 from tests.shared_redis import shared_redis_url, unique_prefix
 
@@ -66,11 +66,19 @@ async def _ledgers_share(one: Wiring, two: Wiring) -> bool:
     return sum(isinstance(outcome, Success) for outcome in taken) <= BUDGET
 
 
+async def _histories_share(one: Wiring, two: Wiring) -> bool:
+    """A point one worker's history recorded is read through the other's."""
+    writer, reader = await build_history(one), await build_history(two)
+    await writer.record(ONE, StatsPoint(1_700_000_000.0, 1, 2, 3, 1, 0))
+    return await reader.points(ONE, 0.0, 2e9, 10) == Success((StatsPoint(1_700_000_000.0, 1, 2, 3, 1, 0),))
+
+
 #: Slot → how to see another worker's state, and the choices it is seen with.
 OBSERVED: Mapping[str, tuple[Shares, Mapping[str, str]]] = {
     "store": (_store_shares, {"cache": "none"}),
     "cache": (_stats_share, {"store": "sqlite"}),
     "quota": (_ledgers_share, {"video_client": "aiohttp-batched"}),
+    "history": (_histories_share, {}),
 }
 CASES = [(slot, name) for slot in OBSERVED for name in SLOTS[slot].registry.names()]
 

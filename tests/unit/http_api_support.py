@@ -16,6 +16,7 @@ import orjson
 
 from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, EventLog
 from influencer_stats.algebras.event_log import LOG_CONTEXT
+from influencer_stats.algebras.history import DAY_S, StatsHistory
 from influencer_stats.bounded import read_bounded
 from influencer_stats.domain.validation import DEFAULT_MAX_VIDEOS
 from influencer_stats.http import problems
@@ -23,6 +24,8 @@ from influencer_stats.http.api import HttpApi, Incoming
 from influencer_stats.http.problems import PROBLEM_JSON, Reply
 from influencer_stats.http.routes import ROUTES
 from influencer_stats.interpreters.collections.memory_dict import DictCollectionStore
+from influencer_stats.interpreters.history.memory import MemoryStatsHistory
+from influencer_stats.interpreters.history.retention import Retention
 from influencer_stats.interpreters.metrics.noop import NoMetrics
 from influencer_stats.interpreters.videos.fake import FakeVideoStatsSource
 from influencer_stats.logic.service import GetStats
@@ -90,6 +93,7 @@ class Service:
     store: CollectionStore
     log: ContextLog
     metrics: RecordingMetrics
+    history: StatsHistory
 
     async def request(
         self,
@@ -133,9 +137,12 @@ def service(
     store: CollectionStore | None = None,
     stats: Callable[[CollectionStore, EventLog], CollectionStatsQuery] = _use_case,
     checks: Mapping[str, bool] | None = None,
+    history: StatsHistory | None = None,
 ) -> Service:
-    """The API on a dict store and the stats use case over the fake source, unless told otherwise."""
+    """The API on a dict store, the stats use case over the fake source and a history in memory,
+    unless told otherwise."""
     store = store or DictCollectionStore()
+    history = history or MemoryStatsHistory(Retention(raw_s=30 * DAY_S, keep_s=400 * DAY_S), 1_000)
     log = ContextLog()
     metrics = RecordingMetrics()
 
@@ -148,6 +155,7 @@ def service(
     api = HttpApi(
         store,
         stats(store, log),
+        history,
         log,
         metrics,
         {name: check(ok) for name, ok in (checks or {}).items()},
@@ -155,7 +163,7 @@ def service(
         max_videos=max_videos,
         openapi=OPENAPI,
     )
-    return Service(api, store, log, metrics)
+    return Service(api, store, log, metrics, history)
 
 
 # --- reading replies -----------------------------------------------------------------------------

@@ -218,9 +218,9 @@ def test_the_profile_table_shows_every_profile_with_its_stacks() -> None:
         "cache",
         "video-cache",
         "quota",
+        "history",
         "metrics",
         "video-wrappers",
-        "log-wrappers",
     ]
     rows = {line.split()[0]: line.split() for line in lines[1:]}
     assert set(rows) == set(PROFILES)
@@ -232,9 +232,9 @@ def test_the_profile_table_shows_every_profile_with_its_stacks() -> None:
         "stats",
         "none",
         "memory",
+        "memory",
         "prometheus",
         "breaker",
-        "rate-limit",
     ]
 
 

@@ -30,6 +30,8 @@ from influencer_stats.http.pagination import (
 from influencer_stats.http.problems import PROBLEM_JSON
 from influencer_stats.http.routes import COLLECTIONS, ROUTES
 from influencer_stats.interpreters.collections.memory_dict import DictCollectionStore
+from influencer_stats.interpreters.history.memory import MemoryStatsHistory
+from influencer_stats.interpreters.history.retention import Retention
 from influencer_stats.interpreters.metrics.noop import NoMetrics
 from influencer_stats.interpreters.videos.fake import FakeVideoStatsSource
 from influencer_stats.logic.service import GetStats
@@ -159,6 +161,7 @@ def api(store: DictCollectionStore) -> HttpApi:
     return HttpApi(
         store,
         GetStats(store, FakeVideoStatsSource(), log),
+        MemoryStatsHistory(Retention(raw_s=86_400.0, keep_s=86_400.0), max_collections=10),
         log,
         NoMetrics(),
         {},

@@ -22,6 +22,7 @@ class MemoryStatsHistory:
         self._retention = retention
         self._max_collections = max_collections
         self._points: dict[CollectionId, list[StatsPoint]] = {}
+        self._claimed: dict[CollectionId, int] = {}  # the last slot claimed, least recent first
 
     async def record(self, collection_id: CollectionId, point: StatsPoint) -> Result[None, StoreUnavailable]:
         points = self._points.pop(collection_id, [])
@@ -45,4 +46,15 @@ class MemoryStatsHistory:
 
     async def forget(self, collection_id: CollectionId) -> Result[None, StoreUnavailable]:
         self._points.pop(collection_id, None)
+        self._claimed.pop(collection_id, None)
         return Success(None)
+
+    async def claim(self, collection_id: CollectionId, slot: int) -> Result[bool, StoreUnavailable]:
+        last = self._claimed.pop(collection_id, None)
+        if last is not None and last >= slot:
+            self._claimed[collection_id] = last
+            return Success(False)
+        while len(self._claimed) >= self._max_collections:
+            del self._claimed[next(iter(self._claimed))]
+        self._claimed[collection_id] = slot
+        return Success(True)

@@ -44,6 +44,18 @@ return 1
 """
 
 
+#: KEYS[1] the collection's claim; ARGV: the slot, expiry (ms). 1 when the slot is later than
+#: the one claimed (then it is claimed), else 0.
+_CLAIM = """
+local claimed = tonumber(redis.call('GET', KEYS[1]) or '-1')
+if claimed >= tonumber(ARGV[1]) then
+    return 0
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+"""
+
+
 class RedisStatsHistory:
     """``StatsHistory`` in one sorted set per collection (``RedisKeys.history``), by time.
 
@@ -96,10 +108,22 @@ class RedisStatsHistory:
 
     async def forget(self, collection_id: CollectionId) -> Result[None, StoreUnavailable]:
         try:
-            await self._redis.delete(self._keys.history(collection_id))
+            await self._redis.delete(
+                self._keys.history(collection_id), self._keys.history_claim(collection_id)
+            )
         except REDIS_FAULTS as exc:
             return Failure(_unavailable(exc))
         return Success(None)
+
+    async def claim(self, collection_id: CollectionId, slot: int) -> Result[bool, StoreUnavailable]:
+        expiry_ms = max(1, round(self._retention.keep_s * 1000))
+        try:
+            claimed = await self._redis.eval(
+                _CLAIM, 1, self._keys.history_claim(collection_id), slot, expiry_ms
+            )
+        except REDIS_FAULTS as exc:
+            return Failure(_unavailable(exc))
+        return Success(claimed == 1)
 
 
 def _decode(member: bytes | str) -> StatsPoint:

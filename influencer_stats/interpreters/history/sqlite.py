@@ -22,7 +22,11 @@ CREATE TABLE IF NOT EXISTS stats_history (
     missing     INTEGER NOT NULL,
     gap         INTEGER NOT NULL,
     PRIMARY KEY (collection, at)
-) WITHOUT ROWID
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS stats_history_claims (
+    collection TEXT PRIMARY KEY,
+    slot       INTEGER NOT NULL  -- the last interval whose snapshot was claimed
+) WITHOUT ROWID;
 """
 
 #: Of the points older than the raw period, all but each day's last non-gap one (its last gap
@@ -89,5 +93,17 @@ class SqliteStatsHistory:
         def remove(db: sqlite3.Connection) -> None:
             with transaction(db):
                 db.execute("DELETE FROM stats_history WHERE collection = ?", (collection_id,))
+                db.execute("DELETE FROM stats_history_claims WHERE collection = ?", (collection_id,))
 
         return await self._database.run(remove)
+
+    async def claim(self, collection_id: CollectionId, slot: int) -> Result[bool, StoreUnavailable]:
+        def take(db: sqlite3.Connection) -> bool:
+            changed = db.execute(
+                "INSERT INTO stats_history_claims VALUES (?, ?) ON CONFLICT (collection)"
+                " DO UPDATE SET slot = excluded.slot WHERE excluded.slot > slot",
+                (collection_id, slot),
+            ).rowcount
+            return bool(changed == 1)
+
+        return await self._database.run(take)
