@@ -9,15 +9,18 @@ algebras as values, and ``problems`` answers each one.
 
 from __future__ import annotations
 
+from urllib.parse import parse_qsl
+
 import msgspec
 import orjson
 from returns.result import Failure, Success
 
-from influencer_stats.domain.models import Created
-from influencer_stats.domain.validation import parse_collection_body, parse_collection_id
+from influencer_stats.domain.models import CollectionId, Created
+from influencer_stats.domain.validation import InvalidInput, parse_collection_body, parse_collection_id
 from influencer_stats.http import docs, problems
 from influencer_stats.http.api import HttpApi, Incoming
 from influencer_stats.http.body import json_nests_deeper
+from influencer_stats.http.history_query import growth_body, history_page, parse_history_request, parse_time
 from influencer_stats.http.pagination import page_body, parse_page_request
 from influencer_stats.http.problems import JSON, Reply
 from influencer_stats.http.stats_reply import stats_reply
@@ -139,6 +142,9 @@ async def delete_collection(api: HttpApi, incoming: Incoming) -> Reply:
             return problems.invalid_input(invalid)
         case Success(collection_id):
             pass
+    forgotten = await api.history.forget(collection_id)  # first: a failure leaves both, to retry
+    if not isinstance(forgotten, Success):
+        return problems.for_error(forgotten.failure())
     match await api.store.delete(collection_id):
         case Failure(error):
             return problems.for_error(error)
@@ -159,3 +165,55 @@ async def collection_stats(api: HttpApi, incoming: Incoming) -> Reply:
     if not isinstance(answer, Success):
         return problems.for_error(answer.failure())
     return stats_reply(answer.unwrap())
+
+
+async def _known(api: HttpApi, incoming: Incoming) -> CollectionId | Reply:
+    """The collection's id if it is a stored collection's, else the problem to answer."""
+    parsed = parse_collection_id(incoming.collection_id)
+    if not isinstance(parsed, Success):
+        return problems.invalid_input(parsed.failure())
+    collection_id: CollectionId = parsed.unwrap()
+    loaded = await api.store.get(collection_id)
+    if not isinstance(loaded, Success):
+        return problems.for_error(loaded.failure())
+    return collection_id
+
+
+async def collection_history(api: HttpApi, incoming: Incoming) -> Reply:
+    """The collection's snapshots, oldest first, a page at a time (``history_query``)."""
+    known = await _known(api, incoming)
+    if isinstance(known, Reply):
+        return known
+    request = parse_history_request(incoming.query)
+    if not isinstance(request, Success):
+        return problems.invalid_input(request.failure())
+    page = await history_page(api.history, known, request.unwrap())
+    if not isinstance(page, Success):
+        return problems.for_error(page.failure())
+    return Reply(200, orjson.dumps(page.unwrap()))
+
+
+async def collection_growth(api: HttpApi, incoming: Incoming) -> Reply:
+    """How each figure changed from the first snapshot at or after ``since`` to the last."""
+    known = await _known(api, incoming)
+    if isinstance(known, Reply):
+        return known
+    given = [value for name, value in parse_qsl(incoming.query, keep_blank_values=True) if name == "since"]
+    if len(given) != 1:
+        reason = "is required" if not given else "must be given at most once"
+        return problems.invalid_input(InvalidInput("since", given[-1] if given else None, reason))
+    since = parse_time("since", given[0])
+    if not isinstance(since, Success):
+        return problems.invalid_input(since.failure())
+    body = await growth_body(api.history, known, since.unwrap())
+    if not isinstance(body, Success):
+        return problems.for_error(body.failure())
+    growth = body.unwrap()
+    if growth is None:
+        return problems.problem(
+            404,
+            "no-snapshots",
+            "No snapshots",
+            f"collection {known} has no snapshot at or after {given[0][:40]}",
+        )
+    return Reply(200, orjson.dumps(growth))

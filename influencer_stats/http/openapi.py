@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from influencer_stats.domain.validation import DEFAULT_MAX_VIDEOS
-from influencer_stats.http import problems
+from influencer_stats.http import openapi_history, problems
 from influencer_stats.http.openapi_operations import QUOTA_EXHAUSTED_EXAMPLE, TAGS, operations
 from influencer_stats.http.openapi_parts import BAD_PATH, TITLE, problem_response
 from influencer_stats.http.pagination import CURSOR_PATTERN, MAX_LIMIT
@@ -134,7 +134,7 @@ def openapi_spec(max_videos: int = DEFAULT_MAX_VIDEOS) -> dict[str, Any]:
     (``routes.DOCS_ROUTES``) are for people, not API clients, and are left out.
     """
     documented = operations()
-    schemas = {**_SCHEMAS, "Videos": _videos_schema(max_videos)}
+    schemas = {**_SCHEMAS, **openapi_history.SCHEMAS, "Videos": _videos_schema(max_videos)}
     if set(documented) != set(DOCUMENTED):
         raise AssertionError(
             f"every route is documented, and only those: {set(documented) ^ set(DOCUMENTED)}"

@@ -18,7 +18,7 @@ from influencer_stats.domain.models import (
     UpstreamUnavailable,
 )
 from influencer_stats.domain.validation import parse_collection_body
-from influencer_stats.http import problems
+from influencer_stats.http import openapi_history, problems
 from influencer_stats.http.api import MAX_BODY_BYTES
 from influencer_stats.http.handlers import MAX_JSON_DEPTH
 from influencer_stats.http.openapi_parts import (
@@ -63,9 +63,8 @@ _ID = {
     "schema": {"type": "string", "pattern": "^[A-Za-z0-9._-]{1,64}$"},
     "example": _COLLECTION_ID,
 }
-_NOT_FOUND = problem_response(
-    "no such collection", problems.for_error(CollectionNotFound(CollectionId(_COLLECTION_ID)))
-)
+_NOT_FOUND_REPLY = problems.for_error(CollectionNotFound(CollectionId(_COLLECTION_ID)))
+_NOT_FOUND = problem_response("no such collection", _NOT_FOUND_REPLY)
 _WRITE_SECURITY: list[dict[str, list[str]]] = [
     {},
     {"bearer": []},
@@ -87,6 +86,7 @@ influencer_stats_http_requests_total{route="/collections/{id}/stats",method="GET
 
 def operations() -> dict[str, dict[str, Any]]:
     return {
+        **openapi_history.operations(_ID, (_NOT_FOUND_REPLY,)),
         HEALTHZ: {
             "get": operation(
                 "getHealth",

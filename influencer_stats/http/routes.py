@@ -24,6 +24,8 @@ OPENAPI = "/openapi.json"
 COLLECTIONS = "/collections"
 COLLECTION = "/collections/{id}"
 STATS = "/collections/{id}/stats"
+HISTORY = "/collections/{id}/history"
+GROWTH = "/collections/{id}/growth"
 DOCS = docs.DOCS_PATH
 #: One route per allow-listed file of the docs page: no other name under the prefix matches.
 DOCS_ASSETS = tuple(docs.ASSET_PREFIX + name for name in docs.ASSETS)
@@ -44,6 +46,8 @@ ROUTES = RouteTable(
         DELETE=handlers.delete_collection,
     ),
     route(STATS, GET=handlers.collection_stats),
+    route(HISTORY, GET=handlers.collection_history),
+    route(GROWTH, GET=handlers.collection_growth),
     route(DOCS, GET=handlers.docs_page),
     *(route(template, GET=handlers.docs_asset) for template in DOCS_ASSETS),
 )

@@ -104,10 +104,11 @@ class Service:
         request_id: str | None = None,
         authorization: str | None = None,
     ) -> Reply:
+        path, _, query = path.partition("?")
         route, collection_id = ROUTES.match(path)
         if route is None:
             return self.api.refuse(problems.route_not_found(path), "unmatched", method, request_id)
-        incoming = Incoming(route, method, collection_id, request_id, authorization, body or Body([]))
+        incoming = Incoming(route, method, collection_id, request_id, authorization, body or Body([]), query)
         return await self.api.serve(incoming)
 
     async def put(

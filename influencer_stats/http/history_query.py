@@ -1,0 +1,192 @@
+"""A collection's history over HTTP: the queries of ``/history`` and ``/growth``, and their pages.
+
+Times are RFC 3339 (``2026-12-04T12:00:00Z``, any offset, fractions of a second); ``step``
+is a whole number of seconds, minutes, hours or days (``90s``, ``15m``, ``1h``, ``1d``): one
+point per step, the step's last that is not a gap (as the retention keeps days). A page
+answers ``{"points": [...], "next": "<cursor>"}``, ``next`` only when more follow; the cursor
+is where the next page starts (milliseconds since the epoch, passed back unchanged).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from urllib.parse import parse_qsl
+
+from returns.result import Failure, Result, Success
+
+from influencer_stats.algebras.history import StatsHistory
+from influencer_stats.domain.models import CollectionId, StatsPoint, StoreUnavailable
+from influencer_stats.domain.validation import InvalidInput
+from influencer_stats.http.pagination import DEFAULT_LIMIT, MAX_LIMIT
+
+#: The latest time RFC 3339 can write (the end of year 9999): ``until``'s default.
+END_OF_TIME = 253_402_300_800.0
+STEP_PATTERN = "^[1-9][0-9]{0,5}[smhd]$"
+HISTORY_CURSOR_PATTERN = "^[0-9]{1,15}$"
+_RFC3339 = re.compile(
+    r"([0-9]{4}-[0-9]{2}-[0-9]{2})[Tt]([0-9]{2}:[0-9]{2}):([0-9]{2})(\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})"
+)
+_STEP = re.compile(STEP_PATTERN.strip("^$"))
+_CURSOR = re.compile(HISTORY_CURSOR_PATTERN.strip("^$"))
+_LIMIT = re.compile("[0-9]{1,7}")
+_UNITS = {"s": 1, "m": 60, "h": 3_600, "d": 86_400}
+#: Points read from the history per call, and calls per request at most (bounded work).
+_CHUNK, _READS = 1_000, 100
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryRequest:
+    """Points with ``since <= at < until``, one per ``step`` seconds (None: every one), ``limit`` a page."""
+
+    since: float = 0.0
+    until: float = END_OF_TIME
+    step: int | None = None
+    limit: int = DEFAULT_LIMIT
+
+
+def parse_time(name: str, raw: str) -> Result[float, InvalidInput]:
+    """An RFC 3339 time as Unix seconds (a leap second read as the second before it)."""
+    match = _RFC3339.fullmatch(raw)
+    if match is not None:
+        day, hours_minutes, seconds, fraction, offset = match.groups()
+        offset = "+00:00" if offset in ("Z", "z") else offset
+        try:
+            moment = datetime.fromisoformat(f"{day}T{hours_minutes}:{min(int(seconds), 59):02d}{offset}")
+            return Success(moment.timestamp() + float(fraction or 0))
+        except ValueError:
+            pass
+    return Failure(InvalidInput(name, _clip(raw), "must be an RFC 3339 time, e.g. 2026-12-04T12:00:00Z"))
+
+
+def parse_history_request(query: str) -> Result[HistoryRequest, InvalidInput]:
+    """``since``, ``until``, ``step``, ``limit`` and ``cursor`` (which overrides ``since``)."""
+    given: dict[str, str] = {}
+    for name, value in parse_qsl(query, keep_blank_values=True):
+        if name in ("since", "until", "step", "limit", "cursor"):
+            if name in given:
+                return Failure(InvalidInput(name, _clip(value), "must be given at most once"))
+            given[name] = value
+    times = {"since": 0.0, "until": END_OF_TIME}
+    for name in times:
+        if name in given:
+            parsed = parse_time(name, given[name])
+            if not isinstance(parsed, Success):
+                return Failure(parsed.failure())
+            times[name] = parsed.unwrap()
+    step = None
+    if "step" in given:
+        raw = given["step"]
+        if not _STEP.fullmatch(raw):
+            return Failure(
+                InvalidInput("step", _clip(raw), "must be a whole number of s, m, h or d, e.g. 1h")
+            )
+        step = int(raw[:-1]) * _UNITS[raw[-1]]
+    limit = DEFAULT_LIMIT
+    if "limit" in given:
+        raw = given["limit"]
+        if not _LIMIT.fullmatch(raw) or not 1 <= int(raw) <= MAX_LIMIT:
+            return Failure(InvalidInput("limit", _clip(raw), f"must be an integer from 1 to {MAX_LIMIT}"))
+        limit = int(raw)
+    if "cursor" in given:
+        raw = given["cursor"]
+        if not _CURSOR.fullmatch(raw):
+            return Failure(InvalidInput("cursor", _clip(raw), "must be a page's next, unchanged"))
+        times["since"] = int(raw) / 1000
+    return Success(HistoryRequest(times["since"], times["until"], step, limit))
+
+
+async def history_page(
+    history: StatsHistory, collection_id: CollectionId, request: HistoryRequest
+) -> Result[dict[str, object], StoreUnavailable]:
+    """The page's body: at most ``limit`` points (one per step), and ``next`` when more follow."""
+    kept: list[StatsPoint] = []
+    buckets: list[float] = []  # each kept point's step start (its own time without a step)
+    start = request.since
+    for _ in range(_READS):
+        read = await history.points(collection_id, start, request.until, _CHUNK)
+        if not isinstance(read, Success):
+            return Failure(read.failure())
+        points = read.unwrap()
+        for point in points:
+            bucket = point.at if request.step is None else point.at // request.step * request.step
+            if kept and request.step is not None and bucket == buckets[-1]:
+                if not (point.gap and not kept[-1].gap):  # later wins, a gap never over figures
+                    kept[-1] = point
+                continue
+            if len(kept) == request.limit:
+                return Success(_page(kept, math.floor(bucket * 1000)))
+            kept.append(point)
+            buckets.append(bucket)
+        if len(points) < _CHUNK:
+            return Success(_page(kept, None))
+        start = math.nextafter(points[-1].at, math.inf)
+    return Success(_page(kept, math.ceil(start * 1000)))
+
+
+async def growth_body(
+    history: StatsHistory, collection_id: CollectionId, since: float
+) -> Result[dict[str, object] | None, StoreUnavailable]:
+    """The change of each figure from the first snapshot at or after ``since`` that is not a gap
+    to the last one; None when there is none."""
+    first: StatsPoint | None = None
+    last: StatsPoint | None = None
+    start = since
+    for _ in range(_READS):
+        read = await history.points(collection_id, start, END_OF_TIME, _CHUNK)
+        if not isinstance(read, Success):
+            return Failure(read.failure())
+        points = read.unwrap()
+        for point in points:
+            if not point.gap:
+                first = first or point
+                last = point
+        if len(points) < _CHUNK:
+            break
+        start = math.nextafter(points[-1].at, math.inf)
+    if first is None or last is None:
+        return Success(None)
+    change = {}
+    for figure in ("impressions", "engagements", "score", "videos"):
+        before, after = getattr(first, figure), getattr(last, figure)
+        change[figure] = {
+            "absolute": after - before,
+            "relative": None if before == 0 else (after - before) / before,
+        }
+    return Success(
+        {"since": rfc3339(since), "from": point_body(first), "to": point_body(last), "change": change}
+    )
+
+
+def point_body(point: StatsPoint) -> dict[str, object]:
+    return {
+        "at": rfc3339(point.at),
+        "impressions": point.impressions,
+        "engagements": point.engagements,
+        "score": point.score,
+        "videos": point.videos,
+        "missing": point.missing,
+        "gap": point.gap,
+    }
+
+
+def rfc3339(seconds: float) -> str:
+    """Unix seconds as RFC 3339 in UTC, to the millisecond."""
+    return (
+        datetime.fromtimestamp(math.floor(seconds * 1000) / 1000, UTC)
+        .isoformat(timespec="milliseconds")
+        .replace("+00:00", "Z")
+    )
+
+
+def _page(points: list[StatsPoint], next_ms: int | None) -> dict[str, object]:
+    body: dict[str, object] = {"points": [point_body(p) for p in points]}
+    if next_ms is not None:
+        body["next"] = str(next_ms)
+    return body
+
+
+def _clip(value: str, limit: int = 100) -> str:
+    return value if len(value) <= limit else value[:limit] + "…"

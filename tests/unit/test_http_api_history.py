@@ -1,0 +1,128 @@
+"""The history routes through ``HttpApi``, over a history in memory: pages, steps, growth, errors.
+
+``tests/integration/test_history.py`` proves every server answers them the same, with real
+snapshots, a restart and two processes on one Redis.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from influencer_stats.domain.models import CollectionId, StatsPoint
+from influencer_stats.http.problems import Reply
+from tests.unit.http_api_support import Service, assert_problem, service
+from tests.unit.http_api_support import document as _document
+
+DAY = 86_400.0
+MIDNIGHT = 1_764_806_400.0  # 2025-12-04T00:00:00Z
+ONE = CollectionId("one")
+
+
+def _body(reply: Reply) -> Any:
+    """The JSON body, to index into freely."""
+    return _document(reply)
+
+
+async def _with_points(*points: StatsPoint) -> Service:
+    api = service()
+    await api.put("one", {"videos": []})
+    for point in points:
+        await api.history.record(ONE, point)
+    return api
+
+
+def _point(hours: float, n: int, *, gap: bool = False) -> StatsPoint:
+    if gap:
+        return StatsPoint(MIDNIGHT + hours * 3_600, 0, 0, 0, 0, 0, gap=True)
+    return StatsPoint(MIDNIGHT + hours * 3_600, impressions=n, engagements=n, score=n, videos=1, missing=0)
+
+
+async def test_points_come_oldest_first_a_page_at_a_time_until_no_next() -> None:
+    api = await _with_points(*(_point(h, h) for h in range(5)))
+
+    first = _body(await api.get("/collections/one/history?limit=2"))
+    second = _body(await api.get(f"/collections/one/history?limit=2&cursor={first['next']}"))
+    third = _body(await api.get(f"/collections/one/history?limit=2&cursor={second['next']}"))
+
+    assert [p["impressions"] for p in first["points"]] == [0, 1]
+    assert [p["impressions"] for p in second["points"]] == [2, 3]
+    assert third == {
+        "points": [
+            {
+                "at": "2025-12-04T04:00:00.000Z",
+                "impressions": 4,
+                "engagements": 4,
+                "score": 4,
+                "videos": 1,
+                "missing": 0,
+                "gap": False,
+            }
+        ]
+    }
+
+
+async def test_since_and_until_bound_the_points_and_a_step_keeps_each_steps_last_figures() -> None:
+    api = await _with_points(
+        _point(1, 1), _point(2, 2), _point(3, 0, gap=True), _point(25, 25), _point(49, 49)
+    )
+
+    ranged = _body(
+        await api.get("/collections/one/history?since=2025-12-04T02:00:00Z&until=2025-12-06T01:00:00%2B00:00")
+    )
+    daily = _body(await api.get("/collections/one/history?step=1d&limit=2"))
+
+    assert [p["impressions"] for p in ranged["points"]] == [2, 0, 25]
+    assert [p["impressions"] for p in daily["points"]] == [2, 25]  # a gap never over figures
+    assert daily["next"] == str(round((MIDNIGHT + 2 * DAY) * 1000))
+
+
+async def test_growth_compares_the_first_snapshot_since_with_the_last() -> None:
+    api = await _with_points(_point(0, 100), _point(1, 150), _point(2, 0, gap=True), _point(3, 300))
+
+    growth = _body(await api.get("/collections/one/growth?since=2025-12-04T00:30:00Z"))
+
+    assert growth["since"] == "2025-12-04T00:30:00.000Z"
+    assert growth["from"]["impressions"] == 150
+    assert growth["to"]["impressions"] == 300
+    assert growth["change"]["impressions"] == {"absolute": 150, "relative": 1.0}
+
+
+async def test_growth_without_a_snapshot_since_then_is_a_404_problem() -> None:
+    api = await _with_points(_point(0, 100))
+
+    reply = await api.get("/collections/one/growth?since=2025-12-05T00:00:00Z")
+
+    assert str(assert_problem(reply, 404)["type"]).endswith("no-snapshots")
+
+
+async def test_bad_queries_are_422_problems_naming_the_parameter() -> None:
+    api = await _with_points()
+
+    for query, field in [
+        ("history?since=yesterday", "since"),
+        ("history?until=2025-12-04", "until"),
+        ("history?step=1w", "step"),
+        ("history?limit=0", "limit"),
+        ("history?cursor=abc", "cursor"),
+        ("history?step=1h&step=1d", "step"),
+        ("growth", "since"),
+        ("growth?since=2025-13-01T00:00:00Z", "since"),
+    ]:
+        problem = assert_problem(await api.get(f"/collections/one/{query}"), 422)
+        assert problem["field"] == field, query
+
+
+async def test_an_unknown_collection_has_no_history_but_a_404() -> None:
+    api = service()
+
+    assert_problem(await api.get("/collections/nobody/history"), 404)
+    assert_problem(await api.get("/collections/nobody/growth?since=2025-12-04T00:00:00Z"), 404)
+
+
+async def test_deleting_a_collection_deletes_its_history() -> None:
+    api = await _with_points(_point(0, 1))
+
+    assert (await api.request("DELETE", "/collections/one")).status == 204
+    await api.put("one", {"videos": []})
+
+    assert _body(await api.get("/collections/one/history")) == {"points": []}
