@@ -20,8 +20,15 @@ from influencer_stats.domain.validation import InvalidInput, parse_collection_bo
 from influencer_stats.http import docs, problems
 from influencer_stats.http.api import HttpApi, Incoming
 from influencer_stats.http.body import json_nests_deeper
-from influencer_stats.http.history_query import growth_body, history_page, parse_history_request, parse_time
-from influencer_stats.http.pagination import page_body, parse_page_request
+from influencer_stats.http.history_chart import chart_reply
+from influencer_stats.http.history_query import (
+    growth_body,
+    history_body,
+    history_page,
+    parse_history_request,
+    parse_time,
+)
+from influencer_stats.http.pagination import MAX_LIMIT, page_body, parse_page_request
 from influencer_stats.http.problems import JSON, Reply
 from influencer_stats.http.stats_reply import stats_reply
 
@@ -190,7 +197,21 @@ async def collection_history(api: HttpApi, incoming: Incoming) -> Reply:
     page = await history_page(api.history, known, request.unwrap())
     if not isinstance(page, Success):
         return problems.for_error(page.failure())
-    return Reply(200, orjson.dumps(page.unwrap()))
+    return Reply(200, orjson.dumps(history_body(*page.unwrap())))
+
+
+async def collection_history_chart(api: HttpApi, incoming: Incoming) -> Reply:
+    """The same points as an SVG chart (``history_chart``): 1,000 unless ``limit`` says fewer."""
+    known = await _known(api, incoming)
+    if isinstance(known, Reply):
+        return known
+    request = parse_history_request(incoming.query, limit=MAX_LIMIT)
+    if not isinstance(request, Success):
+        return problems.invalid_input(request.failure())
+    page = await history_page(api.history, known, request.unwrap())
+    if not isinstance(page, Success):
+        return problems.for_error(page.failure())
+    return chart_reply(known, page.unwrap()[0])
 
 
 async def collection_growth(api: HttpApi, incoming: Incoming) -> Reply:

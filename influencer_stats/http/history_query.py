@@ -61,8 +61,9 @@ def parse_time(name: str, raw: str) -> Result[float, InvalidInput]:
     return Failure(InvalidInput(name, _clip(raw), "must be an RFC 3339 time, e.g. 2026-12-04T12:00:00Z"))
 
 
-def parse_history_request(query: str) -> Result[HistoryRequest, InvalidInput]:
-    """``since``, ``until``, ``step``, ``limit`` and ``cursor`` (which overrides ``since``)."""
+def parse_history_request(query: str, *, limit: int = DEFAULT_LIMIT) -> Result[HistoryRequest, InvalidInput]:
+    """``since``, ``until``, ``step``, ``limit`` (``limit`` when not given) and ``cursor`` (which
+    overrides ``since``)."""
     given: dict[str, str] = {}
     for name, value in parse_qsl(query, keep_blank_values=True):
         if name in ("since", "until", "step", "limit", "cursor"):
@@ -84,7 +85,6 @@ def parse_history_request(query: str) -> Result[HistoryRequest, InvalidInput]:
                 InvalidInput("step", _clip(raw), "must be a whole number of s, m, h or d, e.g. 1h")
             )
         step = int(raw[:-1]) * _UNITS[raw[-1]]
-    limit = DEFAULT_LIMIT
     if "limit" in given:
         raw = given["limit"]
         if not _LIMIT.fullmatch(raw) or not 1 <= int(raw) <= MAX_LIMIT:
@@ -100,8 +100,9 @@ def parse_history_request(query: str) -> Result[HistoryRequest, InvalidInput]:
 
 async def history_page(
     history: StatsHistory, collection_id: CollectionId, request: HistoryRequest
-) -> Result[dict[str, object], StoreUnavailable]:
-    """The page's body: at most ``limit`` points (one per step), and ``next`` when more follow."""
+) -> Result[tuple[list[StatsPoint], int | None], StoreUnavailable]:
+    """A page: at most ``limit`` points (one per step), and where the next page starts (ms) when
+    more follow (``history_body`` renders it)."""
     kept: list[StatsPoint] = []
     buckets: list[float] = []  # each kept point's step start (its own time without a step)
     start = request.since
@@ -117,13 +118,13 @@ async def history_page(
                     kept[-1] = point
                 continue
             if len(kept) == request.limit:
-                return Success(_page(kept, math.floor(bucket * 1000)))
+                return Success((kept, math.floor(bucket * 1000)))
             kept.append(point)
             buckets.append(bucket)
         if len(points) < _CHUNK:
-            return Success(_page(kept, None))
+            return Success((kept, None))
         start = math.nextafter(points[-1].at, math.inf)
-    return Success(_page(kept, math.ceil(start * 1000)))
+    return Success((kept, math.ceil(start * 1000)))
 
 
 async def growth_body(
@@ -181,7 +182,8 @@ def rfc3339(seconds: float) -> str:
     )
 
 
-def _page(points: list[StatsPoint], next_ms: int | None) -> dict[str, object]:
+def history_body(points: list[StatsPoint], next_ms: int | None) -> dict[str, object]:
+    """The page as ``/history`` answers it."""
     body: dict[str, object] = {"points": [point_body(p) for p in points]}
     if next_ms is not None:
         body["next"] = str(next_ms)

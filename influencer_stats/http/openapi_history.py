@@ -7,10 +7,16 @@ from typing import Any
 from influencer_stats.domain.validation import InvalidInput
 from influencer_stats.http import problems
 from influencer_stats.http.history_query import HISTORY_CURSOR_PATTERN, STEP_PATTERN, parse_history_request
-from influencer_stats.http.openapi_parts import STORE_DOWN, json_response, operation, problem_response
+from influencer_stats.http.openapi_parts import (
+    REQUEST_ID,
+    STORE_DOWN,
+    json_response,
+    operation,
+    problem_response,
+)
 from influencer_stats.http.pagination import DEFAULT_LIMIT, MAX_LIMIT
 from influencer_stats.http.problems import Reply
-from influencer_stats.http.routes import GROWTH, HISTORY
+from influencer_stats.http.routes import GROWTH, HISTORY, HISTORY_CHART
 
 _TIME = {"type": "string", "format": "date-time"}
 _POINT = {
@@ -99,55 +105,79 @@ def _time_parameter(name: str, description: str, *, required: bool = False) -> d
     }
 
 
+def _range_parameters() -> list[dict[str, Any]]:
+    return [
+        _time_parameter("since", "the first time wanted; without it, the oldest snapshot"),
+        _time_parameter("until", "the first time not wanted; without it, the latest"),
+        {
+            "name": "step",
+            "in": "query",
+            "required": False,
+            "description": "one snapshot per step (its last that is not a gap): s, m, h or d",
+            "schema": {"type": "string", "pattern": STEP_PATTERN},
+            "example": "1d",
+        },
+    ]
+
+
+def _limit(default: int) -> dict[str, Any]:
+    return {
+        "name": "limit",
+        "in": "query",
+        "required": False,
+        "description": f"snapshots at most, up to {MAX_LIMIT}",
+        "schema": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": default},
+        "example": 2,
+    }
+
+
+_CURSOR = {
+    "name": "cursor",
+    "in": "query",
+    "required": False,
+    "description": "the previous page's next (opaque); it replaces since",
+    "schema": {"type": "string", "pattern": HISTORY_CURSOR_PATTERN},
+    "example": "1764936000000",
+}
+_BAD_QUERY = problem_response(
+    "a bad id, a time that is not RFC 3339, a bad step, limit or cursor, or one repeated",
+    problems.invalid_input(parse_history_request("step=1w").failure()),
+)
+
+
 def operations(collection_id: dict[str, Any], not_found: tuple[Reply, ...]) -> dict[str, Any]:
     """The two routes' path items, given the collection id parameter and the not-found replies."""
     return {
         HISTORY: {
-            "parameters": [
-                collection_id,
-                _time_parameter("since", "the first time wanted; without it, the oldest snapshot"),
-                _time_parameter("until", "the first time not wanted; without it, the latest"),
-                {
-                    "name": "step",
-                    "in": "query",
-                    "required": False,
-                    "description": "one snapshot per step (its last that is not a gap): s, m, h or d",
-                    "schema": {"type": "string", "pattern": STEP_PATTERN},
-                    "example": "1d",
-                },
-                {
-                    "name": "limit",
-                    "in": "query",
-                    "required": False,
-                    "description": f"snapshots per page, at most {MAX_LIMIT}",
-                    "schema": {
-                        "type": "integer",
-                        "minimum": 1,
-                        "maximum": MAX_LIMIT,
-                        "default": DEFAULT_LIMIT,
-                    },
-                    "example": 2,
-                },
-                {
-                    "name": "cursor",
-                    "in": "query",
-                    "required": False,
-                    "description": "the previous page's next (opaque); it replaces since",
-                    "schema": {"type": "string", "pattern": HISTORY_CURSOR_PATTERN},
-                    "example": "1764936000000",
-                },
-            ],
+            "parameters": [collection_id, *_range_parameters(), _limit(DEFAULT_LIMIT), _CURSOR],
             "get": operation(
                 "getCollectionHistory",
                 "stats",
                 "A collection's stats over time, a page at a time",
+                description="The same points as a chart: `GET /collections/{id}/history.svg` (e.g. "
+                "[the example collection's](/collections/summer-campaign-2024/history.svg)).",
                 responses={
                     "200": json_response("History", "snapshots, oldest first", {"points": [_POINT, _LATER]}),
                     "404": problem_response("no such collection", *not_found),
-                    "422": problem_response(
-                        "a bad id, a time that is not RFC 3339, a bad step, limit or cursor, or one repeated",
-                        problems.invalid_input(parse_history_request("step=1w").failure()),
-                    ),
+                    "422": _BAD_QUERY,
+                    "503": STORE_DOWN,
+                },
+            ),
+        },
+        HISTORY_CHART: {
+            "parameters": [collection_id, *_range_parameters(), _limit(MAX_LIMIT)],
+            "get": operation(
+                "getCollectionHistoryChart",
+                "stats",
+                "A collection's stats over time as a chart (SVG, no script)",
+                responses={
+                    "200": {
+                        "description": "impressions and engagements over time; gaps marked in red",
+                        "headers": {"X-Request-ID": REQUEST_ID},
+                        "content": {"image/svg+xml": {"schema": {"type": "string"}}},
+                    },
+                    "404": problem_response("no such collection", *not_found),
+                    "422": _BAD_QUERY,
                     "503": STORE_DOWN,
                 },
             ),

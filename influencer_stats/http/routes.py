@@ -26,6 +26,7 @@ COLLECTION = "/collections/{id}"
 STATS = "/collections/{id}/stats"
 HISTORY = "/collections/{id}/history"
 GROWTH = "/collections/{id}/growth"
+HISTORY_CHART = "/collections/{id}/history.svg"
 DOCS = docs.DOCS_PATH
 #: One route per allow-listed file of the docs page: no other name under the prefix matches.
 DOCS_ASSETS = tuple(docs.ASSET_PREFIX + name for name in docs.ASSETS)
@@ -48,6 +49,7 @@ ROUTES = RouteTable(
     route(STATS, GET=handlers.collection_stats),
     route(HISTORY, GET=handlers.collection_history),
     route(GROWTH, GET=handlers.collection_growth),
+    route(HISTORY_CHART, GET=handlers.collection_history_chart),
     route(DOCS, GET=handlers.docs_page),
     *(route(template, GET=handlers.docs_asset) for template in DOCS_ASSETS),
 )

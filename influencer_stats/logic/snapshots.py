@@ -66,10 +66,12 @@ class Snapshotter:
         self._concurrency = concurrency
 
     async def run(self) -> None:
+        slot = math.floor(self._clock() / self._interval_s)
         while True:
-            slot = math.floor(self._clock() / self._interval_s)
             await self.take(slot)
-            await self._sleep(max(0.0, (slot + 1) * self._interval_s - self._clock()))
+            # Each interval once: a sleep that ends early retakes none, a pass that overran skips ahead.
+            slot = max(slot + 1, math.floor(self._clock() / self._interval_s))
+            await self._sleep(max(0.0, slot * self._interval_s - self._clock()))
 
     async def take(self, slot: int) -> Pass:
         """One pass: the snapshot of interval ``slot`` of every collection this process claims."""

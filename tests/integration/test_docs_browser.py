@@ -11,17 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
 import os
-import shutil
-import signal
-import struct
-import subprocess
-import tempfile
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -30,14 +22,12 @@ import orjson
 import pytest
 
 from influencer_stats.http.docs import ASSETS
+from tests.browser import COMMAND_TIMEOUT_S, HEIGHT, WIDTH, DevTools, chromium, png_size, running_chromium
 from tests.raw_http import raw_request, request_bytes
-from tests.support import ROOT, SERVERS, RunningService, stop
+from tests.support import ROOT, SERVERS, RunningService
 
 SCREENSHOT = ROOT / "docs" / "api-docs.png"
-WIDTH, HEIGHT = 1280, 900
-#: Bounds: the browser's start, one DevTools command, the page showing every operation.
-START_TIMEOUT_S = 20.0
-COMMAND_TIMEOUT_S = 10.0
+#: Bound: the page showing every operation.
 RENDER_TIMEOUT_S = 20.0
 
 #: Each operation Swagger UI shows: its method, path and operationId (deep links give each
@@ -66,131 +56,6 @@ _TRY_HEALTH = """(async () => {
 })()"""
 _ERRORS_ON_PAGE = """Array.from(document.querySelectorAll(".errors-wrapper, .loading-container .errors"))
   .map(e => e.textContent).join(" | ")"""
-
-
-def _chromium() -> str:
-    """The browser; without it a loud failure under CI=true (a skipped test checks nothing), else a skip."""
-    path = shutil.which("chromium")
-    if path is not None:
-        return path
-    message = "chromium is not on PATH: run scripts/browser-up.sh"
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(message)
-    pytest.skip(message)
-
-
-@contextlib.contextmanager
-def running_chromium(executable: str) -> Iterator[str]:
-    """Headless Chromium with a throwaway profile; yields its DevTools websocket URL.
-
-    The browser leads its own process group: it is stopped by its PID (SIGTERM, then
-    SIGKILL) and any helper process left in that group is killed with it.
-    """
-    with tempfile.TemporaryDirectory(prefix="docs-browser-", ignore_cleanup_errors=True) as tmp:
-        profile, log_path = Path(tmp) / "profile", Path(tmp) / "chromium.log"
-        argv = [
-            executable,
-            "--headless=new",
-            *(["--no-sandbox"] if os.geteuid() == 0 else []),
-            "--remote-debugging-address=127.0.0.1",
-            "--remote-debugging-port=0",
-            f"--user-data-dir={profile}",
-            f"--window-size={WIDTH},{HEIGHT}",
-            # Nothing leaves the machine: the page's requests elsewhere hit a dead proxy
-            # (loopback bypasses proxies), and the browser's own background traffic is off.
-            "--proxy-server=http://127.0.0.1:9",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-default-apps",
-            "--disable-domain-reliability",
-            "--disable-sync",
-            "--disable-extensions",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--no-first-run",
-            "--no-default-browser-check",
-            "--no-pings",
-            "--hide-scrollbars",
-            "--mute-audio",
-            "about:blank",
-        ]
-        with log_path.open("wb") as log:
-            process = subprocess.Popen(
-                argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-            )
-        try:
-            yield _devtools_url(profile, process, log_path)
-        finally:
-            stop(process)
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(process.pid, signal.SIGKILL)  # the group it leads: renderer, GPU, zygote
-
-
-def _devtools_url(profile: Path, process: subprocess.Popen[bytes], log_path: Path) -> str:
-    """Chromium writes the port it chose, and the browser target's path, to DevToolsActivePort."""
-    active = profile / "DevToolsActivePort"
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            break
-        lines = active.read_text().split("\n") if active.exists() else []
-        if len(lines) >= 2 and lines[0].isdigit() and lines[1].startswith("/devtools/"):
-            return f"ws://127.0.0.1:{lines[0]}{lines[1]}"
-        time.sleep(0.05)
-    output = log_path.read_text(errors="replace")[-3000:]
-    raise RuntimeError(
-        f"chromium gave no DevTools port within {START_TIMEOUT_S}s (exit {process.poll()}):\n{output}"
-    )
-
-
-class DevToolsError(Exception):
-    """A DevTools command answered with an error."""
-
-
-class DevTools:
-    """A minimal Chrome DevTools Protocol client: commands matched by id, events kept in order."""
-
-    def __init__(self, ws: aiohttp.ClientWebSocketResponse) -> None:
-        self._ws = ws
-        self._next_id = 0
-        self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
-        self.events: list[dict[str, Any]] = []
-        self._reader = asyncio.create_task(self._read())
-
-    async def call(self, method: str, session: str | None = None, **params: Any) -> dict[str, Any]:
-        self._next_id += 1
-        answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._pending[self._next_id] = answer
-        message: dict[str, Any] = {"id": self._next_id, "method": method, "params": params}
-        if session is not None:
-            message["sessionId"] = session
-        await self._ws.send_str(orjson.dumps(message).decode())
-        async with asyncio.timeout(COMMAND_TIMEOUT_S):
-            return await answer
-
-    async def close(self) -> None:
-        self._reader.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._reader
-
-    async def _read(self) -> None:
-        async for message in self._ws:
-            if message.type != aiohttp.WSMsgType.TEXT:
-                break
-            data = orjson.loads(message.data)
-            if "id" not in data:
-                self.events.append(data)
-                continue
-            answer = self._pending.pop(data["id"], None)
-            if answer is None or answer.done():
-                continue
-            if "error" in data:
-                answer.set_exception(DevToolsError(f"{data['error']}"))
-            else:
-                answer.set_result(data.get("result", {}))
-        for answer in self._pending.values():
-            if not answer.done():
-                answer.set_exception(DevToolsError("the DevTools connection closed"))
 
 
 @dataclass
@@ -285,16 +150,10 @@ async def render(devtools_url: str, page_url: str, expected: int) -> Render:
             await devtools.close()
 
 
-def _png_size(png: bytes) -> tuple[int, int]:
-    assert png.startswith(b"\x89PNG\r\n\x1a\n")
-    width, height = struct.unpack(">II", png[16:24])
-    return width, height
-
-
 def test_the_docs_page_lists_every_operation_in_a_real_browser_without_an_error(
     service: RunningService, request: pytest.FixtureRequest
 ) -> None:
-    chromium = _chromium()
+    browser = chromium()
     spec = httpx.get(f"{service.url}/openapi.json", timeout=10).json()
     expected = sorted(
         (method.upper(), path, operation["operationId"])
@@ -303,13 +162,13 @@ def test_the_docs_page_lists_every_operation_in_a_real_browser_without_an_error(
         if method != "parameters"
     )
 
-    with running_chromium(chromium) as devtools_url:
+    with running_chromium(browser) as devtools_url:
         shown = asyncio.run(render(devtools_url, f"{service.url}/docs", len(expected)))
 
     assert shown.problems() == []
     assert shown.page_errors == ""
     assert sorted((o["method"].upper(), o["path"], o["operationId"]) for o in shown.operations) == expected
-    assert _png_size(shown.screenshot) == (WIDTH, HEIGHT)
+    assert png_size(shown.screenshot) == (WIDTH, HEIGHT)
     assert shown.tried == {"status": "200", "url": f"{service.url}/healthz"}  # same origin, servers "/"
     if os.environ.get("UPDATE_SCREENSHOT") == "1" and request.node.callspec.params["service"] == SERVERS[0]:
         SCREENSHOT.parent.mkdir(exist_ok=True)

@@ -126,3 +126,18 @@ async def test_deleting_a_collection_deletes_its_history() -> None:
     await api.put("one", {"videos": []})
 
     assert _body(await api.get("/collections/one/history")) == {"points": []}
+
+
+async def test_the_chart_is_an_svg_with_both_series_and_a_tick_per_gap() -> None:
+    api = await _with_points(_point(0, 1), _point(1, 0, gap=True), _point(2, 4))
+
+    reply = await api.get("/collections/one/history.svg?step=1h")
+    empty = await (await _with_points()).get("/collections/one/history.svg")
+
+    assert (reply.status, reply.content_type) == (200, "image/svg+xml")
+    svg = reply.body.decode()
+    assert svg.startswith("<svg ") and "<script" not in svg
+    assert svg.count('class="series ') == 2 and svg.count('class="gap"') == 1
+    assert "no snapshots in this range yet" in empty.body.decode()
+    assert_problem(await api.get("/collections/nobody/history.svg"), 404)
+    assert_problem(await api.get("/collections/one/history.svg?limit=5000"), 422)
