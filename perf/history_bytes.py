@@ -1,0 +1,523 @@
+"""What the stats history holds per collection once its retention has settled (issue 25), on each
+interpreter: in process memory, the SQLite database, Redis.
+
+Each interpreter is built directly with the default retention (30 raw days, 400 kept days) and
+fed hourly snapshots of simulated collections (figures the size of a real one: impressions
+around 10^7, one gap in about 200 hours) from a fixed start, for ``--days`` days (401 by default:
+past the 400 kept days, so the history is at its steady state, about 30 * 24 raw points and 370
+daily ones). Two feeds, each on fresh storage:
+
+- ``every hour``: ``--hourly-collections`` collections get every hourly snapshot of the span
+  through ``record``, as the snapshotter would (the churn: 23 of each day's 24 points deleted
+  once they are 30 days old).
+- ``settled``: ``--collections`` collections get, for each day the retention had already reduced
+  to one point by the end, only that day's surviving point (its last that is not a gap), then
+  every hour of the remaining days. A day older than the raw period is reduced to that point
+  while all its points are kept, and the point is dropped once older than the kept days, so the
+  end state is the same: checked here, collection by collection, against the ``every hour``
+  feed, and each count against a count computed independently.
+
+Each collection is also claimed once (the snapshotter's ``claim``), for the last hour. Then:
+memory, the bytes tracemalloc saw allocated and still held (a deep size of the history as a
+cross-check); SQLite, the file's size after ``PRAGMA wal_checkpoint(TRUNCATE)`` (writes use
+``synchronous=OFF`` here, which changes how long a write takes, not what the file holds);
+Redis, ``MEMORY USAGE … SAMPLES 0`` of each history and claim key, summed (the
+``used_memory_dataset`` delta as a cross-check), on a redis-server started here (loopback,
+``--save '' --appendonly no``) and stopped by its PID::
+
+    python perf/history_bytes.py --collections 200 --out /tmp/history-bytes
+
+Every loop is bounded by ``--days`` and the number of collections.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import functools
+import gc
+import shutil
+import sqlite3
+import sys
+import tempfile
+import time
+import tracemalloc
+from collections.abc import Awaitable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+if __package__ in (None, ""):  # `python perf/history_bytes.py`: make `perf` importable as a package
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import redis.asyncio as aioredis
+from returns.result import Result, Success
+
+from influencer_stats.algebras.history import DAY_S
+from influencer_stats.domain.models import CollectionId, StatsPoint, StoreUnavailable
+from influencer_stats.interpreters.history.memory import MemoryStatsHistory
+from influencer_stats.interpreters.history.redis import RedisStatsHistory
+from influencer_stats.interpreters.history.retention import Retention
+from influencer_stats.interpreters.history.sqlite import SqliteStatsHistory
+from influencer_stats.interpreters.redis_keys import RedisKeys, as_text
+from influencer_stats.interpreters.sqlite_database import SqliteDatabase
+from perf.procs import HOST, LabError, free_port, running
+from perf.redis_server import answers
+
+HOUR_S = 3600.0
+#: 2026-01-01 00:00 UTC: the first snapshot's hour.
+START = 1_767_225_600.0
+#: The most points a history may hold here (read back in one page): far above 30 * 24 + 400.
+MAX_POINTS = 10_000
+#: Records in flight at once (a batch of one hour's snapshots is gathered under this bound).
+CONCURRENCY = 32
+#: What the service asks for 10,000 collections (issue 25).
+TARGET_COLLECTIONS = 10_000
+
+
+class History(Protocol):
+    """What is used here of ``StatsHistory``."""
+
+    async def record(
+        self, collection_id: CollectionId, point: StatsPoint
+    ) -> Result[None, StoreUnavailable]: ...
+
+    async def points(
+        self, collection_id: CollectionId, since: float, until: float, limit: int
+    ) -> Result[tuple[StatsPoint, ...], StoreUnavailable]: ...
+
+    async def claim(self, collection_id: CollectionId, slot: int) -> Result[bool, StoreUnavailable]: ...
+
+
+# --- The simulated collections ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    days: int
+    retention: Retention
+
+    @property
+    def hours(self) -> int:
+        return self.days * 24
+
+
+def collection_id(index: int) -> CollectionId:
+    """A UUID-shaped id, as the service's are."""
+    return CollectionId(f"{index:08x}-5b0a-4b53-9d0c-6b7f2c1a9e01")
+
+
+def is_gap(index: int, hour: int) -> bool:
+    """About one hour in 211 the snapshot could not be taken."""
+    return (hour * 31 + index * 17) % 211 == 0
+
+
+def point(index: int, hour: int) -> StatsPoint:
+    """Collection ``index``'s snapshot of ``hour``: taken some seconds into the hour (a pass
+    over every collection takes a while), dated to the microsecond like ``time.time()``."""
+    at = START + hour * HOUR_S + 1.5 + (index % 97) * 0.731 + (hour % 13) * 0.000_137
+    if is_gap(index, hour):
+        return StatsPoint(at, 0, 0, 0, 0, 0, gap=True)
+    impressions = (
+        10_000_000 * (1 + index % 9) + hour * (3_000 + 1_000 * (index % 13)) + (hour * 7_919) % 4_001
+    )
+    engagements = impressions * (20 + index % 30) // 1_000
+    likes = impressions // (25 + index % 11)
+    return StatsPoint(
+        at,
+        impressions,
+        engagements,
+        engagements + likes,
+        20 + index % 80,
+        1 if (hour + index) % 500 == 0 else 0,
+    )
+
+
+def survivor(index: int, day: int) -> int:
+    """The hour a settled ``day`` keeps: its last that is not a gap, else its last."""
+    for hour in range(day * 24 + 23, day * 24 - 1, -1):
+        if not is_gap(index, hour):
+            return hour
+    return day * 24 + 23
+
+
+def last_at(plan: Plan, index: int) -> float:
+    return point(index, plan.hours - 1).at
+
+
+def settled_before(plan: Plan, index: int) -> int:
+    """The first day (counted from ``START``) the retention has not yet reduced to one point at the end."""
+    raw_from = last_at(plan, index) - plan.retention.raw_s
+    return int(raw_from // DAY_S) - int(START // DAY_S)
+
+
+@functools.cache
+def expected_count(plan: Plan, index: int) -> int:
+    """How many points the retention keeps at the end, counted without it: every point of the
+    raw period, and of each older UTC day the point it was reduced to (its last that is not a
+    gap, else its last; chosen while every point of the day was still kept), unless that point
+    is older than ``keep_s``. (Not ``Retention.kept`` of every point at the end: where the keep
+    limit cuts a day after its last point that is not a gap, only a later gap of that day is
+    within it, and that gap went when the day was reduced.)"""
+    end = last_at(plan, index)
+    dropped_before, raw_from = end - plan.retention.keep_s, end - plan.retention.raw_s
+    reduced: dict[int, StatsPoint] = {}
+    raw = 0
+    for hour in range(plan.hours):
+        p = point(index, hour)
+        if p.at >= raw_from:
+            raw += 1
+            continue
+        day = int(p.at // DAY_S)
+        if day not in reduced or not p.gap or reduced[day].gap:
+            reduced[day] = p
+    return raw + sum(1 for p in reduced.values() if p.at >= dropped_before)
+
+
+async def feed(history: History, plan: Plan, collections: int, settled: bool) -> int:
+    """Record the feed's snapshots, hour by hour (each hour's in parallel, at most
+    ``CONCURRENCY`` at once); claim every collection for the last hour. The records made."""
+    gate = asyncio.Semaphore(CONCURRENCY)
+    failures: list[str] = []
+
+    async def one(call: Awaitable[Result[object, StoreUnavailable]]) -> None:
+        async with gate:  # the call starts only once awaited
+            outcome = await call
+        if not isinstance(outcome, Success):
+            failures.append(str(outcome.failure()))
+
+    boundary = [settled_before(plan, index) if settled else 0 for index in range(collections)]
+    records = 0
+    for hour in range(plan.hours):
+        day = hour // 24
+        if hour % 24 == 0:
+            kept_hour = [survivor(index, day) for index in range(collections)]
+        batch = [i for i in range(collections) if day >= boundary[i] or kept_hour[i] == hour]
+        if hour == plan.hours - 1:
+            slot = int(point(0, hour).at // HOUR_S)
+            await asyncio.gather(
+                *(one(history.claim(collection_id(index), slot)) for index in range(collections))
+            )
+        await asyncio.gather(
+            *(one(history.record(collection_id(index), point(index, hour))) for index in batch)
+        )
+        records += len(batch)
+        if failures:
+            raise LabError(f"{len(failures)} calls failed, the first: {failures[0]}")
+    return records
+
+
+# --- Measures ------------------------------------------------------------------------------
+
+
+@dataclass
+class Measure:
+    interpreter: str
+    feed: str
+    collections: int
+    records: int
+    seconds: float
+    total_bytes: int
+    measured_as: str
+    counts: list[int] = field(default_factory=list)
+    expected: list[int] = field(default_factory=list)
+    points: dict[int, tuple[StatsPoint, ...]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def per_collection(self) -> float:
+        return self.total_bytes / self.collections
+
+    @property
+    def per_point(self) -> float:
+        return self.total_bytes / max(1, sum(self.counts))
+
+
+async def read_back(history: History, plan: Plan, measure: Measure, keep: int) -> None:
+    """Each collection's points: their count, the expected count, and the first ``keep`` collections' points."""
+    for index in range(measure.collections):
+        got = await history.points(collection_id(index), 0.0, float("inf"), MAX_POINTS)
+        if not isinstance(got, Success):
+            raise LabError(f"{measure.interpreter}: points failed: {got.failure()}")
+        points = got.unwrap()
+        if len(points) >= MAX_POINTS:
+            raise LabError(f"{measure.interpreter}: {len(points)} points or more in one history")
+        measure.counts.append(len(points))
+        measure.expected.append(expected_count(plan, index))
+        if index < keep:
+            measure.points[index] = points
+
+
+def feed_sizes(options: argparse.Namespace) -> list[tuple[str, int]]:
+    sizes = [("every hour", options.hourly_collections), ("settled", options.collections)]
+    return [(name, n) for name, n in sizes if n > 0]
+
+
+async def measure_memory(plan: Plan, name: str, collections: int, keep: int) -> Measure:
+    gc.collect()
+    tracemalloc.start()
+    try:
+        gc.collect()
+        before = tracemalloc.get_traced_memory()[0]
+        history = MemoryStatsHistory(plan.retention, max_collections=collections + 1)
+        started = time.monotonic()
+        records = await feed(history, plan, collections, name == "settled")
+        seconds = time.monotonic() - started
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    measure = Measure("memory", name, collections, records, seconds, held, "tracemalloc: bytes still held")
+    measure.notes.append(
+        f"deep size of the history (sys.getsizeof, each object once): {deep_size(history):,} B"
+    )
+    await read_back(history, plan, measure, keep)
+    return measure
+
+
+def deep_size(history: MemoryStatsHistory) -> int:
+    """The history's dicts, lists, ids, points and their figures, each object once (the
+    interpreter's cached small ints and bools are shared by everything, so not counted)."""
+    seen: set[int] = set()
+    total = 0
+
+    def add(obj: object) -> None:
+        nonlocal total
+        if id(obj) in seen or obj is None or isinstance(obj, bool):
+            return
+        if isinstance(obj, int) and -5 <= obj <= 256:
+            return
+        seen.add(id(obj))
+        total += sys.getsizeof(obj)
+
+    points, claimed = history._points, history._claimed
+    for mapping in (points, claimed):
+        add(mapping)
+    for key, kept in points.items():
+        add(key)
+        add(kept)
+        for p in kept:
+            add(p)
+            for value in (p.at, p.impressions, p.engagements, p.score, p.videos, p.missing):
+                add(value)
+    for key, slot in claimed.items():
+        add(key)
+        add(slot)
+    return total
+
+
+async def measure_sqlite(plan: Plan, name: str, collections: int, keep: int, directory: Path) -> Measure:
+    path = directory / f"history-{name.replace(' ', '-')}.db"
+    database = await SqliteDatabase.open(path)
+    try:
+        await database.run(lambda db: db.execute("PRAGMA synchronous=OFF"))
+        history = await SqliteStatsHistory.create(database, plan.retention)
+        started = time.monotonic()
+        records = await feed(history, plan, collections, name == "settled")
+        seconds = time.monotonic() - started
+        layout = (await database.run(_sqlite_layout)).unwrap()
+        size = path.stat().st_size
+        wal = path.with_name(path.name + "-wal")
+        measure = Measure(
+            "sqlite", name, collections, records, seconds, size, "file size after wal_checkpoint(TRUNCATE)"
+        )
+        measure.notes.append(
+            f"page size {layout['page_size']:,} B, {layout['page_count']:,} pages, "
+            f"{layout['freelist_count']:,} free; WAL after the checkpoint "
+            f"{wal.stat().st_size if wal.exists() else 0:,} B; by table (dbstat): "
+            + ", ".join(f"{table} {size:,} B" for table, size in layout["tables"].items())
+        )
+        await read_back(history, plan, measure, keep)
+        return measure
+    finally:
+        await database.close()
+
+
+def _sqlite_layout(db: sqlite3.Connection) -> dict[str, Any]:
+    busy, _, _ = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    if busy:
+        raise LabError("wal_checkpoint(TRUNCATE) was blocked")
+    layout: dict[str, Any] = {
+        pragma: db.execute(f"PRAGMA {pragma}").fetchone()[0]
+        for pragma in ("page_size", "page_count", "freelist_count")
+    }
+    try:
+        rows = db.execute("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY name").fetchall()
+    except sqlite3.OperationalError:  # built without SQLITE_ENABLE_DBSTAT_VTAB
+        rows = []
+    layout["tables"] = dict(rows)
+    return layout
+
+
+@contextmanager
+def redis_server(out: Path) -> Iterator[int]:
+    """A redis-server on loopback, no persistence, stopped by its PID; its port."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        raise LabError("redis-server is missing: scripts/perf-up.sh installs it")
+    port = free_port()
+    log = out / f"redis-{port}.log"
+    argv = [binary, "--port", str(port), "--bind", HOST, "--save", "", "--appendonly", "no"]
+    with running(argv, log) as process:
+        deadline = time.monotonic() + 10
+        while not answers(port):
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise LabError(f"redis-server did not answer on port {port}; log: {log}")
+            time.sleep(0.05)
+        yield port
+
+
+async def measure_redis(plan: Plan, name: str, collections: int, keep: int, port: int) -> Measure:
+    client = aioredis.Redis(host=HOST, port=port)
+    try:
+        await client.flushall()
+        await client.script_flush()
+        await client.config_resetstat()
+        before = await _dataset_bytes(client)
+        keys = RedisKeys(f"hb-{name.replace(' ', '-')}")
+        history = RedisStatsHistory(client, keys, plan.retention)
+        started = time.monotonic()
+        records = await feed(history, plan, collections, name == "settled")
+        seconds = time.monotonic() - started
+        usage = 0
+        encodings: set[str] = set()
+        for index in range(collections):
+            for key in (keys.history(collection_id(index)), keys.history_claim(collection_id(index))):
+                usage += int(await client.memory_usage(key, samples=0) or 0)
+            encodings.add(as_text(await client.object("encoding", keys.history(collection_id(index)))))
+        delta = await _dataset_bytes(client) - before
+        evals = (await client.info("commandstats")).get("cmdstat_eval", {})
+        measure = Measure("redis", name, collections, records, seconds, usage, "MEMORY USAGE, summed")
+        measure.notes.append(
+            f"used_memory_dataset delta {delta:,} B ({delta / collections:,.0f} B per collection); "
+            f"history encodings {sorted(encodings)}; EVAL {evals.get('usec_per_call', '?')} µs per call"
+            " of Redis's time"
+        )
+        await read_back(history, plan, measure, keep)
+        return measure
+    finally:
+        await client.aclose()
+
+
+async def _dataset_bytes(client: aioredis.Redis) -> int:
+    info = await client.info("memory")
+    return int(info["used_memory_dataset"])
+
+
+# --- The report ----------------------------------------------------------------------------
+
+
+def check(measures: Sequence[Measure]) -> list[str]:
+    """What does not hold: counts against the independent count, and each interpreter's two feeds
+    ending in the same points for the collections both fed."""
+    problems: list[str] = []
+    for m in measures:
+        wrong = [
+            (i, got, want)
+            for i, (got, want) in enumerate(zip(m.counts, m.expected, strict=True))
+            if got != want
+        ]
+        if wrong:
+            i, got, want = wrong[0]
+            problems.append(
+                f"{m.interpreter}/{m.feed}: {len(wrong)} collections hold another count than expected,"
+                f" e.g. #{i}: {got} points, expected {want}"
+            )
+    for interpreter in ("memory", "sqlite", "redis"):
+        feeds = {m.feed: m for m in measures if m.interpreter == interpreter}
+        if len(feeds) < 2:
+            continue
+        hourly, settled = feeds["every hour"], feeds["settled"]
+        for index in sorted(hourly.points.keys() & settled.points.keys()):
+            if hourly.points[index] != settled.points[index]:
+                problems.append(
+                    f"{interpreter}: collection #{index} ends in other points fed every hour than settled"
+                )
+    return problems
+
+
+def table(measures: Sequence[Measure]) -> str:
+    lines = [
+        "| interpreter | feed | collections | records | points per collection (min–max) | bytes per collection"
+        " | bytes per point | × 10,000 collections | measured as |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for m in measures:
+        mean = sum(m.counts) / len(m.counts)
+        lines.append(
+            f"| {m.interpreter} | {m.feed} | {m.collections:,} | {m.records:,} "
+            f"| {mean:,.1f} ({min(m.counts):,}–{max(m.counts):,}) | {m.per_collection:,.0f} "
+            f"| {m.per_point:,.1f} | {m.per_collection * TARGET_COLLECTIONS / 2**20:,.0f} MiB | {m.measured_as} |"
+        )
+    return "\n".join(lines)
+
+
+async def run(options: argparse.Namespace) -> int:
+    plan = Plan(options.days, Retention(raw_s=options.raw_days * DAY_S, keep_s=options.keep_days * DAY_S))
+    keep = min(options.hourly_collections, options.collections)  # compared between the feeds
+    options.out.mkdir(parents=True, exist_ok=True)
+    measures: list[Measure] = []
+
+    def done(m: Measure) -> None:
+        measures.append(m)
+        print(
+            f"{m.interpreter} / {m.feed}: {m.records:,} records in {m.seconds:.1f}s",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    for name, n in feed_sizes(options):
+        done(await measure_memory(plan, name, n, keep))
+    with tempfile.TemporaryDirectory(dir=options.out) as scratch:
+        for name, n in feed_sizes(options):
+            done(await measure_sqlite(plan, name, n, keep, Path(scratch)))
+    with redis_server(options.out) as port:
+        for name, n in feed_sizes(options):
+            done(await measure_redis(plan, name, n, keep, port))
+
+    print(
+        f"{plan.days} days of hourly snapshots from {time.strftime('%Y-%m-%d', time.gmtime(START))}, "
+        f"retention {options.raw_days:g} raw days, {options.keep_days:g} kept days\n"
+    )
+    print(table(measures))
+    print()
+    for m in measures:
+        for note in m.notes:
+            print(f"- {m.interpreter} / {m.feed}: {note}")
+    problems = check(measures)
+    for problem in problems:
+        print(f"- MISMATCH {problem}")
+    if not problems:
+        print(
+            f"- every count matches the independent count; the two feeds end in the same points ({keep} collections)"
+        )
+    return 1 if problems else 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--collections", type=int, default=200, help="collections of the settled feed")
+    parser.add_argument(
+        "--hourly-collections", type=int, default=5, help="collections fed every hour of the span (0: none)"
+    )
+    parser.add_argument("--days", type=int, default=401, help="days of hourly snapshots (401: steady state)")
+    parser.add_argument("--raw-days", type=float, default=30.0)
+    parser.add_argument("--keep-days", type=float, default=400.0)
+    parser.add_argument("--out", type=Path, default=Path("perf/out/history-bytes"))
+    options = parser.parse_args()
+    if options.collections < 1 or options.hourly_collections < 0 or options.days < 1:
+        parser.error("--collections and --days must be at least 1, --hourly-collections at least 0")
+    if not 0 < options.raw_days <= options.keep_days:
+        parser.error("need 0 < --raw-days <= --keep-days")
+    try:
+        return asyncio.run(run(options))
+    except LabError as exc:
+        print(f"history_bytes: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
