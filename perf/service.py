@@ -31,7 +31,7 @@ def ignored_settings() -> list[str]:
 
 def service_env(youtube_url: str, api_key: str, settings: Mapping[str, str] | None = None) -> dict[str, str]:
     """This environment without its ``INFLUENCER_STATS_*`` settings, pointed at a YouTube double,
-    with no quota budget.
+    with no quota budget and no snapshots.
 
     ``settings`` (the lab's own ``INFLUENCER_STATS_*`` values, say) are set last.
     """
@@ -39,5 +39,8 @@ def service_env(youtube_url: str, api_key: str, settings: Mapping[str, str] | No
     env.update(YOUTUBE_API_URL=youtube_url, YOUTUBE_API_KEY=api_key)
     # The lab measures speed: a daily budget would turn the uncached runs into 503s within a second.
     env.update(INFLUENCER_STATS_QUOTA_PER_DAY="0")
+    # Snapshots (hourly in youtube and distributed) would call YouTube for every collection when
+    # an hour turns inside a run, and the soak counts units spent: the lab measures requests.
+    env.update(INFLUENCER_STATS_SNAPSHOT_INTERVAL="0")
     env.update(settings or {})
     return env

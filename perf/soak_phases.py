@@ -55,7 +55,9 @@ def asked_ids_phase(work: Path, seconds: float, clients: int, max_rss_growth_mb:
     """New ids asked for while every call fails: answers 503, RSS flat."""
     with python_double(work) as double:
         port = free_port()
-        env = service_env(double.url, "soak-key", {"INFLUENCER_STATS_QUOTA_PER_DAY": "1"})
+        env = service_env(
+            double.url, "soak-key", {"INFLUENCER_STATS_QUOTA_PER_DAY": "1", **_own_db(work, "asked")}
+        )
         log = work / "service-asked-ids.log"
         with running(main_argv("youtube", port), log, env=env) as service:
             wait_until_ok(port, "/healthz", service, log)
@@ -113,7 +115,11 @@ def timeouts_phase(
     """Big collections asked for again and again against a slow YouTube: units spent = units of work."""
     with python_double(work, latency_ms=latency_ms) as double:
         port = free_port()
-        settings = {"INFLUENCER_STATS_UPSTREAM_CONNECTIONS": "16", "INFLUENCER_STATS_QUOTA_PER_DAY": "10000"}
+        settings = {
+            "INFLUENCER_STATS_UPSTREAM_CONNECTIONS": "16",
+            "INFLUENCER_STATS_QUOTA_PER_DAY": "10000",
+            **_own_db(work, "timeouts"),
+        }
         env = service_env(double.url, "soak-key", settings)
         log = work / "service-timeouts.log"
         with running(main_argv("youtube", port), log, env=env) as service:
@@ -189,7 +195,11 @@ def small_beside_big_phase(work: Path, *, big: int, small: int, latency_ms: int)
     (the measure of the call gate's shares: a speed, reported, never an invariant)."""
     with python_double(work, latency_ms=latency_ms) as double:
         port = free_port()
-        settings = {"INFLUENCER_STATS_QUOTA_PER_DAY": "0", "INFLUENCER_STATS_CACHE_TTL": "0.001"}
+        settings = {
+            "INFLUENCER_STATS_QUOTA_PER_DAY": "0",
+            "INFLUENCER_STATS_CACHE_TTL": "0.001",
+            **_own_db(work, "small-beside-big"),
+        }
         env = service_env(double.url, "soak-key", settings)
         log = work / "service-small-beside-big.log"
         with running(main_argv("youtube", port), log, env=env) as service:
@@ -255,3 +265,9 @@ def run_phases(work: Path, *, seconds: float, clients: int, max_rss_growth_mb: f
 def render_phases(result: PhaseResult) -> list[str]:
     """The phases' rows of the soak's table."""
     return [f"| {what} | {value} |" for what, value in result.rows]
+
+
+def _own_db(work: Path, phase: str) -> dict[str, str]:
+    """A database file of the phase's own (the `youtube` profile's store is SQLite): none reads
+    collections another phase, or an earlier run, wrote into the checkout's data/."""
+    return {"INFLUENCER_STATS_DB": str((work / f"{phase}.sqlite3").resolve())}

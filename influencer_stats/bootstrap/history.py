@@ -12,8 +12,9 @@ from influencer_stats.interpreters.history.retention import Retention
 
 HistoryBuilder = Callable[[Wiring], Awaitable[StatsHistory]]
 HISTORIES: Registry[HistoryBuilder] = Registry("history")
-#: The most collections the in-process history keeps points of.
-MEMORY_COLLECTIONS = 100_000
+#: The most collections the in-process history keeps points of: about 237 KB each at steady
+#: state (perf/RESULTS.md, "Stats history: bytes per collection"), so 2.3 GiB at most.
+MEMORY_COLLECTIONS = 10_000
 
 
 @HISTORIES.add(
