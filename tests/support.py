@@ -130,7 +130,10 @@ def running_service(
     argv = [*(command or [sys.executable, "main.py"]), *args, "--port", str(port)]
     # Each service writes its files (every path an entry declares) beside its log, unless the test says.
     files = redirected_paths(log_path.parent / f"{log_path.stem}-files")
-    full_env = {**os.environ, "PYTHONUNBUFFERED": "1", **files, **(env or {})}
+    # No snapshots unless the test asks: an hour's turn inside a test counting YouTube calls
+    # would find the youtube and distributed profiles' hourly pass among them.
+    quiet = {"INFLUENCER_STATS_SNAPSHOT_INTERVAL": "0"}
+    full_env = {**os.environ, "PYTHONUNBUFFERED": "1", **quiet, **files, **(env or {})}
     with log_path.open("wb") as log:
         process = subprocess.Popen(argv, cwd=ROOT, env=full_env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
