@@ -17,7 +17,7 @@ from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.bootstrap.stats import STATS_WRAPPERS
 from influencer_stats.bootstrap.stores import STORES
 from influencer_stats.bootstrap.tracing import TRACING, request_tracing, traced_source, traced_stats
-from influencer_stats.bootstrap.videos import VIDEO_CACHES, VIDEO_CLIENTS, VIDEO_WRAPPERS, keeps_deadline
+from influencer_stats.bootstrap.videos import VIDEO_CACHES, VIDEO_CLIENTS, VIDEO_WRAPPERS, bounded
 from influencer_stats.bootstrap.wiring import Observed, Resources, Wiring
 from influencer_stats.http.api import HttpApi
 from influencer_stats.http.openapi import openapi_document
@@ -88,19 +88,13 @@ def start_snapshots(
 async def build_source(wiring: Wiring) -> VideoStatsSource:
     """The video source stack; the outermost layer bounds a request's wait by its deadline (only
     a span of the whole fetch, when tracing, is around it)."""
-    from influencer_stats.interpreters.videos.deadline import DeadlineSource
-
     choices = wiring.settings.choices
     base = await VIDEO_CLIENTS[choices.one("video_client")].build(wiring)
     wrapped = await fold(wiring, base, choices["video_wrappers"], VIDEO_WRAPPERS)
     if choices["video_cache"]:  # a per-video cache bounds its callers' waits itself, and keeps late calls
         cached = await fold(wiring, wrapped, choices["video_cache"], VIDEO_CACHES)
         return traced_source(wiring, cached, cached=True)
-    # Without a timer of its own when the base keeps the deadline in every wait: one timer per
-    # request (perf/RESULTS.md, "The `guarded` reference", item 1).
-    armed = not keeps_deadline(choices.one("video_client"), choices["video_wrappers"])
-    deadline = DeadlineSource(wrapped, wiring.settings.upstream_deadline_s, armed=armed)
-    return traced_source(wiring, deadline, cached=False)
+    return traced_source(wiring, bounded(wiring, wrapped), cached=False)
 
 
 async def build_stats(

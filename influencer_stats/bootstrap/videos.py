@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -137,18 +137,21 @@ _YOUTUBE_CLIENTS = (
     ("aiohttp-batched", _aiohttp, True, "aiohttp, up to 50 ids per videos.list call"),
 )
 _BATCHED = frozenset(name for name, _, batched, _ in _YOUTUBE_CLIENTS if batched)
-#: The wrappers that wait for nothing but their inner fetch, in the caller's task: a deadline the
-#: base keeps reaches through them as it would through no layer.
-_PASSING_DEADLINES = frozenset({"breaker"})
 
 
-def keeps_deadline(client: str, wrappers: Sequence[str]) -> bool:
-    """Whether the stack of ``client`` under ``wrappers`` keeps the flow's deadline itself in every
-    wait (the YouTube base, ``Flow.until``), so ``DeadlineSource`` needs no timer of its own."""
-    return client in _YOUTUBE_NAMES and _PASSING_DEADLINES.issuperset(wrappers)
+def bounded(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
+    """``inner`` within the request's deadline, the outermost layer of a stack without a per-video
+    cache: kept by the YouTube base itself when nothing but its breaker (consulted inside it) is
+    between, else a ``DeadlineSource`` around it (perf/RESULTS.md, "The `guarded` reference",
+    item 1: one timer and one coroutine per request)."""
+    from influencer_stats.interpreters.videos.deadline import DeadlineSource
+    from influencer_stats.interpreters.videos.youtube_source import YouTubeVideoStatsSource
 
+    deadline_s = wiring.settings.upstream_deadline_s
+    if isinstance(inner, YouTubeVideoStatsSource) and inner.deadline_s is None:
+        return inner.keeping(deadline_s=deadline_s)
+    return DeadlineSource(inner, deadline_s)
 
-_YOUTUBE_NAMES = frozenset(name for name, *_ in _YOUTUBE_CLIENTS)
 
 for _name, _client, _batched, _doc in _YOUTUBE_CLIENTS:
     VIDEO_CLIENTS.register(
@@ -160,17 +163,22 @@ for _name, _client, _batched, _doc in _YOUTUBE_CLIENTS:
     "breaker", "circuit breaker: fails fast for a cool-down after repeated failures", scenario="failing"
 )
 async def _breaker(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
-    from influencer_stats.interpreters.videos.circuit_breaker import CircuitBreakerSource
+    """Around the YouTube base, consulted by it in its own coroutine (no awaiting layer: perf/RESULTS.md,
+    "The `guarded` reference", item 1); around any other source, a ``CircuitBreakerSource``."""
+    from influencer_stats.interpreters.videos.circuit_breaker import CircuitBreaker, CircuitBreakerSource
+    from influencer_stats.interpreters.videos.youtube_source import YouTubeVideoStatsSource
 
     settings = wiring.settings
-    return CircuitBreakerSource(
-        inner,
+    breaker = CircuitBreaker(
         time.monotonic,
         wiring.log,
         wiring.metrics,
         threshold=settings.breaker_threshold,
         cooldown_s=settings.breaker_cooldown_s,
     )
+    if isinstance(inner, YouTubeVideoStatsSource) and inner.breaker is None and inner.deadline_s is None:
+        return inner.keeping(breaker=breaker)
+    return CircuitBreakerSource(inner, breaker)
 
 
 @VIDEO_WRAPPERS.add(

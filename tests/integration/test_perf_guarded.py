@@ -275,7 +275,13 @@ def test_per_request_times_each_layer_of_both_apps(tmp_path: Path) -> None:
     )
 
     assert done.returncode == 0, done.stderr[-3000:]
-    for layer in ("RsgiApp.__rsgi__", "HttpApi.serve", "DeadlineSource.fetch", "Guarded.call", "stubbed"):
+    for layer in (
+        "RsgiApp.__rsgi__",
+        "HttpApi.serve",
+        "YouTubeVideoStatsSource.fetch",
+        "Guarded.call",
+        "stubbed",
+    ):
         assert layer in done.stdout, layer
     assert done.stdout.count("Whole request: fast") == 3
     assert "stats.computed" in (tmp_path / "services.log").read_text()  # their logs, not the table's stream

@@ -20,7 +20,7 @@ from influencer_stats.domain.models import (
     VideoId,
 )
 from influencer_stats.interpreters.metrics.noop import NoMetrics
-from influencer_stats.interpreters.videos.circuit_breaker import CircuitBreakerSource
+from influencer_stats.interpreters.videos.circuit_breaker import CircuitBreaker, CircuitBreakerSource
 from influencer_stats.testing.clock import ManualClock as Clock
 from influencer_stats.testing.event_log import CapturingEventLog
 from tests.support import RecordingMetrics
@@ -49,9 +49,10 @@ def breaker(
     log: CapturingEventLog | None = None,
     metrics: UpstreamMetrics | None = None,
 ) -> CircuitBreakerSource:
-    return CircuitBreakerSource(
-        upstream, clock, log or CapturingEventLog(), metrics or NoMetrics(), threshold=3, cooldown_s=5.0
+    state = CircuitBreaker(
+        clock, log or CapturingEventLog(), metrics or NoMetrics(), threshold=3, cooldown_s=5.0
     )
+    return CircuitBreakerSource(upstream, state)
 
 
 async def test_it_stays_closed_below_the_threshold() -> None:

@@ -19,13 +19,9 @@ from types import TracebackType
 
 
 class Flow:
-    """A request's calls at the gate; ``until``: the loop time of its deadline, when the source
-    below keeps it (``DeadlineSource`` unarmed), else None (a layer above bounds the wait)."""
+    """A request's calls at the gate: compared by identity."""
 
-    __slots__ = ("until",)
-
-    def __init__(self, until: float | None = None) -> None:
-        self.until = until
+    __slots__ = ()
 
 
 #: The flow of the calls made in this context: a stats request's, inherited by every task it
@@ -36,19 +32,15 @@ _FLOW: ContextVar[Flow | None] = ContextVar("influencer_stats_upstream_flow", de
 class own_flow:  # noqa: N801 - used as the function it was: ``with own_flow():``
     """Calls made from here on (in this task, and in tasks it starts meanwhile) are one flow.
 
-    Entered where a request meets the video sources: by whichever layer bounds its wait,
-    which may hand the deadline down with it (``until``, loop time).
+    Entered where a request meets the video sources: by whichever layer bounds its wait.
     """
 
     # A class, not @contextmanager: no generator per request (perf/RESULTS.md, "The `guarded`
     # reference", item 1: part of DeadlineSource's 4.1 µs).
-    __slots__ = ("_token", "_until")
-
-    def __init__(self, until: float | None = None) -> None:
-        self._until = until
+    __slots__ = ("_token",)
 
     def __enter__(self) -> None:
-        self._token: Token[Flow | None] = _FLOW.set(Flow(self._until))
+        self._token: Token[Flow | None] = _FLOW.set(Flow())
 
     def __exit__(
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None

@@ -1,4 +1,4 @@
-"""A circuit breaker around any ``VideoStatsSource``."""
+"""A circuit breaker: its state (``CircuitBreaker``), and a wrapper of any ``VideoStatsSource`` by it."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Literal
 
-from returns.result import Failure, Result
+from returns.result import Failure, Result, Success
 
 from influencer_stats.algebras import EventLog, UpstreamMetrics, VideoStatsSource
 from influencer_stats.domain.models import NOT_YOUTUBES_FAULT, UpstreamError, VideoBatch, VideoId
@@ -14,8 +14,8 @@ from influencer_stats.domain.models import NOT_YOUTUBES_FAULT, UpstreamError, Vi
 State = Literal["closed", "open", "half_open"]
 
 
-class CircuitBreakerSource:
-    """``VideoStatsSource`` wrapper that fails fast while the upstream is failing.
+class CircuitBreaker:
+    """Fails fetches fast while the upstream is failing: the state, consulted around each fetch.
 
     After ``threshold`` consecutive failed fetches the circuit opens: for
     ``cooldown_s`` every fetch fails at once with the error that opened it
@@ -26,12 +26,18 @@ class CircuitBreakerSource:
     limits or state (``NOT_YOUTUBES_FAULT``: the daily budget spent, too many
     calls waiting, the shared quota count not answering; no call was made) are
     passed on and count neither way.
+
+    Around each fetch: while ``state`` is not ``"closed"``, ``admit()`` first
+    (a failure to answer at once, or None: the fetch goes, as the probe); then
+    ``settle(result, probe)`` once it ends (``result`` None: it ended without
+    an outcome, e.g. cancelled or cut by the request's deadline, which counts
+    neither way). Nothing here awaits, so the fetch's own coroutine can consult
+    it (``YouTubeVideoStatsSource``) as well as a wrapper (``CircuitBreakerSource``).
     The clock is injected.
     """
 
     def __init__(
         self,
-        inner: VideoStatsSource,
         clock: Callable[[], float],
         log: EventLog,
         metrics: UpstreamMetrics,
@@ -39,7 +45,6 @@ class CircuitBreakerSource:
         threshold: int,
         cooldown_s: float,
     ) -> None:
-        self._inner = inner
         self._clock = clock
         self._log = log
         self._metrics = metrics
@@ -51,34 +56,34 @@ class CircuitBreakerSource:
         self._probing = False
         self.state: State = "closed"
 
-    async def fetch(self, ids: Sequence[VideoId]) -> Result[VideoBatch, UpstreamError]:
-        probe = False
-        if self.state != "closed":
-            if self._probing or self._clock() - self._opened_at < self._cooldown_s:
-                return self._fail_fast()
-            self.state = "half_open"
-            self._metrics.breaker_state("half_open")
-            self._probing = probe = True
-        try:
-            result = await self._inner.fetch(ids)
-        finally:
-            if probe:
-                self._probing = False
-        if isinstance(result, Failure):
-            if not isinstance(result.failure(), NOT_YOUTUBES_FAULT):  # ours, not YouTube's
-                self._on_failure(result.failure())
-        elif self.state != "closed" or self._failures:
-            if self.state != "closed":
-                self._log.info("youtube.circuit_closed")
-                self._metrics.breaker_state("closed")
-            self.state = "closed"
-            self._failures = 0
-        return result
+    def admit(self) -> Failure[UpstreamError] | None:
+        """While not closed: the failure to answer at once, or None (the fetch is the probe)."""
+        if self.state == "closed":
+            return None
+        if self._probing or self._clock() - self._opened_at < self._cooldown_s:
+            error = self._last_error
+            assert error is not None
+            return Failure(
+                replace(error, detail=f"circuit open after repeated failures; last: {error.detail}")
+            )
+        self.state = "half_open"
+        self._metrics.breaker_state("half_open")
+        self._probing = True
+        return None
 
-    def _fail_fast(self) -> Result[VideoBatch, UpstreamError]:
-        assert self._last_error is not None
-        error = self._last_error
-        return Failure(replace(error, detail=f"circuit open after repeated failures; last: {error.detail}"))
+    def settle(self, result: Result[object, UpstreamError] | None, probe: bool) -> None:
+        """What a fetch admitted came to (None: nothing to judge by); ``probe``: it was the probe."""
+        if probe:
+            self._probing = False
+        if isinstance(result, Success):
+            if self.state != "closed" or self._failures:
+                if self.state != "closed":
+                    self._log.info("youtube.circuit_closed")
+                    self._metrics.breaker_state("closed")
+                self.state = "closed"
+                self._failures = 0
+        elif result is not None and not isinstance(result.failure(), NOT_YOUTUBES_FAULT):  # YouTube's
+            self._on_failure(result.failure())
 
     def _on_failure(self, error: UpstreamError) -> None:
         self._failures += 1
@@ -94,3 +99,33 @@ class CircuitBreakerSource:
             self.state = "open"
             self._metrics.breaker_state("open")
             self._opened_at = self._clock()
+
+
+class CircuitBreakerSource:
+    """``VideoStatsSource`` wrapper that consults ``breaker`` around each fetch of ``inner``.
+
+    The root builds it around a source that cannot consult the breaker itself;
+    the YouTube base does so in its own coroutine (one awaiting layer fewer).
+    """
+
+    def __init__(self, inner: VideoStatsSource, breaker: CircuitBreaker) -> None:
+        self._inner = inner
+        self._breaker = breaker
+
+    @property
+    def state(self) -> State:
+        return self._breaker.state
+
+    async def fetch(self, ids: Sequence[VideoId]) -> Result[VideoBatch, UpstreamError]:
+        breaker = self._breaker
+        probe = breaker.state != "closed"
+        if probe:
+            refused = breaker.admit()
+            if refused is not None:
+                return refused
+        result = None
+        try:
+            result = await self._inner.fetch(ids)
+        finally:
+            breaker.settle(result, probe)
+        return result

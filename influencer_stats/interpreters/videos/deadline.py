@@ -21,29 +21,17 @@ class DeadlineSource:
     keep its answer). Each fetch is a flow of its own for the call gate below
     (``call_gate.own_flow``). With a per-video cache the root builds none:
     that cache bounds its callers' waits itself and keeps what calls bring
-    after a caller has gone.
-
-    ``armed``: it keeps a timer of its own. Unarmed (the root's choice when
-    the source below keeps the flow's deadline in every wait, and only layers
-    that wait for nothing else are between), the deadline goes down with the
-    flow (``Flow.until``) and the source below raises ``TimeoutError`` when it
-    passes, as this timer would have cut it: one timer per request, not two
-    (perf/RESULTS.md, "The `guarded` reference", item 1: an ``asyncio.timeout``
-    costs ~4 µs on uvloop).
+    after a caller has gone; over the YouTube base alone (its breaker
+    consulted inside it) neither: the base keeps the deadline itself
+    (``YouTubeVideoStatsSource(deadline_s=...)``), one timer and one
+    coroutine per request.
     """
 
-    def __init__(self, inner: VideoStatsSource, deadline_s: float, *, armed: bool = True) -> None:
+    def __init__(self, inner: VideoStatsSource, deadline_s: float) -> None:
         self._inner = inner
         self._deadline_s = deadline_s
-        self._armed = armed
 
     async def fetch(self, ids: Sequence[VideoId]) -> Result[VideoBatch, UpstreamError]:
-        if not self._armed:
-            with own_flow(asyncio.get_running_loop().time() + self._deadline_s):
-                try:
-                    return await self._inner.fetch(ids)
-                except TimeoutError:
-                    return Failure(timed_out(self._deadline_s))
         with own_flow():
             try:
                 async with asyncio.timeout(self._deadline_s):
