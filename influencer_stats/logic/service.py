@@ -6,7 +6,7 @@ from returns.result import Failure, Result, Success
 
 from influencer_stats.algebras import CollectionStore, EventLog, VideoStatsSource
 from influencer_stats.domain.models import CollectionId, StatsAnswer, StatsError
-from influencer_stats.logic.stats import EMPTY_STATS, collection_stats, distinct
+from influencer_stats.logic.stats import EMPTY_STATS, aggregate, distinct
 
 
 class GetStats:
@@ -50,7 +50,7 @@ class GetStats:
             )
             return Failure(upstream_error)
         batch = fetched.unwrap()
-        stats = collection_stats(videos, batch)
+        stats = aggregate(videos, batch)  # videos are distinct: no second pass to make them so
         self._log.info(
             "stats.computed",
             collection=collection_id,

@@ -197,16 +197,12 @@ class YouTubeVideoStatsSource:
 
     @staticmethod
     def _batch(ids: Sequence[VideoId], found: StatsByVideo) -> VideoBatch:
-        """The batch of ``ids`` from what the calls found: in request order, the rest missing."""
-        stats: StatsByVideo = {}
-        missing: list[VideoId] = []
-        for video_id in ids:  # one pass, in request order
-            video = found.get(video_id)
-            if video is None:
-                missing.append(video_id)
-            else:
-                stats[video_id] = video
-        return VideoBatch(stats, tuple(missing))
+        """The batch of ``ids`` (distinct) from what the calls found: the ids not found missing,
+        in request order."""
+        missing = [video_id for video_id in ids if video_id not in found]
+        if len(found) != len(ids) - len(missing):  # the answer named ids not asked for: left out
+            found = {video_id: found[video_id] for video_id in ids if video_id in found}
+        return VideoBatch(found, tuple(missing))
 
     async def _fan_out(
         self, chunks: list[Sequence[VideoId]], flow: Flow | None
