@@ -142,8 +142,8 @@ _BATCHED = frozenset(name for name, _, batched, _ in _YOUTUBE_CLIENTS if batched
 def bounded(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
     """``inner`` within the request's deadline, the outermost layer of a stack without a per-video
     cache: kept by the YouTube base itself when nothing but its breaker (consulted inside it) is
-    between, else a ``DeadlineSource`` around it (perf/RESULTS.md, "The `guarded` reference",
-    item 1: one timer and one coroutine per request)."""
+    between, else a ``DeadlineSource`` around it (perf/RESULTS.md, "The uncached path, one
+    coroutine": one timer and one coroutine per request)."""
     from influencer_stats.interpreters.videos.deadline import DeadlineSource
     from influencer_stats.interpreters.videos.youtube_source import YouTubeVideoStatsSource
 
@@ -164,7 +164,7 @@ for _name, _client, _batched, _doc in _YOUTUBE_CLIENTS:
 )
 async def _breaker(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
     """Around the YouTube base, consulted by it in its own coroutine (no awaiting layer: perf/RESULTS.md,
-    "The `guarded` reference", item 1); around any other source, a ``CircuitBreakerSource``."""
+    "The uncached path, one coroutine"); around any other source, a ``CircuitBreakerSource``."""
     from influencer_stats.interpreters.videos.circuit_breaker import CircuitBreaker, CircuitBreakerSource
     from influencer_stats.interpreters.videos.youtube_source import YouTubeVideoStatsSource
 

@@ -30,8 +30,8 @@ def collection_stats(videos: Iterable[VideoId], batch: VideoBatch) -> Collection
 
 def aggregate(videos: Iterable[VideoId], batch: VideoBatch) -> CollectionStats:
     """``collection_stats`` of ``videos`` already distinct (the use case's, which it fetched)."""
-    # Sums of each count, engagements from them, in one loop without a call per video (the use
-    # case's own cost, perf/RESULTS.md, "The `guarded` reference", item 2).
+    # Sums of each count, engagements from them, in one loop without a call per video (perf/RESULTS.md,
+    # "The uncached path, one coroutine": collection_stats 1.26 µs for 3 videos, distinct 0.24).
     views = likes = comments = dislikes = counted = 0
     found = batch.stats
     for video_id in videos:
