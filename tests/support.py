@@ -9,11 +9,13 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import httpx
 
+from influencer_stats.algebras.metrics import RequestRecorder
 from influencer_stats.bootstrap.servers import SERVERS as SERVER_REGISTRY
 from influencer_stats.bootstrap.videos import VIDEO_CLIENTS, needs_key
 from perf.procs import free_port, stop
@@ -56,6 +58,9 @@ class RecordingMetrics:
 
     def request(self, route: str, method: str, status: int, seconds: float) -> None:
         pass
+
+    def recorder(self, route: str, method: str) -> RequestRecorder:
+        return partial(self.request, route, method)
 
     def upstream_call(self, outcome: str, seconds: float) -> None:
         self.upstream_calls.append(outcome)

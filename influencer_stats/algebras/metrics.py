@@ -12,7 +12,11 @@ bounded sets (route templates, not paths; error kinds, not messages).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
+
+#: A request's metrics for one route and method, labels resolved: ``record(status, seconds)``.
+RequestRecorder = Callable[[int, float], None]
 
 
 class Metrics(Protocol):
@@ -20,9 +24,14 @@ class Metrics(Protocol):
 
     ``render`` returns the exposition body and its content type, aggregated
     over every worker process of the service when the interpreter supports it.
+    ``recorder(route, method)`` is ``request`` with those two given, resolved
+    once (the edge builds one per route and method): calling it records
+    exactly what ``request(route, method, status, seconds)`` would.
     """
 
     def request(self, route: str, method: str, status: int, seconds: float) -> None: ...
+
+    def recorder(self, route: str, method: str) -> RequestRecorder: ...
 
     def render(self) -> tuple[bytes, str]: ...
 

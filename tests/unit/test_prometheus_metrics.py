@@ -126,6 +126,35 @@ def test_only_the_route_templates_given_are_route_labels() -> None:
     assert {sample.labels["route"] for sample in samples(service) if sample.name == name} == set(ROUTES)
 
 
+@pytest.mark.parametrize(
+    ("route", "method"), [(STATS, "GET"), ("/collections/{id}", "PUT"), ("/made/up", "PROPFIND")]
+)
+def test_a_recorder_records_exactly_what_request_does_and_no_series_before_its_first_call(
+    route: str, method: str
+) -> None:
+    by_request, by_recorder = PrometheusMetrics(ROUTES), PrometheusMetrics(ROUTES)
+    record = by_recorder.recorder(route, method)
+    http = "influencer_stats_http_"
+    assert not [s for s in samples(by_recorder) if s.name.startswith(http)]  # nothing before a request
+
+    for status, seconds in ((200, 0.0005), (200, 0.003), (404, 0.001), (499, 7.0), (1000, 0.002)):
+        by_request.request(route, method, status, seconds)
+        record(status, seconds)
+        assert by_recorder.snapshot().counters == by_request.snapshot().counters
+        assert by_recorder.snapshot().histograms == by_request.snapshot().histograms
+
+
+def test_a_recorder_and_request_share_one_latency_series_whichever_records_first() -> None:
+    metrics = PrometheusMetrics(ROUTES)
+    record = metrics.recorder(STATS, "GET")
+    metrics.request(STATS, "HEAD", 200, 0.001)
+    record(200, 0.001)
+    metrics.request(STATS, "HEAD", 200, 0.001)
+
+    name = "influencer_stats_http_request_duration_seconds"
+    assert value(metrics, f"{name}_count", route=STATS) == 3
+
+
 def test_label_values_are_escaped() -> None:
     metrics = PrometheusMetrics(ROUTES)
     metrics.upstream_call('weird "outcome"\nwith a newline\\', 0.01)

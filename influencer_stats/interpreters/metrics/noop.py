@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+from functools import partial
+
+from influencer_stats.algebras.metrics import RequestRecorder
+
 
 class NoMetrics:
     """``AllMetrics`` (every role) that discards everything; ``/metrics`` says so."""
 
     def request(self, route: str, method: str, status: int, seconds: float) -> None:
         pass
+
+    def recorder(self, route: str, method: str) -> RequestRecorder:
+        # Through ``request``, so a subclass that records requests records these too.
+        return partial(self.request, route, method)
 
     def upstream_call(self, outcome: str, seconds: float) -> None:
         pass

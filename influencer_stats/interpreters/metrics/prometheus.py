@@ -45,6 +45,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
+from influencer_stats.algebras.metrics import RequestRecorder
 from influencer_stats.interpreters.metrics.families import (
     CACHE,
     COUNTERS,
@@ -167,6 +168,34 @@ class PrometheusMetrics:
         if histogram is None:
             histogram = self._latency[(route,)] = _Histogram(LATENCY_BUCKETS)
         histogram.observe(seconds)
+
+    def recorder(self, route: str, method: str) -> RequestRecorder:
+        """``request`` for one route and method: the labels resolved once, a series key per status
+        kept, the latency histogram held once it exists (perf/RESULTS.md, "The `guarded`
+        reference", item 3: labels re-derived on every request)."""
+        if route not in self._routes:
+            route = UNMATCHED
+        if method not in METHOD_LABELS:
+            method = "other"
+        requests, latency, route_key = self._requests, self._latency, (route,)
+        keys: dict[int, tuple[str, str, str]] = {}
+        histogram = latency.get(route_key)  # else created by the first request, as ``request`` does
+
+        def record(status: int, seconds: float) -> None:
+            nonlocal histogram
+            key = keys.get(status)
+            if key is None:
+                key = (route, method, status_label(status))
+                if status in _STATUS_LABELS:  # a closed set: the kept keys stay bounded
+                    keys[status] = key
+            requests[key] = requests.get(key, 0) + 1
+            if histogram is None:
+                histogram = latency.get(route_key)
+                if histogram is None:
+                    histogram = latency[route_key] = _Histogram(LATENCY_BUCKETS)
+            histogram.observe(seconds)
+
+        return record
 
     def upstream_call(self, outcome: str, seconds: float) -> None:
         key = (outcome,)
