@@ -5,7 +5,7 @@ of Python per request hide in the noise, and py-spy at 100 Hz gives each sample 
 cached request. So this drives both apps in one process, without a server: each RSGI app is
 opened as Granian opens it (``__rsgi_init__`` on a uvloop loop), seeded with the lab's workload
 through its own ``PUT``, then asked for the stats ``--requests`` times in a row, awaiting each
-layer directly in turn (the whole ``__rsgi__``, then ``HttpApi.serve``, the handler, the stats
+layer directly in turn (the whole ``__rsgi__``, then ``HttpApi.answer``, the handler, the stats
 query, the use case, each video source of the stack, the videos.list call; guarded's few
 methods likewise). The uncached path is measured twice: with the real call to the lab's nginx
 double (the whole request is the number to read: a call varies by ±10 µs, more than most
@@ -124,7 +124,7 @@ def _fast_steps(
     proto, scope = Proto(), Scope(path)
     steps: list[tuple[str, Step]] = [
         ("RsgiApp.__rsgi__ (servers/granian/app.py)", lambda: app.__rsgi__(scope, proto)),
-        ("HttpApi.serve (http/api.py)", lambda: api.serve(incoming)),
+        ("HttpApi.answer (http/api.py)", lambda: api.answer(incoming)),
         ("handlers.collection_stats (http/handlers.py)", lambda: handlers.collection_stats(api, incoming)),
     ]
     query = api.stats

@@ -2,9 +2,11 @@
 
 A server finds the request's ``Route`` in the route table (``routes.ROUTES``),
 wraps what it received in an ``Incoming`` and writes the ``Reply`` that
-``HttpApi.serve`` returns. ``serve`` is what every request goes through:
-request id, method and path checks, write auth, the route's handler for the
-method (``handlers``), a bug stopped as a 500, request metrics. Status codes
+``HttpApi.answer`` returns, with the request id it returns beside it as
+``X-Request-Id`` (``serve`` adds it for servers that would rather not).
+``answer`` is what every request goes through: request id, method and path
+checks, write auth, the route's handler for the method (``handlers``), a bug
+stopped as a 500, request metrics. Status codes
 and problem bodies come from ``problems``, so every server behaves identically.
 """
 
@@ -21,13 +23,14 @@ from typing import TYPE_CHECKING
 from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, EventLog, Metrics
 from influencer_stats.algebras.event_log import LOG_CONTEXT
 from influencer_stats.algebras.history import StatsHistory
+from influencer_stats.algebras.metrics import RequestRecorder
 from influencer_stats.algebras.tracing import RequestTracing
 from influencer_stats.http import problems
 from influencer_stats.http.body import BodyIncomplete
 from influencer_stats.http.problems import Reply
 
 if TYPE_CHECKING:
-    from influencer_stats.http.route_table import Route
+    from influencer_stats.http.route_table import Handler, Route
 
 MAX_BODY_BYTES = 1024 * 1024
 #: Readiness checks by dependency name, built by the composition root.
@@ -82,12 +85,27 @@ class Incoming:
     traceparent: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """One route's method as ``serve`` runs it, resolved once per ``HttpApi``: its handler, its
+    request metrics with their labels, and whether it is a write."""
+
+    handler: Handler
+    record: RequestRecorder
+    write: bool
+
+
+#: The plans of a route, by method.
+_Plans = dict[str, _Plan]
+
+
 def _request_id(header: str | None) -> str:
     """The client's id when it is a sane one, else a new one."""
     return header if header is not None and _REQUEST_ID.fullmatch(header) else new_request_id()
 
 
-def _with_request_id(reply: Reply, request_id: str) -> Reply:
+def with_request_id(reply: Reply, request_id: str) -> Reply:
+    """``reply`` with ``X-Request-Id: request_id`` last among its headers."""
     # Reply(...) directly: NamedTuple._replace costs twice as much, on every request.
     status, body, content_type, headers = reply
     return Reply(status, body, content_type, (*headers, ("x-request-id", request_id)))
@@ -135,8 +153,9 @@ class HttpApi:
     """
 
     max_body_bytes = MAX_BODY_BYTES
-    #: Answer one request (what every server calls): ``_serve``, or ``_traced_serve`` with tracing.
-    serve: Callable[[Incoming], Awaitable[Reply]]
+    #: Answer one request (what servers call), with the request's id for them to add as
+    #: ``X-Request-Id``: ``_answer``, or ``_traced_answer`` with tracing.
+    answer: Callable[[Incoming], Awaitable[tuple[Reply, str]]]
 
     def __init__(
         self,
@@ -165,18 +184,37 @@ class HttpApi:
         self._tracing = tracing
         #: Whether servers should hand over the ``traceparent`` header (``Incoming.traceparent``).
         self.traced = tracing is not None
+        #: Each route's plans (``_Plan``), built the first time the route is served.
+        self._plans: dict[Route, _Plans] = {}
         # Chosen once: without tracing a request costs exactly what it did before tracing existed.
-        self.serve = self._serve if tracing is None else self._traced_serve
+        self.answer = self._answer if tracing is None else self._traced_answer
 
-    async def _traced_serve(self, incoming: Incoming) -> Reply:
-        """``_serve`` inside the request's span, its trace id bound to the request's log lines."""
+    async def serve(self, incoming: Incoming) -> Reply:
+        """``answer``, its request id added to the reply's headers (``X-Request-Id``)."""
+        reply, request_id = await self.answer(incoming)
+        return with_request_id(reply, request_id)
+
+    async def _traced_answer(self, incoming: Incoming) -> tuple[Reply, str]:
+        """``_answer`` inside the request's span, its trace id bound to the request's log lines."""
         assert self._tracing is not None
         with self._tracing.request(incoming.method, incoming.route.template, incoming.traceparent) as span:
-            reply = await self._serve(incoming, span.trace_id)
-            span.answered(reply.status)
-            return reply
+            answered = await self._answer(incoming, span.trace_id)
+            span.answered(answered[0].status)
+            return answered
 
-    async def _serve(self, incoming: Incoming, trace_id: str | None = None) -> Reply:
+    def _plan(self, route: Route) -> _Plans:
+        # Per route and method, once: serve re-derives no label and looks up no handler per
+        # request (perf/RESULTS.md, "The `guarded` reference", item 3).
+        plans = {
+            method: _Plan(
+                handler, self.metrics.recorder(route.template, _method_label(method)), method in _WRITES
+            )
+            for method, handler in route.handlers.items()
+        }
+        self._plans[route] = plans
+        return plans
+
+    async def _answer(self, incoming: Incoming, trace_id: str | None = None) -> tuple[Reply, str]:
         """Answer one request: bind its id (and trace id) to the logs, dispatch, count it."""
         started = _clock()
         request_id = _request_id(incoming.request_id)
@@ -186,18 +224,21 @@ class HttpApi:
             else {"request_id": request_id, "trace_id": trace_id}
         )
         route, method = incoming.route, incoming.method
+        plan = (self._plans.get(route) or self._plan(route)).get(method)
         try:
-            handler = route.handlers.get(method)
-            if handler is None and method not in HTTP_METHODS:
-                reply = problems.unknown_method(method)
+            if plan is None:  # no handler: the method is unknown, or the route does not answer it
+                if method not in HTTP_METHODS:
+                    reply = problems.unknown_method(method)
+                elif not incoming.collection_id.isascii():
+                    reply = problems.path_not_ascii()
+                else:
+                    reply = problems.method_not_allowed(method, route.methods)
             elif not incoming.collection_id.isascii():
                 reply = problems.path_not_ascii()
-            elif handler is None:
-                reply = problems.method_not_allowed(method, route.methods)
-            elif method in _WRITES and (refusal := self._unauthorized(incoming.authorization)) is not None:
+            elif plan.write and (refusal := self._unauthorized(incoming.authorization)) is not None:
                 reply = refusal
             else:
-                reply = await handler(self, incoming)
+                reply = await plan.handler(self, incoming)
         except BodyIncomplete as exc:
             # The client went away mid-upload: its request, not a server error; nothing was stored.
             self.log.debug("http.body_incomplete", route=route.template, detail=str(exc))
@@ -208,8 +249,11 @@ class HttpApi:
             reply = problems.internal_error()
         finally:
             LOG_CONTEXT.reset(bound)
-        self.metrics.request(route.template, _method_label(method), reply.status, _clock() - started)
-        return _with_request_id(reply, request_id)
+        if plan is None:
+            self.metrics.request(route.template, _method_label(method), reply.status, _clock() - started)
+        else:
+            plan.record(reply.status, _clock() - started)
+        return reply, request_id
 
     def unmatched(self, path: str, method: str, request_id: str | None) -> Reply:
         """The answer when no route matches ``path`` (percent-decoded), in the order parsers refuse:
@@ -235,7 +279,7 @@ class HttpApi:
         ``route`` is the metrics label: the template, or ``"unmatched"``.
         """
         self.metrics.request(route, _method_label(method), reply.status, 0.0)
-        return _with_request_id(reply, _request_id(request_id))
+        return with_request_id(reply, _request_id(request_id))
 
     def _unauthorized(self, authorization: str | None) -> Reply | None:
         if self._write_token is None:

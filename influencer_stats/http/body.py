@@ -17,7 +17,7 @@ from influencer_stats.bounded import read_bounded
 class BodyTimeout(BaseException):
     """The body did not arrive within the body timeout.
 
-    A ``BaseException``, so that ``HttpApi.serve`` (which turns every
+    A ``BaseException``, so that ``HttpApi.answer`` (which turns every
     ``Exception`` into a logged 500) lets it through to the server adapter that
     applied the timeout; the adapter answers ``problems.timeout("body", …)``.
     """

@@ -1,7 +1,7 @@
 """What each route does: one handler per route and method, ``routes.ROUTES`` pairs them.
 
 A handler takes the ``HttpApi`` (the algebras and limits the root built it
-with) and the request, and answers with a ``Reply``; ``HttpApi.serve`` calls
+with) and the request, and answers with a ``Reply``; ``HttpApi.answer`` calls
 it once the request id is bound, the method allowed and a write authorized,
 and turns a bug it raises into a 500. Expected failures come back from the
 algebras as values, and ``problems`` answers each one.

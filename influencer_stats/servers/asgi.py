@@ -92,7 +92,7 @@ class AsgiApp:
                 authorization = text if authorization is None else f"{authorization}, {text}"
         route, collection_id = ROUTES.match(scope["path"])
         if route is not None:
-            reply = await api.serve(
+            reply, answered_id = await api.answer(
                 Incoming(
                     route,
                     method,
@@ -106,11 +106,14 @@ class AsgiApp:
             )
         else:
             reply = api.unmatched(scope["path"], method, request_id)
+            answered_id = None  # in reply.headers already
         headers = [
             (b"content-type", reply.content_type.encode()),
             (b"content-length", str(len(reply.body)).encode()),
         ]
         headers.extend((name.encode(), value.encode()) for name, value in reply.headers)
+        if answered_id is not None:
+            headers.append((b"x-request-id", answered_id.encode()))
         await send({"type": "http.response.start", "status": reply.status, "headers": headers})
         await send({"type": "http.response.body", "body": b"" if method == "HEAD" else reply.body})
 

@@ -277,7 +277,7 @@ def test_per_request_times_each_layer_of_both_apps(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     for layer in (
         "RsgiApp.__rsgi__",
-        "HttpApi.serve",
+        "HttpApi.answer",
         "YouTubeVideoStatsSource.fetch",
         "Guarded.call",
         "stubbed",

@@ -304,7 +304,7 @@ async def test_without_tracing_no_traced_layer_is_built(tmp_path: Path) -> None:
     assert reply.status == 200
     # What servers call is the plain path itself, not a wrapper of it; the stats query is the use case.
     assert not api.traced
-    assert api.serve.__func__ is HttpApi._serve  # type: ignore[attr-defined]
+    assert api.answer.__func__ is HttpApi._answer  # type: ignore[attr-defined]
     assert type(api.stats) is GetStats
     lines = [orjson.loads(line) for line in stdout.getvalue().splitlines()]
     assert lines and not any("trace_id" in line for line in lines)

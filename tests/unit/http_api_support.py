@@ -1,7 +1,7 @@
 """The HTTP edge in process, for the ``test_http_api_*`` modules: doubles, client, reply checks.
 
 No socket and no framework: a request goes through the route table as the
-hand-routed servers send it (``ROUTES.match``, then ``HttpApi.serve``, or
+hand-routed servers send it (``ROUTES.match``, then ``HttpApi.serve`` (``answer``, the id added), or
 ``refuse`` when no template matches), its body through ``read_bounded`` as every
 server streams it. ``tests/integration/test_api.py`` and ``test_api_raw.py`` prove each server adapter
 speaks HTTP the same way over a real socket.
