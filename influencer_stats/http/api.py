@@ -87,7 +87,7 @@ class Incoming:
 
 @dataclass(frozen=True, slots=True)
 class _Plan:
-    """One route's method as ``serve`` runs it, resolved once per ``HttpApi``: its handler, its
+    """One route's method as ``answer`` runs it, resolved once per ``HttpApi``: its handler, its
     request metrics with their labels, and whether it is a write."""
 
     handler: Handler
@@ -203,8 +203,8 @@ class HttpApi:
             return answered
 
     def _plan(self, route: Route) -> _Plans:
-        # Per route and method, once: serve re-derives no label and looks up no handler per
-        # request (perf/RESULTS.md, "The `guarded` reference", item 3).
+        # Per route and method, once: answer re-derives no label and looks up no handler per
+        # request (perf/RESULTS.md, "The cached path by structure": serve's own 2.0 µs, 1.2 now).
         plans = {
             method: _Plan(
                 handler, self.metrics.recorder(route.template, _method_label(method)), method in _WRITES

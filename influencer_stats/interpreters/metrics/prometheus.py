@@ -171,8 +171,8 @@ class PrometheusMetrics:
 
     def recorder(self, route: str, method: str) -> RequestRecorder:
         """``request`` for one route and method: the labels resolved once, a series key per status
-        kept, the latency histogram held once it exists (perf/RESULTS.md, "The `guarded`
-        reference", item 3: labels re-derived on every request)."""
+        kept, the latency histogram held once it exists (perf/RESULTS.md, "The cached path by
+        structure": 0.20 µs a request against ``request``'s 0.32)."""
         if route not in self._routes:
             route = UNMATCHED
         if method not in METHOD_LABELS:

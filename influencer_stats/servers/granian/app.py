@@ -115,7 +115,7 @@ class RsgiApp:
                 )
             else:
                 # The id added here, in the one header list, not by a second Reply (perf/RESULTS.md,
-                # "The `guarded` reference", item 3).
+                # "The cached path by structure": 0.15 µs a Reply).
                 response_headers = [
                     ("content-type", reply.content_type),
                     *reply.headers,
