@@ -36,7 +36,6 @@ import argparse
 import asyncio
 import functools
 import gc
-import shutil
 import sqlite3
 import sys
 import tempfile
@@ -46,7 +45,7 @@ from collections.abc import Awaitable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 if __package__ in (None, ""):  # `python perf/history_bytes.py`: make `perf` importable as a package
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -54,7 +53,7 @@ if __package__ in (None, ""):  # `python perf/history_bytes.py`: make `perf` imp
 import redis.asyncio as aioredis
 from returns.result import Result, Success
 
-from influencer_stats.algebras.history import DAY_S
+from influencer_stats.algebras.history import DAY_S, StatsHistory
 from influencer_stats.domain.models import CollectionId, StatsPoint, StoreUnavailable
 from influencer_stats.interpreters.history.memory import MemoryStatsHistory
 from influencer_stats.interpreters.history.redis import RedisStatsHistory
@@ -62,8 +61,8 @@ from influencer_stats.interpreters.history.retention import Retention
 from influencer_stats.interpreters.history.sqlite import SqliteStatsHistory
 from influencer_stats.interpreters.redis_keys import RedisKeys, as_text
 from influencer_stats.interpreters.sqlite_database import SqliteDatabase
-from perf.procs import HOST, LabError, free_port, running
-from perf.redis_server import answers
+from perf.procs import HOST, LabError
+from perf.redis_server import redis_process
 
 HOUR_S = 3600.0
 #: 2026-01-01 00:00 UTC: the first snapshot's hour.
@@ -76,18 +75,7 @@ CONCURRENCY = 32
 TARGET_COLLECTIONS = 10_000
 
 
-class History(Protocol):
-    """What is used here of ``StatsHistory``."""
-
-    async def record(
-        self, collection_id: CollectionId, point: StatsPoint
-    ) -> Result[None, StoreUnavailable]: ...
-
-    async def points(
-        self, collection_id: CollectionId, since: float, until: float, limit: int
-    ) -> Result[tuple[StatsPoint, ...], StoreUnavailable]: ...
-
-    async def claim(self, collection_id: CollectionId, slot: int) -> Result[bool, StoreUnavailable]: ...
+History = StatsHistory  # what is measured here: any of its interpreters
 
 
 # --- The simulated collections ---------------------------------------------------------------
@@ -353,18 +341,7 @@ def _sqlite_layout(db: sqlite3.Connection) -> dict[str, Any]:
 @contextmanager
 def redis_server(out: Path) -> Iterator[int]:
     """A redis-server on loopback, no persistence, stopped by its PID; its port."""
-    binary = shutil.which("redis-server")
-    if binary is None:
-        raise LabError("redis-server is missing: scripts/perf-up.sh installs it")
-    port = free_port()
-    log = out / f"redis-{port}.log"
-    argv = [binary, "--port", str(port), "--bind", HOST, "--save", "", "--appendonly", "no"]
-    with running(argv, log) as process:
-        deadline = time.monotonic() + 10
-        while not answers(port):
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise LabError(f"redis-server did not answer on port {port}; log: {log}")
-            time.sleep(0.05)
+    with redis_process(out / "redis.log") as port:
         yield port
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from perf.procs import HOST, LabError, free_port, running
 from perf.specs import lab_choices
 
-REDIS_SLOTS = ("store", "cache", "video_cache", "quota")
+REDIS_SLOTS = ("store", "cache", "video_cache", "quota", "history")
 """The slots whose ``redis`` choice needs a server."""
 
 
@@ -31,11 +31,18 @@ def local_redis(spec: str, out: Path) -> Iterator[dict[str, str]]:
     if not uses_redis(spec):
         yield {}
         return
+    with redis_process(out / f"redis-{spec}.log") as port:
+        yield {"REDIS_URL": f"redis://{HOST}:{port}/0"}
+
+
+@contextmanager
+def redis_process(log: Path) -> Iterator[int]:
+    """A redis-server on a free loopback port, no persistence, until it answers PING (10 s at
+    most); stopped by its PID on exit. Yields its port."""
     binary = shutil.which("redis-server")
     if binary is None:
-        raise LabError("profile uses Redis but redis-server is missing: apt-get install redis-server")
+        raise LabError("redis-server is missing: apt-get install redis-server (scripts/perf-up.sh)")
     port = free_port()
-    log = out / f"redis-{spec}.log"
     argv = [binary, "--port", str(port), "--bind", HOST, "--save", "", "--appendonly", "no"]
     with running(argv, log) as process:
         deadline = time.monotonic() + 10
@@ -43,7 +50,7 @@ def local_redis(spec: str, out: Path) -> Iterator[dict[str, str]]:
             if process.poll() is not None or time.monotonic() > deadline:
                 raise LabError(f"redis-server did not answer on port {port}; log: {log}")
             time.sleep(0.05)
-        yield {"REDIS_URL": f"redis://{HOST}:{port}/0"}
+        yield port
 
 
 def answers(port: int) -> bool:

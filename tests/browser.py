@@ -162,3 +162,26 @@ def png_size(png: bytes) -> tuple[int, int]:
     assert png.startswith(b"\x89PNG\r\n\x1a\n")
     width, height = struct.unpack(">II", png[16:24])
     return width, height
+
+
+async def open_tab(
+    devtools: DevTools, url: str, width: int, height: int, domains: tuple[str, ...] = ("Page",)
+) -> tuple[str, str]:
+    """A new tab of ``width`` × ``height`` showing ``url``, with ``domains`` enabled (their events
+    land in ``devtools.events``); its target id and session."""
+    target = await devtools.call("Target.createTarget", url="about:blank")
+    attached = await devtools.call("Target.attachToTarget", targetId=target["targetId"], flatten=True)
+    session: str = attached["sessionId"]
+    for domain in domains:
+        await devtools.call(f"{domain}.enable", session)
+    await devtools.call(
+        "Emulation.setDeviceMetricsOverride",
+        session,
+        width=width,
+        height=height,
+        deviceScaleFactor=1,
+        mobile=False,
+    )
+    navigated = await devtools.call("Page.navigate", session, url=url)
+    assert "errorText" not in navigated, navigated
+    return str(target["targetId"]), session

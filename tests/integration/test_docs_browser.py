@@ -22,7 +22,16 @@ import orjson
 import pytest
 
 from influencer_stats.http.docs import ASSETS
-from tests.browser import COMMAND_TIMEOUT_S, HEIGHT, WIDTH, DevTools, chromium, png_size, running_chromium
+from tests.browser import (
+    COMMAND_TIMEOUT_S,
+    HEIGHT,
+    WIDTH,
+    DevTools,
+    chromium,
+    open_tab,
+    png_size,
+    running_chromium,
+)
 from tests.raw_http import raw_request, request_bytes
 from tests.support import ROOT, SERVERS, RunningService
 
@@ -104,21 +113,9 @@ async def render(devtools_url: str, page_url: str, expected: int) -> Render:
     ):
         devtools = DevTools(ws)
         try:
-            target = await devtools.call("Target.createTarget", url="about:blank")
-            attached = await devtools.call("Target.attachToTarget", targetId=target["targetId"], flatten=True)
-            session = attached["sessionId"]
-            for domain in ("Network", "Runtime", "Log", "Page"):
-                await devtools.call(f"{domain}.enable", session)
-            await devtools.call(
-                "Emulation.setDeviceMetricsOverride",
-                session,
-                width=WIDTH,
-                height=HEIGHT,
-                deviceScaleFactor=1,
-                mobile=False,
+            target, session = await open_tab(
+                devtools, page_url, WIDTH, HEIGHT, ("Network", "Runtime", "Log", "Page")
             )
-            navigated = await devtools.call("Page.navigate", session, url=page_url)
-            assert "errorText" not in navigated, navigated
             operations: list[dict[str, str]] = []
             deadline = time.monotonic() + RENDER_TIMEOUT_S
             while time.monotonic() < deadline:
@@ -138,7 +135,7 @@ async def render(devtools_url: str, page_url: str, expected: int) -> Render:
             )
             assert "exceptionDetails" not in tried, tried["exceptionDetails"]
             await asyncio.sleep(0.2)  # the events of that call
-            await devtools.call("Target.closeTarget", targetId=target["targetId"])
+            await devtools.call("Target.closeTarget", targetId=target)
             return Render(
                 operations,
                 errors["result"]["value"],

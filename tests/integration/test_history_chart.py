@@ -17,7 +17,7 @@ import orjson
 from PIL import Image
 
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
-from tests.browser import COMMAND_TIMEOUT_S, DevTools, chromium, png_size, running_chromium
+from tests.browser import COMMAND_TIMEOUT_S, DevTools, chromium, open_tab, png_size, running_chromium
 from tests.support import running_service, wait_for
 
 WIDTH, HEIGHT = 960, 420
@@ -33,20 +33,7 @@ async def look(devtools_url: str, url: str) -> tuple[list[dict[str, object]], by
     async with aiohttp.ClientSession(timeout=timeout) as http, http.ws_connect(devtools_url) as ws:
         devtools = DevTools(ws)
         try:
-            target = await devtools.call("Target.createTarget", url="about:blank")
-            attached = await devtools.call("Target.attachToTarget", targetId=target["targetId"], flatten=True)
-            session = attached["sessionId"]
-            await devtools.call("Page.enable", session)
-            await devtools.call(
-                "Emulation.setDeviceMetricsOverride",
-                session,
-                width=WIDTH,
-                height=HEIGHT,
-                deviceScaleFactor=1,
-                mobile=False,
-            )
-            navigated = await devtools.call("Page.navigate", session, url=url)
-            assert "errorText" not in navigated, navigated
+            target, session = await open_tab(devtools, url, WIDTH, HEIGHT)
             series: list[dict[str, object]] = []
             for _ in range(50):  # bounded: the document is one response, laid out at once
                 shown = await devtools.call("Runtime.evaluate", session, expression=_SERIES)
@@ -55,7 +42,7 @@ async def look(devtools_url: str, url: str) -> tuple[list[dict[str, object]], by
                     break
                 await asyncio.sleep(0.1)
             shot = await devtools.call("Page.captureScreenshot", session, format="png")
-            await devtools.call("Target.closeTarget", targetId=target["targetId"])
+            await devtools.call("Target.closeTarget", targetId=target)
             return series, base64.b64decode(shot["data"])
         finally:
             await devtools.close()
