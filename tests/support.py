@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from influencer_stats.algebras.metrics import RequestRecorder
 from influencer_stats.bootstrap.servers import SERVERS as SERVER_REGISTRY
@@ -220,3 +222,28 @@ def wait_for(condition: Callable[[], bool], timeout: float) -> bool:
             pass
         time.sleep(0.05)
     return False
+
+
+def run_perf_script(script: str, args: Sequence[str], timeout_s: float) -> subprocess.CompletedProcess[str]:
+    """``python perf/SCRIPT ARGS`` in its own process group, killed whole if it overruns
+    (SIGTERM first: the lab stops the servers it started; then SIGKILL)."""
+    process = subprocess.Popen(
+        [sys.executable, f"perf/{script}", *args],
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        out, err = process.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            out, err = process.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            out, err = process.communicate(timeout=20)
+        pytest.fail(f"perf/{script} did not finish within {timeout_s:g}s:\n{err[-3000:]}")
+    return subprocess.CompletedProcess(process.args, process.returncode, out, err)

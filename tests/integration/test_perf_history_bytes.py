@@ -8,41 +8,16 @@ optional: scripts/perf-up.sh installs it.
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
-import sys
 from pathlib import Path
 
-import pytest
-
-from tests.support import ROOT
+from tests.support import run_perf_script
 
 TIMEOUT_S = 120.0
 
 
 def run_script(args: list[str]) -> subprocess.CompletedProcess[str]:
-    """``perf/history_bytes.py ARGS`` in its own process group, killed whole if it overruns."""
-    process = subprocess.Popen(
-        [sys.executable, "perf/history_bytes.py", *args],
-        cwd=ROOT,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        out, err = process.communicate(timeout=TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGTERM)  # its redis-server is in the group too
-        try:
-            out, err = process.communicate(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            out, err = process.communicate(timeout=20)
-        pytest.fail(f"perf/history_bytes.py did not finish within {TIMEOUT_S:g}s:\n{err[-3000:]}")
-    return subprocess.CompletedProcess(process.args, process.returncode, out, err)
+    return run_perf_script("history_bytes.py", args, TIMEOUT_S)
 
 
 def test_a_short_run_measures_every_interpreter_and_both_feeds(tmp_path: Path) -> None:

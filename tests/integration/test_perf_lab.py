@@ -8,15 +8,12 @@ without them this test fails with the lab's install hint.
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.support import ROOT
+from tests.support import run_perf_script
 
 TIMEOUT_S = 120.0
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -24,27 +21,7 @@ KEPT = "v1 spends its time writing log lines (kept from the previous report)."
 
 
 def run_lab(args: list[str]) -> subprocess.CompletedProcess[str]:
-    """``perf/run.py ARGS`` in its own process group, killed whole if it overruns."""
-    process = subprocess.Popen(
-        [sys.executable, "perf/run.py", *args],
-        cwd=ROOT,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        out, err = process.communicate(timeout=TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGTERM)  # the lab stops its servers on SIGTERM
-        try:
-            out, err = process.communicate(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            out, err = process.communicate(timeout=20)
-        pytest.fail(f"perf/run.py did not finish within {TIMEOUT_S:g}s:\n{err[-3000:]}")
-    return subprocess.CompletedProcess(process.args, process.returncode, out, err)
+    return run_perf_script("run.py", args, TIMEOUT_S)
 
 
 def table_row(report: str, name: str) -> list[str]:
