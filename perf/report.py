@@ -16,6 +16,7 @@ from typing import Final
 from perf.model import LabRun, Measurement
 from perf.procs import LOAD_CPU, SERVER_CPU
 from perf.references import references_section
+from perf.report_sections import extract_section, hand_written
 from perf.rounds import fmt_times
 from perf.wrk import WrkResult
 
@@ -255,40 +256,9 @@ def _placeholder(m: Measurement, report: Path) -> str:
     )
 
 
-def _section_lines(lines: list[str], heading: str) -> tuple[int, int] | None:
-    """Where the section ``heading`` starts and ends (the next ``## `` heading, or the end)."""
-    start = next((i for i, line in enumerate(lines) if line.strip() == heading), None)
-    if start is None:
-        return None
-    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
-    return start, end
-
-
-def extract_section(text: str, heading: str = READING_HEADING) -> str | None:
-    """The section that starts with ``heading`` up to the next ``## `` heading (None if absent)."""
-    lines = text.splitlines()
-    span = _section_lines(lines, heading)
-    return None if span is None else "\n".join(lines[span[0] : span[1]]).rstrip()
-
-
-def replace_section(text: str, heading: str, section: str) -> str:
-    """``text`` with the section ``heading`` replaced by ``section``; appended when it has none."""
-    lines = text.splitlines()
-    span = _section_lines(lines, heading)
-    if span is None:
-        return text.rstrip() + "\n\n" + section
-    start, end = span
-    return "\n".join([*lines[:start], *section.splitlines(), "", *lines[end:]]) + "\n"
-
-
-def write_section(report: Path, heading: str, section: str) -> None:
-    """Replace (or append) one section of the report file, keeping the rest as it is."""
-    report.write_text(replace_section(report.read_text() if report.exists() else "", heading, section))
-
-
 def reading_section(run: LabRun, report: Path, previous: str | None) -> str:
     """The kept section, plus a placeholder for every profile of this run it does not mention."""
-    kept = extract_section(previous) if previous else None
+    kept = extract_section(previous, READING_HEADING) if previous else None
     if kept is None:
         kept = (
             f"{READING_HEADING}\n\n"
@@ -328,19 +298,6 @@ def problems(run: LabRun) -> list[str]:
         if m.flame is not None and m.flame.problem:
             found.append(f"**{m.name}** flame graph: {one_line(m.flame.problem)}")
     return found
-
-
-def hand_written(previous: str, generated: str) -> list[str]:
-    """The sections of ``previous`` whose heading ``generated`` lacks (written by people), in order."""
-    have = {line.strip() for line in generated.splitlines() if line.startswith("## ")}
-    lines = previous.splitlines()
-    starts = [i for i, line in enumerate(lines) if line.startswith("## ")]
-    ends = [*starts[1:], len(lines)][: len(starts)]  # no heading at all: no section
-    return [
-        "\n".join(lines[a:b]).rstrip()
-        for a, b in zip(starts, ends, strict=True)
-        if lines[a].strip() not in have
-    ]
 
 
 def render(run: LabRun, report: Path, chart: Path | None, previous: str | None) -> str:

@@ -58,7 +58,8 @@ from influencer_stats.interpreters.metrics.prometheus import DROPPED, LAG
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from perf.attacks import AttackLog, attack
 from perf.procs import HOST, ROOT, LabError, free_port, memory_of_tree, running, wait_until_ok
-from perf.report import SOAK_HEADING, write_section
+from perf.report import SOAK_HEADING
+from perf.report_sections import write_section
 from perf.service import main_argv, service_env
 from perf.soak_phases import PhaseResult, render_phases, run_phases
 from perf.upstream import python_double

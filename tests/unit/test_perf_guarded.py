@@ -225,7 +225,7 @@ def test_a_function_counts_once_per_stack_and_its_own_samples_are_what_no_child_
 
 
 def test_a_previous_report_without_sections_keeps_nothing() -> None:
-    from perf.report import hand_written
+    from perf.report_sections import hand_written
 
     assert hand_written("# old report\n", "## Results\n") == []  # it used to raise (zip of unequal lists)
     assert hand_written("# old\n\n## Mine\n\nkept\n", "## Results\n") == ["## Mine\n\nkept"]

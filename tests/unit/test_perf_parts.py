@@ -6,7 +6,8 @@ import sys
 from pathlib import Path
 
 from perf.procs import PYTHON, ROOT, portable
-from perf.report import SOAK_HEADING, replace_section
+from perf.report import SOAK_HEADING
+from perf.report_sections import replace_section
 from perf.service import main_argv
 from perf.wrk import wrk_argv
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from perf.options import parse_args
-from perf.report import hand_written
+from perf.report_sections import hand_written
 from tests.support import ROOT
 
 #: A path to one of our source files, as reports write it and py-spy names a frame's file.
