@@ -80,9 +80,13 @@ def start_snapshots(
         wiring.log,
         interval_s=interval_s,
         clock=time.time,  # wall time: hosts agree on an interval's start
-        short=lambda: quota is not None and quota.stretch() > 1.0,  # spending runs ahead of the day
+        short=quota.short if quota is not None else _never,
     )
     wiring.background(snapshotter.run(), "stats-history:snapshots")
+
+
+def _never() -> bool:
+    return False  # no quota budget: it is never short
 
 
 async def build_source(wiring: Wiring) -> VideoStatsSource:

@@ -15,7 +15,7 @@ import msgspec
 import orjson
 from returns.result import Failure, Success
 
-from influencer_stats.domain.models import CollectionId, Created
+from influencer_stats.domain.models import CollectionId, Created, StatsPoint
 from influencer_stats.domain.validation import InvalidInput, parse_collection_body, parse_collection_id
 from influencer_stats.http import docs, problems
 from influencer_stats.http.api import HttpApi, Incoming
@@ -28,7 +28,7 @@ from influencer_stats.http.history_query import (
     parse_history_request,
     parse_time,
 )
-from influencer_stats.http.pagination import MAX_LIMIT, page_body, parse_page_request
+from influencer_stats.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, page_body, parse_page_request
 from influencer_stats.http.problems import JSON, Reply
 from influencer_stats.http.stats_reply import stats_reply
 
@@ -186,32 +186,40 @@ async def _known(api: HttpApi, incoming: Incoming) -> CollectionId | Reply:
     return collection_id
 
 
-async def collection_history(api: HttpApi, incoming: Incoming) -> Reply:
-    """The collection's snapshots, oldest first, a page at a time (``history_query``)."""
+async def _history_page(
+    api: HttpApi, incoming: Incoming, limit: int
+) -> tuple[CollectionId, list[StatsPoint], int | None] | Reply:
+    """The stored collection's page of snapshots the query asks for (``limit`` unless it says),
+    where the next page starts, or the problem to answer."""
     known = await _known(api, incoming)
     if isinstance(known, Reply):
         return known
-    request = parse_history_request(incoming.query)
+    request = parse_history_request(incoming.query, limit=limit)
     if not isinstance(request, Success):
         return problems.invalid_input(request.failure())
     page = await history_page(api.history, known, request.unwrap())
     if not isinstance(page, Success):
         return problems.for_error(page.failure())
-    return Reply(200, orjson.dumps(history_body(*page.unwrap())))
+    points, next_ms = page.unwrap()
+    return known, points, next_ms
+
+
+async def collection_history(api: HttpApi, incoming: Incoming) -> Reply:
+    """The collection's snapshots, oldest first, a page at a time (``history_query``)."""
+    page = await _history_page(api, incoming, DEFAULT_LIMIT)
+    if isinstance(page, Reply):
+        return page
+    _, points, next_ms = page
+    return Reply(200, orjson.dumps(history_body(points, next_ms)))
 
 
 async def collection_history_chart(api: HttpApi, incoming: Incoming) -> Reply:
     """The same points as an SVG chart (``history_chart``): 1,000 unless ``limit`` says fewer."""
-    known = await _known(api, incoming)
-    if isinstance(known, Reply):
-        return known
-    request = parse_history_request(incoming.query, limit=MAX_LIMIT)
-    if not isinstance(request, Success):
-        return problems.invalid_input(request.failure())
-    page = await history_page(api.history, known, request.unwrap())
-    if not isinstance(page, Success):
-        return problems.for_error(page.failure())
-    return chart_reply(known, page.unwrap()[0])
+    page = await _history_page(api, incoming, MAX_LIMIT)
+    if isinstance(page, Reply):
+        return page
+    collection_id, points, _ = page
+    return chart_reply(collection_id, points)
 
 
 async def collection_growth(api: HttpApi, incoming: Incoming) -> Reply:

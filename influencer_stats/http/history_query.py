@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from urllib.parse import parse_qsl
@@ -98,6 +99,24 @@ def parse_history_request(query: str, *, limit: int = DEFAULT_LIMIT) -> Result[H
     return Success(HistoryRequest(times["since"], times["until"], step, limit))
 
 
+async def _points(
+    history: StatsHistory, collection_id: CollectionId, since: float, until: float
+) -> AsyncIterator[Sequence[StatsPoint] | StoreUnavailable]:
+    """The points from ``since`` to ``until``, a read (``_CHUNK`` points) at a time, at most
+    ``_READS`` reads; a read that fails ends them with its error."""
+    start = since
+    for _ in range(_READS):
+        read = await history.points(collection_id, start, until, _CHUNK)
+        if not isinstance(read, Success):
+            yield read.failure()
+            return
+        points = read.unwrap()
+        yield points
+        if len(points) < _CHUNK:
+            return
+        start = math.nextafter(points[-1].at, math.inf)
+
+
 async def history_page(
     history: StatsHistory, collection_id: CollectionId, request: HistoryRequest
 ) -> Result[tuple[list[StatsPoint], int | None], StoreUnavailable]:
@@ -105,12 +124,11 @@ async def history_page(
     more follow (``history_body`` renders it)."""
     kept: list[StatsPoint] = []
     buckets: list[float] = []  # each kept point's step start (its own time without a step)
-    start = request.since
-    for _ in range(_READS):
-        read = await history.points(collection_id, start, request.until, _CHUNK)
-        if not isinstance(read, Success):
-            return Failure(read.failure())
-        points = read.unwrap()
+    reads = 0
+    last: Sequence[StatsPoint] = ()  # the last read's points
+    async for points in _points(history, collection_id, request.since, request.until):
+        if isinstance(points, StoreUnavailable):
+            return Failure(points)
         for point in points:
             bucket = point.at if request.step is None else point.at // request.step * request.step
             if kept and request.step is not None and bucket == buckets[-1]:
@@ -121,10 +139,10 @@ async def history_page(
                 return Success((kept, math.floor(bucket * 1000)))
             kept.append(point)
             buckets.append(bucket)
-        if len(points) < _CHUNK:
-            return Success((kept, None))
-        start = math.nextafter(points[-1].at, math.inf)
-    return Success((kept, math.ceil(start * 1000)))
+        reads, last = reads + 1, points
+    if reads == _READS and len(last) == _CHUNK:  # the reads ran out, not the points
+        return Success((kept, math.ceil(math.nextafter(last[-1].at, math.inf) * 1000)))
+    return Success((kept, None))
 
 
 async def growth_body(
@@ -134,19 +152,13 @@ async def growth_body(
     to the last one; None when there is none."""
     first: StatsPoint | None = None
     last: StatsPoint | None = None
-    start = since
-    for _ in range(_READS):
-        read = await history.points(collection_id, start, END_OF_TIME, _CHUNK)
-        if not isinstance(read, Success):
-            return Failure(read.failure())
-        points = read.unwrap()
+    async for points in _points(history, collection_id, since, END_OF_TIME):
+        if isinstance(points, StoreUnavailable):
+            return Failure(points)
         for point in points:
             if not point.gap:
                 first = first or point
                 last = point
-        if len(points) < _CHUNK:
-            break
-        start = math.nextafter(points[-1].at, math.inf)
     if first is None or last is None:
         return Success(None)
     change = {}

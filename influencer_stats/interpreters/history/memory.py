@@ -26,8 +26,7 @@ class MemoryStatsHistory:
 
     async def record(self, collection_id: CollectionId, point: StatsPoint) -> Result[None, StoreUnavailable]:
         points = self._points.pop(collection_id, [])
-        times = [p.at for p in points]
-        at = bisect_left(times, point.at)
+        at = bisect_left(points, point.at, key=_at)
         if at < len(points) and points[at].at == point.at:
             points[at] = point
         else:
@@ -41,7 +40,7 @@ class MemoryStatsHistory:
         self, collection_id: CollectionId, since: float, until: float, limit: int
     ) -> Result[tuple[StatsPoint, ...], StoreUnavailable]:
         points = self._points.get(collection_id, [])
-        start = bisect_left([p.at for p in points], since)
+        start = bisect_left(points, since, key=_at)
         return Success(tuple(p for p in points[start : start + limit] if p.at < until))
 
     async def forget(self, collection_id: CollectionId) -> Result[None, StoreUnavailable]:
@@ -58,3 +57,7 @@ class MemoryStatsHistory:
             del self._claimed[next(iter(self._claimed))]
         self._claimed[collection_id] = slot
         return Success(True)
+
+
+def _at(point: StatsPoint) -> float:
+    return point.at

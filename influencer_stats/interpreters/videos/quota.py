@@ -81,6 +81,11 @@ class QuotaBudget:
         """The ledger says ``spent`` units of ``day`` are spent."""
         self._seen_day, self._seen_spent = day, spent
 
+    def short(self) -> bool:
+        """Whether spending runs ahead of the day (freshness is being stretched): background
+        work that would spend units (a snapshot) waits."""
+        return self.stretch() > 1.0
+
     def stretch(self) -> float:
         """The factor by which caches should stretch freshness now (1 = not at all)."""
         if not self._seen_day:
