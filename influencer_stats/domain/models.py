@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import NamedTuple, NewType
+from typing import Literal, NamedTuple, NewType
 
 CollectionId = NewType("CollectionId", str)
 VideoId = NewType("VideoId", str)
@@ -43,6 +43,20 @@ class Collection:
 
     id: CollectionId
     videos: tuple[VideoId, ...]
+
+
+#: What a collection can be read from: a playlist, or the uploads of a channel.
+SourceKind = Literal["playlist", "channel"]
+
+
+@dataclass(frozen=True, slots=True)
+class CollectionSource:
+    """Where a collection's videos come from: a YouTube playlist, or a channel's uploads.
+
+    A collection read from one keeps it, so a refresh reads it again (new uploads join)."""
+
+    kind: SourceKind
+    id: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +192,24 @@ class SharedStateUnavailable:
     detail: str
 
 
+@dataclass(frozen=True, slots=True)
+class SourceNotFound:
+    """YouTube has no such playlist or channel, or does not let this key read it."""
+
+    source: CollectionSource
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class SourceTooLarge:
+    """The playlist or channel holds more videos (``videos``, as YouTube counts them) than a
+    collection may (``limit``); nothing was saved."""
+
+    source: CollectionSource
+    videos: int
+    limit: int
+
+
 UpstreamError = (
     QuotaExceeded
     | QuotaExhausted
@@ -193,6 +225,8 @@ UpstreamError = (
 NOT_YOUTUBES_FAULT = (QuotaExhausted, UpstreamBusy, SharedStateUnavailable)
 StoreError = StoreUnavailable
 StatsError = CollectionNotFound | StoreUnavailable | UpstreamError
+#: Why a playlist's or channel's videos could not be read.
+ReadError = SourceNotFound | SourceTooLarge | UpstreamError
 
 
 # --- Answers about statistics -------------------------------------------------
