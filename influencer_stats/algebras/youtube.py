@@ -1,4 +1,5 @@
-"""One ``videos.list`` call, the step the YouTube source is built of (quota counted per call)."""
+"""One call to the YouTube Data API: ``videos.list``, the step the YouTube source is built of
+(quota counted per call), and the plain GET the readers of playlists and channels make."""
 
 from __future__ import annotations
 
@@ -20,3 +21,19 @@ class VideosListCall(Protocol):
     """
 
     async def __call__(self, ids: Sequence[VideoId]) -> Result[StatsByVideo, UpstreamError]: ...
+
+
+#: An answered call: its HTTP status and its body (``None``: longer than the client reads).
+Answered = tuple[int, bytes | None]
+
+
+class YouTubeGet(Protocol):
+    """One GET of a YouTube Data API URL, the key in a header, no redirect followed.
+
+    Returns the status and body of whatever answered (every status, errors
+    included, for the caller to classify); transport errors become
+    ``UpstreamUnavailable``, a timeout of the client's ``UpstreamTimeout``; it
+    raises only on cancellation.
+    """
+
+    async def __call__(self, url: str) -> Result[Answered, UpstreamError]: ...

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from influencer_stats.algebras.youtube import VideosListCall
     from influencer_stats.interpreters.stats.cache import CachePolicy
     from influencer_stats.interpreters.videos.miss_claims import SharedMisses
-    from influencer_stats.interpreters.videos.quota import QuotaBudget
+    from influencer_stats.interpreters.videos.quota import QuotaBudget, QuotaSpender
     from influencer_stats.settings import Settings
 
 SourceBuilder = Callable[[Wiring], Awaitable[VideoStatsSource]]
@@ -115,19 +115,33 @@ async def _youtube(
         per_flow=settings.upstream_concurrency,
         max_waiting=settings.upstream_queue,
     )
-    call = await _governed(wiring, traced_call(wiring, await client(wiring)), wiring.quota)
+    call = await _governed(wiring, traced_call(wiring, await client(wiring)))
     return YouTubeVideoStatsSource(call, policy, gate, wiring.log, wiring.metrics, clock=time.monotonic)
 
 
-async def _governed(wiring: Wiring, call: VideosListCall, budget: QuotaBudget | None) -> VideosListCall:
-    """``call`` under the quota governor (last before the network), spending ``budget``; without
-    a budget, ``call`` itself."""
+async def _governed(wiring: Wiring, call: VideosListCall) -> VideosListCall:
+    """``call`` under the quota governor (last before the network), spending the day's budget;
+    without one, ``call`` itself."""
     from influencer_stats.interpreters.videos.quota import QuotaGovernor
 
+    spender = await quota_spender(wiring)
+    return call if spender is None else QuotaGovernor(call, spender)
+
+
+async def quota_spender(wiring: Wiring) -> QuotaSpender | None:
+    """The process's one spender of the day's budget (its ledger the ``quota`` slot's), shared by
+    every kind of YouTube call; ``None`` without a budget."""
+    from influencer_stats.interpreters.videos.quota import QuotaSpender
+
+    budget = wiring.quota
     if budget is None:
-        return call
-    ledger = await QUOTA_LEDGERS[wiring.settings.choices.one("quota")].build(wiring)
-    return QuotaGovernor(call, ledger, budget, wiring.log, wiring.metrics)
+        return None
+
+    async def build() -> QuotaSpender:
+        ledger = await QUOTA_LEDGERS[wiring.settings.choices.one("quota")].build(wiring)
+        return QuotaSpender(ledger, budget, wiring.log, wiring.metrics)
+
+    return await wiring.once("quota-spender", build)
 
 
 _YOUTUBE_CLIENTS = (

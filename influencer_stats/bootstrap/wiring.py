@@ -13,7 +13,7 @@ import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack, suppress
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, BinaryIO, Final
+from typing import TYPE_CHECKING, Any, BinaryIO, Final, TypeVar, cast
 
 from influencer_stats.algebras import AllMetrics, EventLog
 from influencer_stats.settings import Settings
@@ -34,6 +34,8 @@ CLUSTER_VIDEO_SHARDS: Final = 48
 #: so several builders may declare them: each keeps its own tables in the one file.
 SHARED_PATHS: Final = {"db_path": "sqlite"}
 
+T = TypeVar("T")
+
 #: Readiness checks by dependency name (``/readyz``).
 Checks = dict[str, Callable[[], Awaitable[bool]]]
 
@@ -43,6 +45,7 @@ class _Shared:
     redis: RedisClient | None = None
     sqlite: SqliteDatabase | None = None
     tracer: Tracer | None = None
+    once: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -89,6 +92,13 @@ class Resources:
             self.checks["sqlite"] = database.ping
             self._shared.sqlite = database
         return self._shared.sqlite
+
+    async def once(self, name: str, build: Callable[[], Awaitable[T]]) -> T:
+        """What ``build`` makes, built the first time ``name`` is asked for and shared after
+        (a resource of several builders, e.g. the quota spender)."""
+        if name not in self._shared.once:
+            self._shared.once[name] = await build()
+        return cast(T, self._shared.once[name])
 
     def redis_keys(self) -> RedisKeys:
         """Where every Redis interpreter keeps its data: on a Cluster the videos spread over

@@ -23,6 +23,7 @@ from influencer_stats.interpreters.videos.quota import (
     QuotaBudget,
     QuotaDay,
     QuotaGovernor,
+    QuotaSpender,
 )
 from influencer_stats.interpreters.videos.synthetic import synthetic_stats
 from influencer_stats.testing.clock import ManualClock as Clock
@@ -56,9 +57,8 @@ def governor(
 ) -> QuotaGovernor:
     if isinstance(budget, int):
         budget = QuotaBudget(budget, QuotaDay(YOUTUBE_DAY_S), clock)
-    return QuotaGovernor(
-        call, MemoryQuotaLedger(), budget, CapturingEventLog(), metrics or RecordingMetrics()
-    )
+    spender = QuotaSpender(MemoryQuotaLedger(), budget, CapturingEventLog(), metrics or RecordingMetrics())
+    return QuotaGovernor(call, spender)
 
 
 async def test_the_budget_is_never_exceeded_and_the_refusal_says_when_it_resets() -> None:
@@ -141,7 +141,9 @@ async def test_freshness_stretches_when_spending_through_the_governor_runs_ahead
 async def test_an_unreachable_ledger_makes_no_call_and_says_it_is_this_services_state_not_youtube() -> None:
     call = Call()
     budget = QuotaBudget(10, QuotaDay(YOUTUBE_DAY_S), Clock(TEN_AM))
-    governed = QuotaGovernor(call, DownLedger(), budget, CapturingEventLog(), RecordingMetrics())
+    governed = QuotaGovernor(
+        call, QuotaSpender(DownLedger(), budget, CapturingEventLog(), RecordingMetrics())
+    )
 
     answer = await governed([A])
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import aiohttp
-from returns.result import Failure, Result
+from returns.result import Failure, Result, Success
 
+from influencer_stats.algebras.youtube import Answered
 from influencer_stats.bounded import read_bounded
 from influencer_stats.domain.models import (
     StatsByVideo,
@@ -18,13 +19,14 @@ from influencer_stats.domain.models import (
 from influencer_stats.interpreters.videos.youtube_api import (
     API_KEY_HEADER,
     MAX_BODY_BYTES,
-    answer,
+    answer_of,
     request_url,
 )
 
 
 class AiohttpVideosList:
-    """``VideosListCall`` on a shared ``aiohttp.ClientSession`` (opened by the root).
+    """``VideosListCall`` on a shared ``aiohttp.ClientSession`` (opened by the root), and its
+    ``get`` a ``YouTubeGet`` for the other lists.
 
     The key travels in the ``X-Goog-Api-Key`` header, never in the URL, and
     redirects are never followed: aiohttp would resend the header to whatever
@@ -44,19 +46,19 @@ class AiohttpVideosList:
         self._max_body = max_body
 
     async def __call__(self, ids: Sequence[VideoId]) -> Result[StatsByVideo, UpstreamError]:
+        return answer_of(await self.get(request_url(self._base_url, ids)), self._max_body)
+
+    async def get(self, url: str) -> Result[Answered, UpstreamError]:
+        """``YouTubeGet``: one GET of ``url`` on the session, its body read up to the limit."""
         try:
             async with self._session.get(
-                request_url(self._base_url, ids),
-                headers=self._headers,
-                skip_auto_headers=("User-Agent",),
-                allow_redirects=False,
+                url, headers=self._headers, skip_auto_headers=("User-Agent",), allow_redirects=False
             ) as response:
                 body = await read_bounded(
                     response.content.iter_any(), self._max_body, response.content_length
                 )
-                status = response.status
+                return Success((response.status, body))
         except aiohttp.ServerTimeoutError:
             return Failure(UpstreamTimeout("YouTube call timed out (ServerTimeoutError)"))
         except aiohttp.ClientError as exc:
             return Failure(UpstreamUnavailable(f"YouTube connection failed ({type(exc).__name__})"))
-        return answer(status, body, self._max_body)

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import httpx
-from returns.result import Failure, Result
+from returns.result import Failure, Result, Success
 
+from influencer_stats.algebras.youtube import Answered
 from influencer_stats.bounded import read_bounded
 from influencer_stats.domain.models import (
     StatsByVideo,
@@ -18,13 +19,14 @@ from influencer_stats.domain.models import (
 from influencer_stats.interpreters.videos.youtube_api import (
     API_KEY_HEADER,
     MAX_BODY_BYTES,
-    answer,
+    answer_of,
     request_url,
 )
 
 
 class HttpxVideosList:
-    """``VideosListCall`` on a shared ``httpx.AsyncClient`` (opened by the root).
+    """``VideosListCall`` on a shared ``httpx.AsyncClient`` (opened by the root), and its
+    ``get`` a ``YouTubeGet`` for the other lists.
 
     The key travels in the ``X-Goog-Api-Key`` header, never in the URL, so no
     URL logged anywhere carries it.
@@ -39,14 +41,15 @@ class HttpxVideosList:
         self._max_body = max_body
 
     async def __call__(self, ids: Sequence[VideoId]) -> Result[StatsByVideo, UpstreamError]:
+        return answer_of(await self.get(request_url(self._base_url, ids)), self._max_body)
+
+    async def get(self, url: str) -> Result[Answered, UpstreamError]:
+        """``YouTubeGet``: one GET of ``url`` on the client, its body read up to the limit."""
         try:
-            async with self._client.stream(
-                "GET", request_url(self._base_url, ids), headers=self._headers
-            ) as response:
+            async with self._client.stream("GET", url, headers=self._headers) as response:
                 body = await read_bounded(response.aiter_raw(), self._max_body)
-                status = response.status_code
+                return Success((response.status_code, body))
         except httpx.TimeoutException as exc:
             return Failure(UpstreamTimeout(f"YouTube call timed out ({type(exc).__name__})"))
         except httpx.TransportError as exc:
             return Failure(UpstreamUnavailable(f"YouTube connection failed ({type(exc).__name__})"))
-        return answer(status, body, self._max_body)

@@ -116,36 +116,33 @@ class MemoryQuotaLedger:
         return Success(self._spent)
 
 
-class QuotaGovernor:
-    """``VideosListCall`` wrapper, last before the network: one unit per call, never over budget.
+class QuotaSpender:
+    """Spends one unit of the day's budget per YouTube call, never over budget.
 
     Each call (retries included: they are calls) first takes a unit from the
-    ledger for the current quota day of ``budget``; when the day's units are
-    spent it makes no call and answers ``QuotaExhausted`` with
-    ``retry_after_s`` until the reset (the caches above then serve what they
-    hold). A ledger that cannot be asked is ``SharedStateUnavailable`` (this
-    service's fault, not YouTube's): no call is made whose unit was not
-    counted, so the budget holds even then. What the ledger says is spent goes
-    to ``budget`` (``QuotaBudget.seen``), where the caches read how much to
-    stretch freshness.
+    ledger for the current quota day of ``budget`` (``spend``). When the day's
+    units are spent, ``spend`` answers ``QuotaExhausted`` with
+    ``retry_after_s`` until the reset, and no call may be made (the caches
+    above then serve what they hold). A ledger that cannot be asked is
+    ``SharedStateUnavailable`` (this service's fault, not YouTube's): no call
+    is made whose unit was not counted, so the budget holds even then. What
+    the ledger says is spent goes to ``budget`` (``QuotaBudget.seen``), where
+    the caches read how much to stretch freshness. One per process: the
+    ``videos.list`` calls (``QuotaGovernor``) and the readers of playlists and
+    channels spend through the same one.
     """
 
     def __init__(
-        self,
-        inner: VideosListCall,
-        ledger: QuotaLedger,
-        budget: QuotaBudget,
-        log: EventLog,
-        metrics: UpstreamMetrics,
+        self, ledger: QuotaLedger, budget: QuotaBudget, log: EventLog, metrics: UpstreamMetrics
     ) -> None:
-        self._inner = inner
         self._ledger = ledger
         self._budget = budget
         self._log = log
         self._metrics = metrics
         self._exhausted_logged = ""
 
-    async def __call__(self, ids: Sequence[VideoId]) -> Result[StatsByVideo, UpstreamError]:
+    async def spend(self) -> UpstreamError | None:
+        """One unit spent (``None``: make the call), or why none was."""
         budget = self._budget
         units = budget.units
         day, seconds_left = budget.now()
@@ -154,20 +151,31 @@ class QuotaGovernor:
             case Success(spent):
                 budget.seen(day, spent)
                 self._metrics.quota(1, units - spent)
-                return await self._inner(ids)
+                return None
             case Failure("spent"):
                 budget.seen(day, units)
                 self._metrics.quota(0, 0)
                 if self._exhausted_logged != day:
                     self._exhausted_logged = day
                     self._log.warning("quota.exhausted", budget=units, reset_in_s=math.ceil(seconds_left))
-                return Failure(
-                    QuotaExhausted(
-                        f"this service's budget of {units:,} YouTube units for today is spent; "
-                        "it resets at midnight Pacific time",
-                        retry_after_s=max(1, math.ceil(seconds_left)),
-                    )
+                return QuotaExhausted(
+                    f"this service's budget of {units:,} YouTube units for today is spent; "
+                    "it resets at midnight Pacific time",
+                    retry_after_s=max(1, math.ceil(seconds_left)),
                 )
-        return Failure(
-            SharedStateUnavailable("the shared quota count did not answer; no YouTube call was made")
-        )
+        return SharedStateUnavailable("the shared quota count did not answer; no YouTube call was made")
+
+
+class QuotaGovernor:
+    """``VideosListCall`` wrapper, last before the network: each call spends a unit first
+    (``QuotaSpender``), and is not made when none was."""
+
+    def __init__(self, inner: VideosListCall, spender: QuotaSpender) -> None:
+        self._inner = inner
+        self._spender = spender
+
+    async def __call__(self, ids: Sequence[VideoId]) -> Result[StatsByVideo, UpstreamError]:
+        refused = await self._spender.spend()
+        if refused is not None:
+            return Failure(refused)
+        return await self._inner(ids)

@@ -16,6 +16,8 @@ import msgspec
 from msgspec.structs import astuple
 from returns.result import Failure, Result, Success
 
+from influencer_stats.algebras.youtube import Answered
+
 # Re-exported for tests/unit/test_youtube_api.py; the clients import it from the edge.
 from influencer_stats.domain.models import (
     InvalidUpstreamData,
@@ -184,6 +186,14 @@ def answer(status: int, body: bytes | None, limit: int) -> Result[StatsByVideo, 
     if status != 200:
         return Failure(classify_error(status, body))
     return parse_videos_list(body)
+
+
+def answer_of(got: Result[Answered, UpstreamError], limit: int) -> Result[StatsByVideo, UpstreamError]:
+    """``answer`` of a ``YouTubeGet``'s outcome (its failure as it is)."""
+    if not isinstance(got, Success):
+        return Failure(got.failure())
+    status, body = got.unwrap()
+    return answer(status, body, limit)
 
 
 def is_transient(error: UpstreamError) -> bool:
