@@ -150,6 +150,11 @@ class Settings:
         2.0,
         "a stats request waits this long for YouTube, retries included (with a video cache its calls go on)",
     )
+    import_deadline_s: float = seconds(
+        "INFLUENCER_STATS_IMPORT_DEADLINE",
+        30.0,
+        "a PUT or refresh from a playlist or channel waits this long for YouTube, every page included",
+    )
     upstream_concurrency: int = integer(
         "INFLUENCER_STATS_UPSTREAM_CONCURRENCY", 16, "YouTube calls in flight per stats request"
     )
@@ -198,6 +203,14 @@ class Settings:
         "stats history: seconds between snapshots of every collection (0: none; youtube, distributed: 3600)",
         low=0,
         high=604_800,  # a week
+    )
+    source_refresh_interval_s: int = integer(
+        "INFLUENCER_STATS_SOURCE_REFRESH_INTERVAL",
+        0,
+        "collections read from a playlist or channel: seconds between re-reads of it "
+        "(0: only POST /collections/{id}/refresh; youtube, distributed: 86400)",
+        low=0,
+        high=2_592_000,  # 30 days
     )
     history_raw_days: int = integer(
         "INFLUENCER_STATS_HISTORY_RAW_DAYS",

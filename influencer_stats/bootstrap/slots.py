@@ -8,6 +8,7 @@ from typing import Final
 from influencer_stats.bootstrap.history import HISTORIES
 from influencer_stats.bootstrap.logs import LOG_WRAPPERS, LOGGERS
 from influencer_stats.bootstrap.metrics import METRICS
+from influencer_stats.bootstrap.readers import READERS
 from influencer_stats.bootstrap.registry import Slot
 from influencer_stats.bootstrap.servers import SERVERS
 from influencer_stats.bootstrap.stats import STATS_WRAPPERS
@@ -31,6 +32,13 @@ SLOTS: Final[Mapping[str, Slot]] = {
             wrappers_of="video_client",
         ),
         Slot("quota", "where the units spent today are counted", QUOTA_LEDGERS, default="memory"),
+        Slot(
+            "reader",
+            "what reads a playlist's or channel's videos (by default: fake with the fake video client)",
+            READERS,
+            default="youtube",
+            same_as="video_client",
+        ),
         Slot(
             "history",
             "where snapshots of the stats are kept (by default where the collections are)",

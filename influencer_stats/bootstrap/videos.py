@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from influencer_stats.algebras.video_cache import StaleQueue, VideoEntries
     from influencer_stats.algebras.youtube import VideosListCall
     from influencer_stats.interpreters.stats.cache import CachePolicy
+    from influencer_stats.interpreters.videos.aiohttp_client import AiohttpVideosList
+    from influencer_stats.interpreters.videos.httpx_client import HttpxVideosList
     from influencer_stats.interpreters.videos.miss_claims import SharedMisses
     from influencer_stats.interpreters.videos.quota import QuotaBudget, QuotaSpender
     from influencer_stats.settings import Settings
@@ -51,7 +53,7 @@ def needs_key(settings: Settings) -> str | None:
     return None
 
 
-async def _httpx(wiring: Wiring) -> VideosListCall:
+async def _httpx(wiring: Wiring, pool: int) -> HttpxVideosList:
     import logging
 
     import httpx
@@ -60,7 +62,6 @@ async def _httpx(wiring: Wiring) -> VideosListCall:
 
     settings = wiring.settings
     logging.getLogger("httpx").setLevel(logging.WARNING)  # it logs every request URL at INFO
-    pool = settings.upstream_connections
     client = httpx.AsyncClient(
         limits=httpx.Limits(max_connections=pool, max_keepalive_connections=pool),
         timeout=httpx.Timeout(settings.upstream_call_timeout_s),
@@ -70,13 +71,12 @@ async def _httpx(wiring: Wiring) -> VideosListCall:
     return HttpxVideosList(client, settings.youtube_api_url, _key(settings))
 
 
-async def _aiohttp(wiring: Wiring) -> VideosListCall:
+async def _aiohttp(wiring: Wiring, pool: int) -> AiohttpVideosList:
     import aiohttp
 
     from influencer_stats.interpreters.videos.aiohttp_client import AiohttpVideosList
 
     settings = wiring.settings
-    pool = settings.upstream_connections
     session = aiohttp.ClientSession(
         connector=aiohttp.TCPConnector(limit=pool, limit_per_host=pool, ttl_dns_cache=300),
         timeout=aiohttp.ClientTimeout(
@@ -94,9 +94,17 @@ def _key(settings: Settings) -> str | None:
     return settings.youtube_api_key.value if settings.youtube_api_key else None
 
 
-async def _youtube(
-    client: Callable[[Wiring], Awaitable[VideosListCall]], batched: bool, wiring: Wiring
-) -> VideoStatsSource:
+HttpClient = Callable[[Wiring, int], Awaitable["HttpxVideosList | AiohttpVideosList"]]
+
+
+async def http_client(wiring: Wiring, pool: int) -> HttpxVideosList | AiohttpVideosList:
+    """A client of the video client's HTTP library (aiohttp unless it names httpx) with its own
+    pool of ``pool`` connections, closed with the service (its ``get`` is a ``YouTubeGet``)."""
+    name = wiring.settings.choices.one("video_client")
+    return await (_httpx if name.startswith("httpx") else _aiohttp)(wiring, pool)
+
+
+async def _youtube(client: HttpClient, batched: bool, wiring: Wiring) -> VideoStatsSource:
     """``videos.list`` through ``client``: one id per call, or up to 50 when ``batched``."""
     from influencer_stats.interpreters.videos.call_gate import CallGate
     from influencer_stats.interpreters.videos.youtube_api import MAX_IDS_PER_CALL
@@ -115,7 +123,7 @@ async def _youtube(
         per_flow=settings.upstream_concurrency,
         max_waiting=settings.upstream_queue,
     )
-    call = await _governed(wiring, traced_call(wiring, await client(wiring)))
+    call = await _governed(wiring, traced_call(wiring, await client(wiring, settings.upstream_connections)))
     return YouTubeVideoStatsSource(call, policy, gate, wiring.log, wiring.metrics, clock=time.monotonic)
 
 

@@ -30,8 +30,9 @@ def _profile(
     return Profile(name, description, choices, settings or {})
 
 
-#: The snapshots of the profiles that keep a stats history by default: one an hour.
-_HOURLY = {"snapshot_interval_s": "3600"}
+#: The profiles that keep a stats history by default: a snapshot an hour, and the collections
+#: read from a playlist or channel read again once a day.
+_TIMELINES = {"snapshot_interval_s": "3600", "source_refresh_interval_s": "86400"}
 
 
 PROFILES: Final[Mapping[str, Profile]] = {
@@ -99,7 +100,7 @@ PROFILES: Final[Mapping[str, Profile]] = {
         _profile(
             "distributed",
             "shared state for many workers/hosts: Redis store, stats and video caches, one quota count",
-            _HOURLY,
+            _TIMELINES,
             server="asgi",
             video_client="aiohttp-batched",
             store="redis",
@@ -112,7 +113,7 @@ PROFILES: Final[Mapping[str, Profile]] = {
         _profile(
             "youtube",
             "the real YouTube Data API (needs YOUTUBE_API_KEY): stats and video caches, batching save quota",
-            _HOURLY,
+            _TIMELINES,
             server="starlette",
             video_client="aiohttp-batched",
             store="sqlite",

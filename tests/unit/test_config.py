@@ -209,7 +209,7 @@ def test_the_command_line_takes_one_flag_per_slot_and_per_flagged_setting() -> N
 def test_the_profile_table_shows_every_profile_with_its_stacks() -> None:
     lines = describe_profiles().splitlines()
 
-    assert lines[0].split()[:11] == [
+    assert lines[0].split()[:12] == [
         "profile",
         "server",
         "video-client",
@@ -218,13 +218,14 @@ def test_the_profile_table_shows_every_profile_with_its_stacks() -> None:
         "cache",
         "video-cache",
         "quota",
+        "reader",
         "history",
         "metrics",
         "video-wrappers",
     ]
     rows = {line.split()[0]: line.split() for line in lines[1:]}
     assert set(rows) == set(PROFILES)
-    assert rows["fast"][1:11] == [
+    assert rows["fast"][1:12] == [
         "granian",
         "aiohttp-batched",
         "dict",
@@ -232,6 +233,7 @@ def test_the_profile_table_shows_every_profile_with_its_stacks() -> None:
         "stats",
         "none",
         "memory",
+        "youtube",
         "memory",
         "prometheus",
         "breaker",
