@@ -9,9 +9,11 @@ from typing import BinaryIO, TypeVar
 
 from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, EventLog, VideoStatsSource
 from influencer_stats.algebras.history import StatsHistory
+from influencer_stats.algebras.sources import SourceReader
 from influencer_stats.bootstrap.history import HISTORIES
 from influencer_stats.bootstrap.logs import LOG_WRAPPERS, LOGGERS
 from influencer_stats.bootstrap.metrics import METRICS, watch_dependencies
+from influencer_stats.bootstrap.readers import READERS
 from influencer_stats.bootstrap.registry import Registry
 from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.bootstrap.stats import STATS_WRAPPERS
@@ -21,6 +23,7 @@ from influencer_stats.bootstrap.videos import VIDEO_CACHES, VIDEO_CLIENTS, VIDEO
 from influencer_stats.bootstrap.wiring import Observed, Resources, Wiring
 from influencer_stats.http.api import HttpApi
 from influencer_stats.http.openapi import openapi_document
+from influencer_stats.logic.imports import CollectionImports
 from influencer_stats.logic.service import GetStats
 from influencer_stats.settings import Settings
 
@@ -85,6 +88,32 @@ def start_snapshots(
     wiring.background(snapshotter.run(), "stats-history:snapshots")
 
 
+async def build_reader(wiring: Wiring) -> SourceReader:
+    return await READERS[wiring.settings.choices.one("reader")].build(wiring)
+
+
+def start_refreshes(wiring: Wiring, store: CollectionStore, imports: CollectionImports) -> None:
+    """Read every collection's playlist or channel again each ``source_refresh_interval_s``, when set."""
+    import asyncio
+    import time
+
+    from influencer_stats.logic.imports import SourceRefresher
+
+    interval_s, quota = wiring.settings.source_refresh_interval_s, wiring.quota
+    if interval_s == 0:
+        return
+    refresher = SourceRefresher(
+        store,
+        imports,
+        wiring.log,
+        interval_s=interval_s,
+        clock=time.time,  # wall time: hosts agree on an interval's start
+        short=quota.short if quota is not None else _never,
+        sleep=asyncio.sleep,
+    )
+    wiring.background(refresher.run(), "collection-sources:refreshes")
+
+
 def _never() -> bool:
     return False  # no quota budget: it is never short
 
@@ -126,6 +155,11 @@ async def open_http_api(settings: Settings, stdout: BinaryIO | None = None) -> A
         stats, store = await build_stats(wiring, await build_store(wiring), source)
         history = await build_history(wiring)
         start_snapshots(wiring, store, stats, history)
+        reader = await build_reader(wiring)
+        imports = CollectionImports(
+            store, await build_sources(wiring), reader, wiring.log, max_videos=settings.max_videos
+        )
+        start_refreshes(wiring, store, imports)
         if not METRICS[settings.choices.one("metrics")].silent:  # else nobody would see what they find
             # Started last, so stopped first: no check runs against a client already closed.
             wiring.background(watch_dependencies(wiring.checks, wiring.metrics), "dependency-checks")
@@ -146,6 +180,7 @@ async def open_http_api(settings: Settings, stdout: BinaryIO | None = None) -> A
             store,
             stats,
             history,
+            imports,
             log,
             wiring.metrics,
             wiring.checks,

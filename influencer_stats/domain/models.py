@@ -210,6 +210,14 @@ class SourceTooLarge:
     limit: int
 
 
+@dataclass(frozen=True, slots=True)
+class NotFromASource:
+    """The collection was saved as a list of ids, not read from a playlist or channel: nothing
+    to refresh it from."""
+
+    id: CollectionId
+
+
 UpstreamError = (
     QuotaExceeded
     | QuotaExhausted
@@ -227,6 +235,8 @@ StoreError = StoreUnavailable
 StatsError = CollectionNotFound | StoreUnavailable | UpstreamError
 #: Why a playlist's or channel's videos could not be read.
 ReadError = SourceNotFound | SourceTooLarge | UpstreamError
+#: Why a collection could not be saved from, or refreshed from, its playlist or channel.
+ImportFailure = ReadError | CollectionNotFound | NotFromASource | StoreUnavailable
 
 
 # --- Answers about statistics -------------------------------------------------

@@ -12,7 +12,7 @@ from functools import lru_cache
 
 from returns.result import Failure, Result, Success
 
-from influencer_stats.domain.models import CollectionId, VideoId
+from influencer_stats.domain.models import CollectionId, CollectionSource, VideoId
 
 DEFAULT_MAX_VIDEOS = 5_000  # ids per collection unless the operator sets another limit
 # A 1 MiB body holds about 70,000 ids (14 bytes each with quotes and comma): any limit
@@ -22,6 +22,12 @@ _COLLECTION_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
 # YouTube ids are 11 chars of base64url. Not officially guaranteed, but it
 # keeps ',', '&' and '#' out of the upstream query string.
 _VIDEO_ID = re.compile(r"[A-Za-z0-9_-]{11}")
+# Playlist ids are a two-letter kind (PL, UU, OL …) and up to 32 more; a channel's is UC and 22.
+_SOURCE_IDS = {
+    "playlist": (re.compile(r"[A-Za-z0-9_-]{2,64}"), "must be 2-64 characters of A-Z a-z 0-9 _ -"),
+    "channel": (re.compile(r"UC[A-Za-z0-9_-]{22}"), "must be UC and 22 characters of A-Z a-z 0-9 _ -"),
+}
+_ONE_OF = '{"videos": [...]}, {"playlist": "<id>"} or {"channel": "<id>"}'
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +69,27 @@ def parse_collection_body(
                 InvalidInput(f"videos[{index}]", _clip(video), "must be 11 characters of A-Z a-z 0-9 _ -")
             )
     return Success(tuple(VideoId(v) for v in videos))
+
+
+def parse_put_body(
+    document: object, max_videos: int = DEFAULT_MAX_VIDEOS
+) -> Result[tuple[VideoId, ...] | CollectionSource, InvalidInput]:
+    """A PUT's body: the videos themselves (``parse_collection_body``), or exactly
+    ``{"playlist": "<id>"}`` or ``{"channel": "<id>"}``, where to read them from."""
+    if not isinstance(document, dict):
+        return Failure(InvalidInput("body", _clip(document), f"must be an object: {_ONE_OF}"))
+    kinds = [key for key in ("playlist", "channel") if key in document]
+    if not kinds:
+        return parse_collection_body(document, max_videos)
+    extra = sorted(key for key in document if key != kinds[0])
+    if extra:
+        return Failure(InvalidInput(extra[0], _clip(document[extra[0]]), f"is not allowed beside {kinds[0]!r}"))
+    kind = kinds[0]
+    value = document[kind]
+    pattern, rule = _SOURCE_IDS[kind]
+    if not isinstance(value, str) or not pattern.fullmatch(value):
+        return Failure(InvalidInput(kind, _clip(value), rule))
+    return Success(CollectionSource("playlist" if kind == "playlist" else "channel", value))
 
 
 def _clip(value: object, limit: int = 100) -> object:

@@ -28,6 +28,7 @@ from influencer_stats.algebras.tracing import RequestTracing
 from influencer_stats.http import problems
 from influencer_stats.http.body import BodyIncomplete
 from influencer_stats.http.problems import Reply
+from influencer_stats.logic.imports import CollectionImports
 
 if TYPE_CHECKING:
     from influencer_stats.http.route_table import Handler, Route
@@ -162,6 +163,7 @@ class HttpApi:
         store: CollectionStore,
         stats: CollectionStatsQuery,
         history: StatsHistory,
+        imports: CollectionImports,
         log: EventLog,
         metrics: Metrics,
         checks: Mapping[str, Callable[[], Awaitable[bool]]],
@@ -174,6 +176,7 @@ class HttpApi:
         self.store = store
         self.stats = stats
         self.history = history
+        self.imports = imports
         self.log = log
         self.checks = dict(checks)
         self.metrics = metrics

@@ -13,10 +13,17 @@ from urllib.parse import parse_qsl
 
 import msgspec
 import orjson
-from returns.result import Failure, Success
+from returns.result import Failure, Result, Success
 
-from influencer_stats.domain.models import CollectionId, Created, StatsPoint
-from influencer_stats.domain.validation import InvalidInput, parse_collection_body, parse_collection_id
+from influencer_stats.domain.models import (
+    CollectionId,
+    CollectionSource,
+    Created,
+    ImportFailure,
+    StatsPoint,
+    VideoId,
+)
+from influencer_stats.domain.validation import InvalidInput, parse_collection_id, parse_put_body
 from influencer_stats.http import docs, problems
 from influencer_stats.http.api import HttpApi, Incoming
 from influencer_stats.http.body import json_nests_deeper
@@ -31,6 +38,7 @@ from influencer_stats.http.history_query import (
 from influencer_stats.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, page_body, parse_page_request
 from influencer_stats.http.problems import JSON, Reply
 from influencer_stats.http.stats_reply import stats_reply
+from influencer_stats.logic.imports import Imported
 
 #: Arrays and objects nested deeper than this are refused before decoding (the body needs 2).
 MAX_JSON_DEPTH = 32
@@ -95,18 +103,26 @@ async def list_collections(api: HttpApi, incoming: Incoming) -> Reply:
     raise AssertionError("unreachable")
 
 
+def _collection_body(videos: tuple[VideoId, ...], source: CollectionSource | None, **counts: int) -> bytes:
+    """A collection as the API shows it: its videos, and where they were read from, if anywhere."""
+    if source is None:
+        return orjson.dumps({"videos": videos, **counts})
+    return orjson.dumps({"videos": videos, "source": {source.kind: source.id}, **counts})
+
+
 async def get_collection(api: HttpApi, incoming: Incoming) -> Reply:
     match parse_collection_id(incoming.collection_id):
         case Failure(invalid):
             return problems.invalid_input(invalid)
         case Success(collection_id):
             pass
-    match await api.store.get(collection_id):
-        case Success(collection):
-            return Reply(200, orjson.dumps({"videos": collection.videos}))
-        case Failure(error):
-            return problems.for_error(error)
-    raise AssertionError("unreachable")
+    loaded = await api.store.get(collection_id)
+    if not isinstance(loaded, Success):
+        return problems.for_error(loaded.failure())
+    source = await api.imports.sources.get(collection_id)
+    if not isinstance(source, Success):
+        return problems.for_error(source.failure())
+    return Reply(200, _collection_body(loaded.unwrap().videos, source.unwrap()))
 
 
 async def put_collection(api: HttpApi, incoming: Incoming) -> Reply:
@@ -126,21 +142,46 @@ async def put_collection(api: HttpApi, incoming: Incoming) -> Reply:
         document = _decode(body)
     except msgspec.DecodeError as exc:
         return problems.malformed_json(f"the body is not valid JSON: {exc}")
-    match parse_collection_body(document, api.max_videos):
+    match parse_put_body(document, api.max_videos):
         case Failure(invalid):
             return problems.invalid_input(invalid)
-        case Success(videos):
+        case Success(CollectionSource() as source):
+            return _imported(collection_id, await api.imports.read(collection_id, source))
+        case Success(tuple() as videos):
             pass
+    forgotten = await api.imports.saved_as_ids(collection_id)  # first: no refresh overwrites these ids
+    if not isinstance(forgotten, Success):
+        return problems.for_error(forgotten.failure())
     match await api.store.save(collection_id, videos):
         case Failure(error):
             return problems.for_error(error)
         case Success(outcome):
             created = isinstance(outcome, Created)
     api.log.info("collection.saved", collection=collection_id, videos=len(videos), created=created)
-    body_out = orjson.dumps({"videos": videos})
+    return _saved(collection_id, created, _collection_body(videos, None))
+
+
+async def refresh_collection(api: HttpApi, incoming: Incoming) -> Reply:
+    """Read the collection's playlist or channel again: new uploads join, videos gone leave."""
+    parsed = parse_collection_id(incoming.collection_id)
+    if not isinstance(parsed, Success):
+        return problems.invalid_input(parsed.failure())
+    collection_id = parsed.unwrap()
+    return _imported(collection_id, await api.imports.refresh(collection_id))
+
+
+def _imported(collection_id: CollectionId, imported: Result[Imported, ImportFailure]) -> Reply:
+    if not isinstance(imported, Success):
+        return problems.for_error(imported.failure())
+    done = imported.unwrap()
+    body = _collection_body(done.videos, done.source, added=done.added, removed=done.removed)
+    return _saved(collection_id, isinstance(done.outcome, Created), body)
+
+
+def _saved(collection_id: CollectionId, created: bool, body: bytes) -> Reply:
     if created:
-        return Reply(201, body_out, JSON, (("location", f"/collections/{collection_id}"),))
-    return Reply(200, body_out)
+        return Reply(201, body, JSON, (("location", f"/collections/{collection_id}"),))
+    return Reply(200, body)
 
 
 async def delete_collection(api: HttpApi, incoming: Incoming) -> Reply:
@@ -149,9 +190,10 @@ async def delete_collection(api: HttpApi, incoming: Incoming) -> Reply:
             return problems.invalid_input(invalid)
         case Success(collection_id):
             pass
-    forgotten = await api.history.forget(collection_id)  # first: a failure leaves both, to retry
-    if not isinstance(forgotten, Success):
-        return problems.for_error(forgotten.failure())
+    # First: a failure leaves the collection, for the client to retry.
+    for forgotten in (await api.history.forget(collection_id), await api.imports.saved_as_ids(collection_id)):
+        if not isinstance(forgotten, Success):
+            return problems.for_error(forgotten.failure())
     match await api.store.delete(collection_id):
         case Failure(error):
             return problems.for_error(error)

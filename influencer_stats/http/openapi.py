@@ -16,9 +16,9 @@ from typing import Any
 import orjson
 
 from influencer_stats.domain.validation import DEFAULT_MAX_VIDEOS
-from influencer_stats.http import openapi_history, problems
-from influencer_stats.http.openapi_operations import QUOTA_EXHAUSTED_EXAMPLE, TAGS, operations
-from influencer_stats.http.openapi_parts import BAD_PATH, TITLE, problem_response
+from influencer_stats.http import openapi_history, openapi_sources, problems
+from influencer_stats.http.openapi_operations import TAGS, operations
+from influencer_stats.http.openapi_parts import BAD_PATH, QUOTA_EXHAUSTED_EXAMPLE, TITLE, problem_response
 from influencer_stats.http.pagination import CURSOR_PATTERN, MAX_LIMIT
 from influencer_stats.http.route_table import Route
 from influencer_stats.http.routes import DOCUMENTED, ROUTES
@@ -96,7 +96,7 @@ def _path_item(route: Route, path_item: dict[str, Any]) -> dict[str, Any]:
         documented.add("HEAD")
     if documented != set(route.methods):
         raise AssertionError(f"{route.template}: documented {sorted(documented)}, answers {route.methods}")
-    for method in ("get", "put", "delete"):
+    for method in ("get", "put", "post", "delete"):
         if method in item:
             bad_path = {"400": BAD_PATH} if route.around_parameter is not None else {}
             item[method] = {
@@ -134,7 +134,12 @@ def openapi_spec(max_videos: int = DEFAULT_MAX_VIDEOS) -> dict[str, Any]:
     (``routes.DOCS_ROUTES``) are for people, not API clients, and are left out.
     """
     documented = operations()
-    schemas = {**_SCHEMAS, **openapi_history.SCHEMAS, "Videos": _videos_schema(max_videos)}
+    schemas = {
+        **_SCHEMAS,
+        **openapi_history.SCHEMAS,
+        **openapi_sources.schemas(max_videos),
+        "Videos": _videos_schema(max_videos),
+    }
     if set(documented) != set(DOCUMENTED):
         raise AssertionError(
             f"every route is documented, and only those: {set(documented) ^ set(DOCUMENTED)}"

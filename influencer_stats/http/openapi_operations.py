@@ -11,14 +11,8 @@ from typing import Any
 from influencer_stats.domain.models import (
     CollectionId,
     CollectionNotFound,
-    QuotaExceeded,
-    SharedStateUnavailable,
-    UpstreamBusy,
-    UpstreamTimeout,
-    UpstreamUnavailable,
 )
-from influencer_stats.domain.validation import parse_collection_body
-from influencer_stats.http import openapi_history, problems
+from influencer_stats.http import openapi_history, openapi_sources, problems
 from influencer_stats.http.api import MAX_BODY_BYTES
 from influencer_stats.http.handlers import MAX_JSON_DEPTH
 from influencer_stats.http.openapi_parts import (
@@ -26,9 +20,9 @@ from influencer_stats.http.openapi_parts import (
     REQUEST_ID,
     RETRY_AFTER,
     STORE_DOWN,
-    STORE_DOWN_REPLY,
     TITLE,
     UNAUTHORIZED_REPLY,
+    UPSTREAM_FAILED,
     json_response,
     operation,
     problem_response,
@@ -69,14 +63,6 @@ _WRITE_SECURITY: list[dict[str, list[str]]] = [
     {},
     {"bearer": []},
 ]  # needed only when the service has a write token
-#: The day's budget of YouTube units (INFLUENCER_STATS_QUOTA_*) is spent: the service's own 503.
-QUOTA_EXHAUSTED_EXAMPLE = problems.problem(
-    503,
-    "quota-exhausted",
-    "Daily YouTube quota spent",
-    "the day's budget of 10000 YouTube quota units is spent and no cached answer is held",
-    headers=(("retry-after", "3600"),),
-)
 _METRICS_EXAMPLE = """\
 # HELP influencer_stats_http_requests_total HTTP requests by route, method and status
 # TYPE influencer_stats_http_requests_total counter
@@ -87,6 +73,7 @@ influencer_stats_http_requests_total{route="/collections/{id}/stats",method="GET
 def operations() -> dict[str, dict[str, Any]]:
     return {
         **openapi_history.operations(_ID, (_NOT_FOUND_REPLY,)),
+        **openapi_sources.operations(_ID, _NOT_FOUND_REPLY),
         HEALTHZ: {
             "get": operation(
                 "getHealth",
@@ -206,7 +193,11 @@ def operations() -> dict[str, dict[str, Any]]:
                 "collections",
                 "A collection's videos",
                 responses={
-                    "200": json_response("Videos", "the videos, in the order saved", {"videos": _VIDEOS}),
+                    "200": json_response(
+                        "Collection",
+                        "the videos, in the order saved (or read), and where they were read from",
+                        {"videos": _VIDEOS},
+                    ),
                     "404": _NOT_FOUND,
                     "422": BAD_ID,
                     "503": STORE_DOWN,
@@ -215,23 +206,20 @@ def operations() -> dict[str, dict[str, Any]]:
             "put": operation(
                 "putCollection",
                 "collections",
-                "Create or replace a collection",
+                "Create or replace a collection: its videos, or a playlist or channel to read them from",
+                description="A playlist is read a page of 50 at a time (a unit of YouTube quota each), a "
+                "channel through its uploads playlist (a unit more); private and deleted videos are left "
+                "out. The collection keeps where it was read from: `POST /collections/{id}/refresh` reads "
+                "it again. Saving ids forgets it.",
                 security=_WRITE_SECURITY,
-                requestBody={
-                    "required": True,
-                    "content": {
-                        "application/json": {
-                            "schema": {"$ref": "#/components/schemas/Videos"},
-                            "example": {"videos": _VIDEOS},
-                        }
-                    },
-                },
+                requestBody=openapi_sources.put_body(_VIDEOS),
                 responses={
-                    "200": json_response("Videos", "replaced", {"videos": _VIDEOS}),
+                    **UPSTREAM_FAILED,
+                    "200": json_response("Collection", "replaced", {"videos": _VIDEOS}),
                     "201": json_response(
-                        "Videos",
+                        "Collection",
                         "created",
-                        {"videos": _VIDEOS},
+                        openapi_sources.imported(_VIDEOS),
                         Location={"schema": {"type": "string"}, "example": f"/collections/{_COLLECTION_ID}"},
                     ),
                     "400": problem_response(
@@ -250,11 +238,7 @@ def operations() -> dict[str, dict[str, Any]]:
                     "413": problem_response(
                         f"the body is over {MAX_BODY_BYTES} bytes", problems.body_too_large(MAX_BODY_BYTES)
                     ),
-                    "422": problem_response(
-                        "wrong body shape, bad id, or too many videos",
-                        problems.invalid_input(parse_collection_body({"videos": ["dQw4w9WgXc"]}).failure()),
-                    ),
-                    "503": STORE_DOWN,
+                    "422": openapi_sources.INVALID,
                 },
             ),
             "delete": operation(
@@ -300,30 +284,7 @@ def operations() -> dict[str, dict[str, Any]]:
                     ),
                     "404": _NOT_FOUND,
                     "422": BAD_ID,
-                    "502": problem_response(
-                        "YouTube failed, rejected the request or sent invalid data",
-                        problems.for_error(UpstreamUnavailable("YouTube answered 500 backendError")),
-                    ),
-                    "503": problem_response(
-                        "YouTube's quota exceeded (upstream-quota-exceeded), this deployment's daily "
-                        "YouTube budget spent (quota-exhausted), too many YouTube calls waiting in this "
-                        "process (upstream-busy), the shared quota count not answering "
-                        "(shared-state-unavailable), or storage down; Retry-After says when to retry",
-                        problems.for_error(QuotaExceeded("YouTube answered 403 quotaExceeded", 60)),
-                        QUOTA_EXHAUSTED_EXAMPLE,
-                        problems.for_error(UpstreamBusy("2048 YouTube calls are waiting for a connection")),
-                        problems.for_error(
-                            SharedStateUnavailable(
-                                "the shared quota count did not answer; no YouTube call was made"
-                            )
-                        ),
-                        STORE_DOWN_REPLY,
-                        **{"Retry-After": RETRY_AFTER},
-                    ),
-                    "504": problem_response(
-                        "YouTube did not answer in time",
-                        problems.for_error(UpstreamTimeout("no complete answer within the 10s deadline")),
-                    ),
+                    **UPSTREAM_FAILED,
                 },
             ),
         },

@@ -12,7 +12,14 @@ from typing import Any
 
 import orjson
 
-from influencer_stats.domain.models import StoreUnavailable
+from influencer_stats.domain.models import (
+    QuotaExceeded,
+    SharedStateUnavailable,
+    StoreUnavailable,
+    UpstreamBusy,
+    UpstreamTimeout,
+    UpstreamUnavailable,
+)
 from influencer_stats.domain.validation import parse_collection_id
 from influencer_stats.http import problems
 from influencer_stats.http.problems import Reply
@@ -80,3 +87,37 @@ BAD_PATH = problem_response("the path is not ASCII once percent-decoded", proble
 UNAUTHORIZED_REPLY = problems.problem(
     401, "unauthorized", "Unauthorized", "writes need the header Authorization: Bearer <token>"
 )
+#: The day's budget of YouTube units (INFLUENCER_STATS_QUOTA_*) is spent: the service's own 503.
+QUOTA_EXHAUSTED_EXAMPLE = problems.problem(
+    503,
+    "quota-exhausted",
+    "Daily YouTube quota spent",
+    "the day's budget of 10000 YouTube quota units is spent and no cached answer is held",
+    headers=(("retry-after", "3600"),),
+)
+#: The responses of an operation that calls YouTube (the stats, a read of a playlist or channel)
+#: when YouTube, the quota or the storage fails.
+UPSTREAM_FAILED = {
+    "502": problem_response(
+        "YouTube failed, rejected the request or sent invalid data",
+        problems.for_error(UpstreamUnavailable("YouTube answered 500 backendError")),
+    ),
+    "503": problem_response(
+        "YouTube's quota exceeded (upstream-quota-exceeded), this deployment's daily "
+        "YouTube budget spent (quota-exhausted), too many YouTube calls waiting in this "
+        "process (upstream-busy), the shared quota count not answering "
+        "(shared-state-unavailable), or storage down; Retry-After says when to retry",
+        problems.for_error(QuotaExceeded("YouTube answered 403 quotaExceeded", 60)),
+        QUOTA_EXHAUSTED_EXAMPLE,
+        problems.for_error(UpstreamBusy("2048 YouTube calls are waiting for a connection")),
+        problems.for_error(
+            SharedStateUnavailable("the shared quota count did not answer; no YouTube call was made")
+        ),
+        STORE_DOWN_REPLY,
+        **{"Retry-After": RETRY_AFTER},
+    ),
+    "504": problem_response(
+        "YouTube did not answer in time",
+        problems.for_error(UpstreamTimeout("no complete answer within the 10s deadline")),
+    ),
+}

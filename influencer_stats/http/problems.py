@@ -12,10 +12,14 @@ import orjson
 
 from influencer_stats.domain.models import (
     CollectionNotFound,
+    ImportFailure,
     InvalidUpstreamData,
+    NotFromASource,
     QuotaExceeded,
     QuotaExhausted,
     SharedStateUnavailable,
+    SourceNotFound,
+    SourceTooLarge,
     StatsError,
     StoreUnavailable,
     UpstreamBusy,
@@ -137,9 +141,34 @@ def internal_error() -> Reply:
     )
 
 
-def for_error(error: StatsError) -> Reply:
+def for_error(error: StatsError | ImportFailure) -> Reply:
     """The one mapping from a domain or upstream failure to a response."""
     match error:
+        case SourceNotFound(source=source, detail=detail):
+            return problem(
+                422,
+                "source-not-found",
+                f"No such {source.kind}",
+                f"YouTube has no {source.kind} {source.id!r} this service can read ({detail})",
+                source={source.kind: source.id},
+            )
+        case SourceTooLarge(source=source, videos=videos, limit=limit):
+            return problem(
+                422,
+                "source-too-large",
+                f"The {source.kind} holds too many videos",
+                f"{source.kind} {source.id!r} holds {videos:,} videos; a collection holds at most {limit:,}",
+                source={source.kind: source.id},
+                videos=videos,
+                limit=limit,
+            )
+        case NotFromASource(id=collection_id):
+            return problem(
+                409,
+                "not-from-a-source",
+                "Nothing to refresh from",
+                f"collection {collection_id!r} was saved as a list of ids, not from a playlist or channel",
+            )
         case CollectionNotFound(id=collection_id):
             return problem(
                 404, "collection-not-found", "Collection not found", f"no collection has id {collection_id!r}"

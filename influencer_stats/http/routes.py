@@ -24,6 +24,7 @@ OPENAPI = "/openapi.json"
 COLLECTIONS = "/collections"
 COLLECTION = "/collections/{id}"
 STATS = "/collections/{id}/stats"
+REFRESH = "/collections/{id}/refresh"
 HISTORY = "/collections/{id}/history"
 GROWTH = "/collections/{id}/growth"
 HISTORY_CHART = "/collections/{id}/history.svg"
@@ -47,6 +48,7 @@ ROUTES = RouteTable(
         DELETE=handlers.delete_collection,
     ),
     route(STATS, GET=handlers.collection_stats),
+    route(REFRESH, POST=handlers.refresh_collection),
     route(HISTORY, GET=handlers.collection_history),
     route(GROWTH, GET=handlers.collection_growth),
     route(HISTORY_CHART, GET=handlers.collection_history_chart),

@@ -12,6 +12,7 @@ from returns.result import Success
 from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, EventLog
 from influencer_stats.algebras.history import StatsHistory
 from influencer_stats.domain.models import CollectionId, CollectionNotFound, StatsPoint
+from influencer_stats.logic.passes import every_collection
 
 
 @dataclass(slots=True)
@@ -75,18 +76,13 @@ class Snapshotter:
 
     async def take(self, slot: int) -> Pass:
         """One pass: the snapshot of interval ``slot`` of every collection this process claims."""
-        done, after = Pass(), None
-        gate = asyncio.Semaphore(self._concurrency)
-        while True:
-            ids = await self._store.ids(after, self._page)
-            if not isinstance(ids, Success):
-                done.failed += 1
-                break
-            page = ids.unwrap()
-            await asyncio.gather(*(self._one(collection_id, slot, gate, done) for collection_id in page))
-            if len(page) < self._page:
-                break
-            after = page[-1]
+        done = Pass()
+
+        async def snapshot(collection_id: CollectionId) -> None:
+            await self._one(collection_id, slot, done)
+
+        if not await every_collection(self._store, snapshot, concurrency=self._concurrency, page=self._page):
+            done.failed += 1
         self._log.info(
             "history.snapshots",
             slot=slot,
@@ -97,36 +93,35 @@ class Snapshotter:
         )
         return done
 
-    async def _one(self, collection_id: CollectionId, slot: int, gate: asyncio.Semaphore, done: Pass) -> None:
-        async with gate:
-            claimed = await self._history.claim(collection_id, slot)
-            if not isinstance(claimed, Success):
-                done.failed += 1
-                return
-            if not claimed.unwrap():
-                done.taken_elsewhere += 1
-                return
-            now = self._clock()
-            point = StatsPoint(now, 0, 0, 0, 0, 0, gap=True)
-            if not self._short():
-                answer = await self._stats.stats(collection_id)
-                if isinstance(answer, Success):
-                    stats, cache = answer.unwrap()
-                    at = now - (cache.age_s if cache is not None else 0.0)
-                    point = StatsPoint(
-                        at,
-                        stats.impressions,
-                        stats.engagements,
-                        stats.score,
-                        stats.videos,
-                        len(stats.missing),
-                    )
-                elif isinstance(answer.failure(), CollectionNotFound):
-                    return  # deleted meanwhile
-            recorded = await self._history.record(collection_id, point)
-            if not isinstance(recorded, Success):
-                done.failed += 1
-            elif point.gap:
-                done.gaps += 1
-            else:
-                done.recorded += 1
+    async def _one(self, collection_id: CollectionId, slot: int, done: Pass) -> None:
+        claimed = await self._history.claim(collection_id, slot)
+        if not isinstance(claimed, Success):
+            done.failed += 1
+            return
+        if not claimed.unwrap():
+            done.taken_elsewhere += 1
+            return
+        now = self._clock()
+        point = StatsPoint(now, 0, 0, 0, 0, 0, gap=True)
+        if not self._short():
+            answer = await self._stats.stats(collection_id)
+            if isinstance(answer, Success):
+                stats, cache = answer.unwrap()
+                at = now - (cache.age_s if cache is not None else 0.0)
+                point = StatsPoint(
+                    at,
+                    stats.impressions,
+                    stats.engagements,
+                    stats.score,
+                    stats.videos,
+                    len(stats.missing),
+                )
+            elif isinstance(answer.failure(), CollectionNotFound):
+                return  # deleted meanwhile
+        recorded = await self._history.record(collection_id, point)
+        if not isinstance(recorded, Success):
+            done.failed += 1
+        elif point.gap:
+            done.gaps += 1
+        else:
+            done.recorded += 1
