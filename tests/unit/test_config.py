@@ -209,7 +209,7 @@ def test_the_command_line_takes_one_flag_per_slot_and_per_flagged_setting() -> N
 def test_the_profile_table_shows_every_profile_with_its_stacks() -> None:
     lines = describe_profiles().splitlines()
 
-    assert lines[0].split()[:11] == [
+    assert lines[0].split()[:12] == [
         "profile",
         "server",
         "video-client",
@@ -219,18 +219,20 @@ def test_the_profile_table_shows_every_profile_with_its_stacks() -> None:
         "video-cache",
         "quota",
         "history",
+        "sources",
         "metrics",
         "video-wrappers",
     ]
     rows = {line.split()[0]: line.split() for line in lines[1:]}
     assert set(rows) == set(PROFILES)
-    assert rows["fast"][1:11] == [
+    assert rows["fast"][1:12] == [
         "granian",
         "aiohttp-batched",
         "dict",
         "dropping",
         "stats",
         "none",
+        "memory",
         "memory",
         "memory",
         "prometheus",
