@@ -150,7 +150,7 @@ def deep_size(history: MemoryStatsHistory) -> int:
         seen.add(id(obj))
         total += sys.getsizeof(obj)
 
-    points, claimed = history._points, history._claimed
+    points, claimed = history._points, history._claims._claimed
     for mapping in (points, claimed):
         add(mapping)
     for key, kept in points.items():

@@ -9,13 +9,14 @@ from typing import BinaryIO, TypeVar
 
 from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, EventLog, VideoStatsSource
 from influencer_stats.algebras.history import StatsHistory
-from influencer_stats.algebras.sources import SourceReader
+from influencer_stats.algebras.sources import CollectionSources, SourceReader
 from influencer_stats.bootstrap.history import HISTORIES
 from influencer_stats.bootstrap.logs import LOG_WRAPPERS, LOGGERS
 from influencer_stats.bootstrap.metrics import METRICS, watch_dependencies
 from influencer_stats.bootstrap.readers import READERS
 from influencer_stats.bootstrap.registry import Registry
 from influencer_stats.bootstrap.slots import SLOTS
+from influencer_stats.bootstrap.sources import SOURCES
 from influencer_stats.bootstrap.stats import STATS_WRAPPERS
 from influencer_stats.bootstrap.stores import STORES
 from influencer_stats.bootstrap.tracing import TRACING, request_tracing, traced_source, traced_stats
@@ -63,6 +64,10 @@ async def build_store(wiring: Wiring) -> CollectionStore:
 
 async def build_history(wiring: Wiring) -> StatsHistory:
     return await HISTORIES[wiring.settings.choices.one("history")].build(wiring)
+
+
+async def build_sources(wiring: Wiring) -> CollectionSources:
+    return await SOURCES[wiring.settings.choices.one("sources")].build(wiring)
 
 
 def start_snapshots(

@@ -11,6 +11,7 @@ from influencer_stats.bootstrap.metrics import METRICS
 from influencer_stats.bootstrap.readers import READERS
 from influencer_stats.bootstrap.registry import Slot
 from influencer_stats.bootstrap.servers import SERVERS
+from influencer_stats.bootstrap.sources import SOURCES
 from influencer_stats.bootstrap.stats import STATS_WRAPPERS
 from influencer_stats.bootstrap.stores import STORES
 from influencer_stats.bootstrap.tracing import TRACING
@@ -43,6 +44,13 @@ SLOTS: Final[Mapping[str, Slot]] = {
             "history",
             "where snapshots of the stats are kept (by default where the collections are)",
             HISTORIES,
+            default="memory",
+            same_as="store",
+        ),
+        Slot(
+            "sources",
+            "where each collection read from a playlist or channel keeps its source (by default where the collections are)",
+            SOURCES,
             default="memory",
             same_as="store",
         ),

@@ -83,7 +83,9 @@ def parse_put_body(
         return parse_collection_body(document, max_videos)
     extra = sorted(key for key in document if key != kinds[0])
     if extra:
-        return Failure(InvalidInput(extra[0], _clip(document[extra[0]]), f"is not allowed beside {kinds[0]!r}"))
+        return Failure(
+            InvalidInput(extra[0], _clip(document[extra[0]]), f"is not allowed beside {kinds[0]!r}")
+        )
     kind = kinds[0]
     value = document[kind]
     pattern, rule = _SOURCE_IDS[kind]

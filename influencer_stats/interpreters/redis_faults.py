@@ -25,10 +25,17 @@ import redis.asyncio as redis
 from redis.asyncio.connection import AbstractConnection, SSLConnection, UnixDomainSocketConnection, parse_url
 from redis.exceptions import RedisClusterException
 
+from influencer_stats.domain.models import StoreUnavailable
+
 #: What a Redis call raises when the server cannot answer: redis-py's errors (connection,
 #: timeout, LOADING, READONLY, OOM ...), the OS's socket errors, and the Cluster client's
 #: own (no node serves a slot while a failover is under way).
 REDIS_FAULTS: Final = (redis.RedisError, OSError, RedisClusterException)
+
+
+def store_unavailable(exc: BaseException) -> StoreUnavailable:
+    """A fault as the stores' failure value: its type only, never its text (which may name the server)."""
+    return StoreUnavailable(f"redis: {type(exc).__name__}")
 
 
 def closed_transport(error: BaseException) -> bool:

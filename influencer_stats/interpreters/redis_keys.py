@@ -18,6 +18,9 @@ class RedisKeys:
     - ``{prefix}:hist:{<id>}``: a collection's stats history (``RedisStatsHistory``), a
       sorted set of points by time; ``{prefix}:hist-claim:{<id>}``, the last interval whose
       snapshot a worker claimed.
+    - ``{prefix}:source:{<id>}``: where a collection read from YouTube came from
+      (``RedisCollectionSources``), ``<kind>:<playlist or channel id>``;
+      ``{prefix}:source-claim:{<id>}``, the last interval whose re-read a worker claimed.
     - ``{prefix}:sorted-ids:{{prefix}:ids}``: the collection ids as a sorted set
       (every score 0, so ordered by bytes), which ``ids`` pages with
       ``ZRANGEBYLEX``. Its hash tag is the name of the set below, so both live
@@ -82,6 +85,12 @@ class RedisKeys:
 
     def history_claim(self, collection_id: str) -> str:
         return f"{self.prefix}:hist-claim:{{{collection_id}}}"
+
+    def source(self, collection_id: str) -> str:
+        return f"{self.prefix}:source:{{{collection_id}}}"
+
+    def source_claim(self, collection_id: str) -> str:
+        return f"{self.prefix}:source-claim:{{{collection_id}}}"
 
     def video(self, video_id: str) -> str:
         return f"{self.prefix}:video:{{{self.video_shard(video_id)}}}:{video_id}"

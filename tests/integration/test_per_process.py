@@ -4,7 +4,8 @@ processes build them, either share it, or the entry declares it kept per process
 
 For the slots where another worker is observable: a store (a collection saved through one is
 read through the other), a stats cache (a write through one worker's store reaches what the
-other answers), a quota ledger (the two never spend more than the budget together).
+other answers), a quota ledger (the two never spend more than the budget together), a history or
+the collection sources (what one wrote, the other reads).
 Parametrized from the registries: a new choice that keeps its state in the process and says
 nothing fails here (unless a check of its own refuses several workers), and so does one
 declared per process whose instances do share.
@@ -21,12 +22,19 @@ import pytest
 from returns.result import Success
 
 from influencer_stats.algebras import CollectionStatsQuery, CollectionStore
-from influencer_stats.bootstrap.root import build_history, build_source, build_stats, build_store, open_wiring
+from influencer_stats.bootstrap.root import (
+    build_history,
+    build_source,
+    build_sources,
+    build_stats,
+    build_store,
+    open_wiring,
+)
 from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.bootstrap.videos import QUOTA_LEDGERS
 from influencer_stats.bootstrap.wiring import Wiring
 from influencer_stats.config.resolve import ConfigError, resolve
-from influencer_stats.domain.models import Collection, CollectionId, StatsPoint, VideoId
+from influencer_stats.domain.models import Collection, CollectionId, CollectionSource, StatsPoint, VideoId
 from tests.declared_paths import redirected_paths
 from tests.shared_redis import shared_redis_url, unique_prefix
 
@@ -73,12 +81,20 @@ async def _histories_share(one: Wiring, two: Wiring) -> bool:
     return await reader.points(ONE, 0.0, 2e9, 10) == Success((StatsPoint(1_700_000_000.0, 1, 2, 3, 1, 0),))
 
 
+async def _sources_share(one: Wiring, two: Wiring) -> bool:
+    """A source one worker put is got through the other's."""
+    writer, reader = await build_sources(one), await build_sources(two)
+    await writer.put(ONE, CollectionSource("playlist", "PL1"))
+    return await reader.get(ONE) == Success(CollectionSource("playlist", "PL1"))
+
+
 #: Slot → how to see another worker's state, and the choices it is seen with.
 OBSERVED: Mapping[str, tuple[Shares, Mapping[str, str]]] = {
     "store": (_store_shares, {"cache": "none"}),
     "cache": (_stats_share, {"store": "sqlite"}),
     "quota": (_ledgers_share, {"video_client": "aiohttp-batched"}),
     "history": (_histories_share, {}),
+    "sources": (_sources_share, {}),
 }
 CASES = [(slot, name) for slot in OBSERVED for name in SLOTS[slot].registry.names()]
 

@@ -17,6 +17,7 @@ import orjson
 from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, EventLog
 from influencer_stats.algebras.event_log import LOG_CONTEXT
 from influencer_stats.algebras.history import DAY_S, StatsHistory
+from influencer_stats.algebras.sources import CollectionSources, SourceReader
 from influencer_stats.bounded import read_bounded
 from influencer_stats.domain.validation import DEFAULT_MAX_VIDEOS
 from influencer_stats.http import problems
@@ -27,7 +28,10 @@ from influencer_stats.interpreters.collections.memory_dict import DictCollection
 from influencer_stats.interpreters.history.memory import MemoryStatsHistory
 from influencer_stats.interpreters.history.retention import Retention
 from influencer_stats.interpreters.metrics.noop import NoMetrics
+from influencer_stats.interpreters.readers.fake import FakeSourceReader
+from influencer_stats.interpreters.sources.memory import MemoryCollectionSources
 from influencer_stats.interpreters.videos.fake import FakeVideoStatsSource
+from influencer_stats.logic.imports import CollectionImports
 from influencer_stats.logic.service import GetStats
 from influencer_stats.testing.event_log import CapturingEventLog
 
@@ -139,6 +143,8 @@ def service(
     stats: Callable[[CollectionStore, EventLog], CollectionStatsQuery] = _use_case,
     checks: Mapping[str, bool] | None = None,
     history: StatsHistory | None = None,
+    reader: SourceReader | None = None,
+    sources: CollectionSources | None = None,
 ) -> Service:
     """The API on a dict store, the stats use case over the fake source and a history in memory,
     unless told otherwise."""
@@ -153,10 +159,13 @@ def service(
 
         return answer
 
+    sources = sources or MemoryCollectionSources(1_000)
+    imports = CollectionImports(store, sources, reader or FakeSourceReader(), log, max_videos=max_videos)
     api = HttpApi(
         store,
         stats(store, log),
         history,
+        imports,
         log,
         metrics,
         {name: check(ok) for name, ok in (checks or {}).items()},

@@ -209,7 +209,7 @@ def test_the_command_line_takes_one_flag_per_slot_and_per_flagged_setting() -> N
 def test_the_profile_table_shows_every_profile_with_its_stacks() -> None:
     lines = describe_profiles().splitlines()
 
-    assert lines[0].split()[:12] == [
+    assert lines[0].split()[:13] == [
         "profile",
         "server",
         "video-client",
@@ -220,12 +220,13 @@ def test_the_profile_table_shows_every_profile_with_its_stacks() -> None:
         "quota",
         "reader",
         "history",
+        "sources",
         "metrics",
         "video-wrappers",
     ]
     rows = {line.split()[0]: line.split() for line in lines[1:]}
     assert set(rows) == set(PROFILES)
-    assert rows["fast"][1:12] == [
+    assert rows["fast"][1:13] == [
         "granian",
         "aiohttp-batched",
         "dict",
@@ -234,6 +235,7 @@ def test_the_profile_table_shows_every_profile_with_its_stacks() -> None:
         "none",
         "memory",
         "youtube",
+        "memory",
         "memory",
         "prometheus",
         "breaker",

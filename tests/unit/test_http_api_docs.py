@@ -320,7 +320,7 @@ async def test_the_request_examples_work_and_the_problem_examples_are_what_the_s
     spec = openapi_spec()
     item = spec["paths"]["/collections/{id}"]
     collection_id = item["parameters"][0]["example"]
-    body = item["put"]["requestBody"]["content"]["application/json"]["example"]
+    body = item["put"]["requestBody"]["content"]["application/json"]["examples"]["videos"]["value"]
 
     missing = await svc.get(f"/collections/{collection_id}")
     created = await svc.put(collection_id, body)

@@ -75,6 +75,9 @@ async def test_a_wrong_method_is_a_405_problem_with_allow(
 async def test_head_answers_like_get_on_every_get_route(svc: Service) -> None:
     await svc.put("c", {"videos": ORIGINAL_VIDEOS})
     for template, route in ROUTES.items():
+        if "GET" not in route.methods:
+            assert "HEAD" not in route.methods  # POST /collections/{id}/refresh
+            continue
         assert "HEAD" in route.methods
         path = template.replace("{id}", "c")
 

@@ -33,7 +33,10 @@ from influencer_stats.interpreters.collections.memory_dict import DictCollection
 from influencer_stats.interpreters.history.memory import MemoryStatsHistory
 from influencer_stats.interpreters.history.retention import Retention
 from influencer_stats.interpreters.metrics.noop import NoMetrics
+from influencer_stats.interpreters.readers.fake import FakeSourceReader
+from influencer_stats.interpreters.sources.memory import MemoryCollectionSources
 from influencer_stats.interpreters.videos.fake import FakeVideoStatsSource
+from influencer_stats.logic.imports import CollectionImports
 from influencer_stats.logic.service import GetStats
 from influencer_stats.testing.event_log import CapturingEventLog
 
@@ -162,6 +165,7 @@ def api(store: DictCollectionStore) -> HttpApi:
         store,
         GetStats(store, FakeVideoStatsSource(), log),
         MemoryStatsHistory(Retention(raw_s=86_400.0, keep_s=86_400.0), max_collections=10),
+        CollectionImports(store, MemoryCollectionSources(10), FakeSourceReader(), log, max_videos=10),
         log,
         NoMetrics(),
         {},

@@ -21,7 +21,7 @@ from influencer_stats.domain.models import (
     StoreUnavailable,
     VideoId,
 )
-from influencer_stats.interpreters.redis_faults import REDIS_FAULTS
+from influencer_stats.interpreters.redis_faults import REDIS_FAULTS, store_unavailable
 from influencer_stats.interpreters.redis_keys import RedisKeys, as_text
 from influencer_stats.interpreters.redis_topology import RedisClient
 
@@ -78,11 +78,6 @@ return 0
 
 class NotReplicated(redis.RedisError):
     """Fewer replicas than required acknowledged a write in time (it may yet reach them)."""
-
-
-def _unavailable(exc: BaseException) -> StoreUnavailable:
-    """The error as a value: its type only, never its text (which may name the server)."""
-    return StoreUnavailable(f"redis: {type(exc).__name__}")
 
 
 class RedisCollectionStore:
@@ -166,7 +161,7 @@ class RedisCollectionStore:
         try:
             raw = await self._redis.get(self._keys.collection(collection_id))
         except REDIS_FAULTS as exc:
-            return Failure(_unavailable(exc))
+            return Failure(store_unavailable(exc))
         if raw is None:
             return Failure(CollectionNotFound(collection_id))
         return Success(Collection(collection_id, tuple(VideoId(v) for v in orjson.loads(raw))))
@@ -178,7 +173,7 @@ class RedisCollectionStore:
             previous = await self._write(_WRITE, self._collection_keys(collection_id), orjson.dumps(videos))
             await self._write(_INDEX, [self._index, self._sorted_index], collection_id, 1)
         except REDIS_FAULTS as exc:
-            return Failure(_unavailable(exc))
+            return Failure(store_unavailable(exc))
         return Success(Created() if previous is None else Replaced())
 
     async def delete(
@@ -188,7 +183,7 @@ class RedisCollectionStore:
             await self._write(_INDEX, [self._index, self._sorted_index], collection_id, 0)
             deleted = await self._write(_WRITE, self._collection_keys(collection_id))
         except REDIS_FAULTS as exc:
-            return Failure(_unavailable(exc))
+            return Failure(store_unavailable(exc))
         return Success(None) if deleted else Failure(CollectionNotFound(collection_id))
 
     def _collection_keys(self, collection_id: CollectionId) -> list[str]:
@@ -232,7 +227,7 @@ class RedisCollectionStore:
                     break
                 low = "(" + members[-1]
         except REDIS_FAULTS as exc:
-            return Failure(_unavailable(exc))
+            return Failure(store_unavailable(exc))
         return Success(tuple(found))
 
     async def _existing(self, ids: list[str]) -> list[CollectionId]:

@@ -8,6 +8,7 @@ from returns.result import Result, Success
 
 from influencer_stats.domain.models import CollectionId, StatsPoint, StoreUnavailable
 from influencer_stats.interpreters.history.retention import Retention
+from influencer_stats.interpreters.interval_claims import LatestClaims
 
 
 class MemoryStatsHistory:
@@ -22,7 +23,7 @@ class MemoryStatsHistory:
         self._retention = retention
         self._max_collections = max_collections
         self._points: dict[CollectionId, list[StatsPoint]] = {}
-        self._claimed: dict[CollectionId, int] = {}  # the last slot claimed, least recent first
+        self._claims = LatestClaims(max_collections)
 
     async def record(self, collection_id: CollectionId, point: StatsPoint) -> Result[None, StoreUnavailable]:
         points = self._points.pop(collection_id, [])
@@ -45,18 +46,11 @@ class MemoryStatsHistory:
 
     async def forget(self, collection_id: CollectionId) -> Result[None, StoreUnavailable]:
         self._points.pop(collection_id, None)
-        self._claimed.pop(collection_id, None)
+        self._claims.forget(collection_id)
         return Success(None)
 
     async def claim(self, collection_id: CollectionId, slot: int) -> Result[bool, StoreUnavailable]:
-        last = self._claimed.pop(collection_id, None)
-        if last is not None and last >= slot:
-            self._claimed[collection_id] = last
-            return Success(False)
-        while len(self._claimed) >= self._max_collections:
-            del self._claimed[next(iter(self._claimed))]
-        self._claimed[collection_id] = slot
-        return Success(True)
+        return Success(self._claims.claim(collection_id, slot))
 
 
 def _at(point: StatsPoint) -> float:

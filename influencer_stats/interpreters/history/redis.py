@@ -9,7 +9,8 @@ from returns.result import Failure, Result, Success
 from influencer_stats.algebras.history import DAY_S
 from influencer_stats.domain.models import CollectionId, StatsPoint, StoreUnavailable
 from influencer_stats.interpreters.history.retention import Retention
-from influencer_stats.interpreters.redis_faults import REDIS_FAULTS
+from influencer_stats.interpreters.redis_faults import REDIS_FAULTS, store_unavailable
+from influencer_stats.interpreters.redis_interval_claims import claim_in_redis
 from influencer_stats.interpreters.redis_keys import RedisKeys
 from influencer_stats.interpreters.redis_topology import RedisClient
 
@@ -40,18 +41,6 @@ for i = 1, #old, 2 do
     end
 end
 redis.call('PEXPIRE', key, ARGV[6])
-return 1
-"""
-
-
-#: KEYS[1] the collection's claim; ARGV: the slot, expiry (ms). 1 when the slot is later than
-#: the one claimed (then it is claimed), else 0.
-_CLAIM = """
-local claimed = tonumber(redis.call('GET', KEYS[1]) or '-1')
-if claimed >= tonumber(ARGV[1]) then
-    return 0
-end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return 1
 """
 
@@ -89,7 +78,7 @@ class RedisStatsHistory:
         try:
             await self._redis.eval(_RECORD, 1, self._keys.history(collection_id), *args)
         except REDIS_FAULTS as exc:
-            return Failure(_unavailable(exc))
+            return Failure(store_unavailable(exc))
         return Success(None)
 
     async def points(
@@ -103,7 +92,7 @@ class RedisStatsHistory:
                 ),
             )
         except REDIS_FAULTS as exc:
-            return Failure(_unavailable(exc))
+            return Failure(store_unavailable(exc))
         return Success(tuple(_decode(m) for m in members))
 
     async def forget(self, collection_id: CollectionId) -> Result[None, StoreUnavailable]:
@@ -112,18 +101,12 @@ class RedisStatsHistory:
                 self._keys.history(collection_id), self._keys.history_claim(collection_id)
             )
         except REDIS_FAULTS as exc:
-            return Failure(_unavailable(exc))
+            return Failure(store_unavailable(exc))
         return Success(None)
 
     async def claim(self, collection_id: CollectionId, slot: int) -> Result[bool, StoreUnavailable]:
         expiry_ms = max(1, round(self._retention.keep_s * 1000))
-        try:
-            claimed = await self._redis.eval(
-                _CLAIM, 1, self._keys.history_claim(collection_id), slot, expiry_ms
-            )
-        except REDIS_FAULTS as exc:
-            return Failure(_unavailable(exc))
-        return Success(claimed == 1)
+        return await claim_in_redis(self._redis, self._keys.history_claim(collection_id), slot, expiry_ms)
 
 
 def _decode(member: bytes | str) -> StatsPoint:
@@ -132,7 +115,3 @@ def _decode(member: bytes | str) -> StatsPoint:
     return StatsPoint(
         float(at), int(impressions), int(engagements), int(score), int(videos), int(missing), gap == "1"
     )
-
-
-def _unavailable(exc: BaseException) -> StoreUnavailable:
-    return StoreUnavailable(f"redis: {type(exc).__name__}")

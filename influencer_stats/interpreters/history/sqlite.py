@@ -9,6 +9,7 @@ from returns.result import Result
 from influencer_stats.algebras.history import DAY_S
 from influencer_stats.domain.models import CollectionId, StatsPoint, StoreUnavailable
 from influencer_stats.interpreters.history.retention import Retention
+from influencer_stats.interpreters.interval_claims import ClaimsTable
 from influencer_stats.interpreters.sqlite_database import SqliteDatabase, transaction
 
 _SCHEMA = """
@@ -23,11 +24,9 @@ CREATE TABLE IF NOT EXISTS stats_history (
     gap         INTEGER NOT NULL,
     PRIMARY KEY (collection, at)
 ) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS stats_history_claims (
-    collection TEXT PRIMARY KEY,
-    slot       INTEGER NOT NULL  -- the last interval whose snapshot was claimed
-) WITHOUT ROWID;
 """
+#: The last interval whose snapshot was claimed, per collection.
+_CLAIMS = ClaimsTable("stats_history_claims")
 
 #: Of the points older than the raw period, all but each day's last non-gap one (its last gap
 #: when it has none): a range scan of one collection's oldest rows, one per day once settled.
@@ -55,7 +54,7 @@ class SqliteStatsHistory:
     @classmethod
     async def create(cls, database: SqliteDatabase, retention: Retention) -> SqliteStatsHistory:
         """The history over ``database``, its table created if it is not there yet."""
-        await database.create(_SCHEMA)
+        await database.create(_SCHEMA + _CLAIMS.schema)
         return cls(database, retention)
 
     async def record(self, collection_id: CollectionId, point: StatsPoint) -> Result[None, StoreUnavailable]:
@@ -93,17 +92,9 @@ class SqliteStatsHistory:
         def remove(db: sqlite3.Connection) -> None:
             with transaction(db):
                 db.execute("DELETE FROM stats_history WHERE collection = ?", (collection_id,))
-                db.execute("DELETE FROM stats_history_claims WHERE collection = ?", (collection_id,))
+                _CLAIMS.drop(db, collection_id)
 
         return await self._database.run(remove)
 
     async def claim(self, collection_id: CollectionId, slot: int) -> Result[bool, StoreUnavailable]:
-        def take(db: sqlite3.Connection) -> bool:
-            changed = db.execute(
-                "INSERT INTO stats_history_claims VALUES (?, ?) ON CONFLICT (collection)"
-                " DO UPDATE SET slot = excluded.slot WHERE excluded.slot > slot",
-                (collection_id, slot),
-            ).rowcount
-            return bool(changed == 1)
-
-        return await self._database.run(take)
+        return await self._database.run(lambda db: _CLAIMS.take(db, collection_id, slot))

@@ -1,0 +1,1 @@
+"""Interpreters of ``CollectionSources``: in process, SQLite, Redis."""
