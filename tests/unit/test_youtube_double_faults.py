@@ -23,9 +23,8 @@ from influencer_stats.testing.youtube_double import (
     quota_body,
     rate_limit_body,
     render_videos_list,
-    too_many_body,
 )
-from tests.unit.youtube_double_support import BOUND, get_videos, ids, set_fault, stats
+from tests.unit.youtube_double_support import BOUND, STATUS_FAULTS, get_videos, ids, set_fault, stats
 
 pytestmark = pytest.mark.asyncio
 
@@ -35,14 +34,7 @@ pytestmark = pytest.mark.asyncio
 
 @pytest.mark.parametrize(
     ("mode", "status", "expected"),
-    [
-        ("quota", 403, quota_body()),
-        ("rate_limit", 403, rate_limit_body()),
-        ("bad_key", 400, bad_key_body()),
-        ("server_error", 500, backend_error_body(500)),
-        ("unavailable", 503, backend_error_body(503)),
-        ("too_many", 429, too_many_body()),
-    ],
+    STATUS_FAULTS,
 )
 async def test_status_faults_return_their_body_once(
     yt: RunningDouble,

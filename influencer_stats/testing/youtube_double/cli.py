@@ -16,12 +16,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Command-line entry point (``python -m influencer_stats.testing.youtube_double``)."""
     parser = argparse.ArgumentParser(
         prog="python -m influencer_stats.testing.youtube_double",
-        description="videos.list-compatible YouTube Data API double",
+        description="YouTube Data API double: videos.list, playlistItems.list and channels.list",
     )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8081)
-    parser.add_argument("--require-key", default=None, help="the X-Goog-Api-Key every call must carry")
-    parser.add_argument("--latency-ms", type=int, default=0, help="fixed delay per videos.list call")
+    parser.add_argument("--require-key", default=None, help="the X-Goog-Api-Key every list call must carry")
+    parser.add_argument("--latency-ms", type=int, default=0, help="fixed delay per call of any list method")
     parser.add_argument(
         "--stall-seconds",
         type=float,

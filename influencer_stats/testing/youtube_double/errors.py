@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from influencer_stats.testing.youtube_double.listings import MAX_RESULTS
 from influencer_stats.testing.youtube_double.wire import MAX_IDS_PER_CALL, JsonObject
 
 
@@ -104,13 +105,65 @@ def part_without_statistics_body(part: str) -> JsonObject:
     )
 
 
-def missing_id_body() -> JsonObject:
-    """400 for a request without any ``id`` parameter (no filter selected)."""
+def no_filter_body(filters: str, location: str) -> JsonObject:
+    """400 for a list request without any of its filter parameters (``filters``, as listed)."""
     return error_body(
         400,
-        "No filter selected. Expected one of: chart, id, myRating",
+        f"No filter selected. Expected one of: {filters}",
         reason="missingRequiredParameter",
-        extra={"locationType": "parameter", "location": "id"},
+        extra={"locationType": "parameter", "location": location},
+    )
+
+
+def missing_id_body() -> JsonObject:
+    """400 for a videos.list request without any ``id`` parameter (no filter selected)."""
+    return no_filter_body("chart, id, myRating", "id")
+
+
+def missing_playlist_id_body() -> JsonObject:
+    """400 for a playlistItems.list request without ``playlistId`` (nor ``id``)."""
+    return no_filter_body("id, playlistId", "playlistId")
+
+
+def missing_channel_id_body() -> JsonObject:
+    """400 for a channels.list request without ``id`` (or another filter the double lacks)."""
+    return no_filter_body("categoryId, forHandle, forUsername, id, managedByMe, mine", "id")
+
+
+PLAYLIST_NOT_FOUND_MESSAGE: Final = (
+    "The playlist identified with the request's <code>playlistId</code> parameter cannot be found."
+)
+
+
+def playlist_not_found_body() -> JsonObject:
+    """404 playlistNotFound: no such playlist, or one this key may not read (upstream: the same)."""
+    return error_body(
+        404,
+        PLAYLIST_NOT_FOUND_MESSAGE,
+        reason="playlistNotFound",
+        domain="youtube.playlistItem",
+        extra={"location": "playlistId", "locationType": "parameter"},
+    )
+
+
+def invalid_page_token_body() -> JsonObject:
+    """400 invalidPageToken: a ``pageToken`` the double did not hand out."""
+    return error_body(
+        400,
+        "The request specifies an invalid page token.",
+        reason="invalidPageToken",
+        domain="youtube.parameter",
+        extra={"location": "pageToken", "locationType": "parameter"},
+    )
+
+
+def invalid_max_results_body(raw: str) -> JsonObject:
+    """400 invalidParameter for a ``maxResults`` outside 0..:data:`MAX_RESULTS` (or not a number)."""
+    return error_body(
+        400,
+        f"Invalid value '{raw}'. Values must be within the range: [0, {MAX_RESULTS}]",
+        reason="invalidParameter",
+        extra={"location": "maxResults", "locationType": "parameter"},
     )
 
 

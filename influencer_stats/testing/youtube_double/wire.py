@@ -24,7 +24,7 @@ MAX_IDS_PER_CALL: Final = 50
 JsonObject = dict[str, Any]
 
 
-def _etag(*parts: str) -> str:
+def etag(*parts: str) -> str:
     """A deterministic, opaque etag (real ones are opaque too)."""
     digest = blake2b("\x00".join(parts).encode(), digest_size=12).digest()
     return base64.urlsafe_b64encode(digest).decode().rstrip("=")
@@ -58,14 +58,14 @@ def videos_list_response(ids: Sequence[str]) -> JsonObject:
         items.append(
             {
                 "kind": "youtube#video",
-                "etag": _etag("video", vid),
+                "etag": etag("video", vid),
                 "id": vid,
                 "statistics": statistics,
             }
         )
     return {
         "kind": "youtube#videoListResponse",
-        "etag": _etag("list", *(str(item["id"]) for item in items)),
+        "etag": etag("list", *(str(item["id"]) for item in items)),
         "pageInfo": {"totalResults": len(items), "resultsPerPage": len(items)},
         "items": items,
     }
