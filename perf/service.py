@@ -39,8 +39,8 @@ def service_env(youtube_url: str, api_key: str, settings: Mapping[str, str] | No
     env.update(YOUTUBE_API_URL=youtube_url, YOUTUBE_API_KEY=api_key)
     # The lab measures speed: a daily budget would turn the uncached runs into 503s within a second.
     env.update(INFLUENCER_STATS_QUOTA_PER_DAY="0")
-    # Snapshots (hourly in youtube and distributed) would call YouTube for every collection when
-    # an hour turns inside a run, and the soak counts units spent: the lab measures requests.
-    env.update(INFLUENCER_STATS_SNAPSHOT_INTERVAL="0")
+    # Snapshots and refreshes (hourly and daily in youtube and distributed) would call YouTube when
+    # their interval turns inside a run, and the soak counts units spent: the lab measures requests.
+    env.update(INFLUENCER_STATS_SNAPSHOT_INTERVAL="0", INFLUENCER_STATS_SOURCE_REFRESH_INTERVAL="0")
     env.update(settings or {})
     return env

@@ -137,9 +137,9 @@ def running_service(
     argv = [*(command or [sys.executable, "main.py"]), *args, "--port", str(port)]
     # Each service writes its files (every path an entry declares) beside its log, unless the test says.
     files = redirected_paths(log_path.parent / f"{log_path.stem}-files")
-    # No snapshots unless the test asks: an hour's turn inside a test counting YouTube calls
-    # would find the youtube and distributed profiles' hourly pass among them.
-    quiet = {"INFLUENCER_STATS_SNAPSHOT_INTERVAL": "0"}
+    # No snapshots or refreshes unless the test asks: an hour's turn inside a test counting
+    # YouTube calls would find the youtube and distributed profiles' passes among them.
+    quiet = {"INFLUENCER_STATS_SNAPSHOT_INTERVAL": "0", "INFLUENCER_STATS_SOURCE_REFRESH_INTERVAL": "0"}
     full_env = {**os.environ, "PYTHONUNBUFFERED": "1", **quiet, **files, **(env or {})}
     with log_path.open("wb") as log:
         process = subprocess.Popen(argv, cwd=ROOT, env=full_env, stdout=log, stderr=subprocess.STDOUT)

@@ -124,6 +124,14 @@ class YouTubeDouble:
         """Apply a fault to the next ``count`` calls, or until changed without ``count``."""
         self._post("/_control/fault", {"mode": mode, **options})
 
+    def playlist(self, playlist_id: str, videos: Sequence[str], **marks: Sequence[str]) -> None:
+        """Define a playlist (``marks``: private, deleted, unlisted ids among ``videos``)."""
+        self._post("/_control/playlists", {"id": playlist_id, "videos": list(videos), **marks})
+
+    def channel(self, channel_id: str, uploads: Sequence[str]) -> None:
+        """Define a channel and its uploads playlist."""
+        self._post("/_control/channels", {"id": channel_id, "uploads": list(uploads)})
+
     def counters(self) -> dict[str, Any]:
         response = httpx.get(self.base + "/_control/stats", timeout=HTTP_TIMEOUT_S)
         assert response.status_code == 200, response.text

@@ -1,0 +1,172 @@
+"""Collections from a playlist or a channel as a user runs them: real services, the YouTube double
+as its own process, real SQLite and Redis.
+
+- Every server reads a playlist and a channel page by page, counted by the double: a unit a
+  call, a refresh picks the new uploads up, a list over the limit costs one call, a missing one
+  and YouTube's quota error answer problems.
+- The day's budget covers these calls too: past it the import is refused and nothing is called.
+- The SQLite sources survive a restart (a refresh after it still knows the playlist).
+- Two processes on one Redis refresh each collection once per interval between them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
+from influencer_stats.testing.youtube_double import VIDEOS_PATH
+from tests.containers import redis_server
+from tests.integration.youtube_clients_support import YouTubeDouble
+from tests.support import SERVERS, expected_stats, running_double_process, running_service, wait_for
+
+VIDEOS = [str(synthetic_video_id(n)) for n in range(130)]
+CHANNEL = "UC" + "s" * 22
+
+
+@pytest.fixture
+def double(tmp_path: Path) -> Iterator[tuple[str, YouTubeDouble]]:
+    with running_double_process(tmp_path / "double.log") as url:
+        yield url, YouTubeDouble(url.removesuffix(VIDEOS_PATH))
+
+
+def _env(url: str, **settings: str) -> dict[str, str]:
+    return {"YOUTUBE_API_URL": url, "YOUTUBE_API_KEY": "any", **settings}
+
+
+def _calls(youtube: YouTubeDouble) -> tuple[int, int]:
+    counters = youtube.counters()
+    return int(counters["playlist_items_calls"]), int(counters["channels_calls"])
+
+
+@pytest.mark.parametrize("server", SERVERS)
+def test_every_server_reads_playlists_and_channels_from_youtube_a_unit_a_call(
+    server: str, double: tuple[str, YouTubeDouble], tmp_path: Path
+) -> None:
+    url, youtube = double
+    youtube.playlist("PLlaunch", VIDEOS[:120], private=[VIDEOS[5]], deleted=[VIDEOS[6]])
+    youtube.channel(CHANNEL, VIDEOS[120:130])
+    youtube.playlist("PLhuge", VIDEOS[:101])
+    env = _env(url, INFLUENCER_STATS_MAX_VIDEOS="100")
+    with (
+        running_service(["--profile", "youtube", "--server", server], tmp_path / "s.log", env=env) as service,
+        httpx.Client(base_url=service.url, timeout=30) as http,
+    ):
+        launch = http.put("/collections/launch", json={"playlist": "PLlaunch"})
+        calls_launch = _calls(youtube)
+        creator = http.put("/collections/creator", json={"channel": CHANNEL})
+        stats = http.get("/collections/creator/stats")
+        youtube.channel(CHANNEL, VIDEOS[118:130])  # two new uploads
+        refreshed = http.post("/collections/creator/refresh")
+        shown = http.get("/collections/creator")
+        before_huge = _calls(youtube)
+        huge = http.put("/collections/huge", json={"playlist": "PLhuge"})
+        after_huge = _calls(youtube)
+        missing = http.put("/collections/missing", json={"playlist": "PLnothing"})
+        youtube.fault("quota", count=1)
+        quota = http.post("/collections/creator/refresh")
+        listed = http.get("/collections").json()["ids"]
+
+    assert launch.status_code == 422 and launch.json()["type"].endswith("source-too-large")  # 120 > 100
+    assert calls_launch == (1, 0)
+    assert creator.status_code == 201 and creator.json()["videos"] == VIDEOS[120:130]
+    assert creator.json()["source"] == {"channel": CHANNEL}
+    assert stats.status_code == 200 and stats.json() == {**expected_stats(VIDEOS[120:130]), "missing": []}
+    assert refreshed.status_code == 200 and (refreshed.json()["added"], refreshed.json()["removed"]) == (2, 0)
+    assert shown.json() == {"videos": VIDEOS[118:130], "source": {"channel": CHANNEL}}
+    assert huge.status_code == 422 and huge.json()["videos"] == 101 and huge.json()["limit"] == 100
+    assert after_huge[0] - before_huge[0] == 1  # refused from YouTube's count, on the first page
+    assert missing.status_code == 422 and missing.json()["type"].endswith("source-not-found")
+    assert quota.status_code == 503 and quota.json()["type"].endswith("upstream-quota-exceeded")
+    assert listed == ["creator"]  # nothing refused was saved
+
+
+def test_the_days_budget_counts_these_calls_and_none_is_made_past_it(
+    double: tuple[str, YouTubeDouble], tmp_path: Path
+) -> None:
+    url, youtube = double
+    youtube.playlist("PLlong", VIDEOS[:120])  # 3 pages
+    env = _env(url, INFLUENCER_STATS_QUOTA_PER_DAY="4")
+    with (
+        running_service(["--profile", "youtube"], tmp_path / "s.log", env=env) as service,
+        httpx.Client(base_url=service.url, timeout=30) as http,
+    ):
+        first = http.put("/collections/a", json={"playlist": "PLlong"})
+        second = http.put("/collections/b", json={"playlist": "PLlong"})  # 1 unit left: 1 page of 3
+        calls = _calls(youtube)
+
+    assert first.status_code == 201 and len(first.json()["videos"]) == 120
+    assert second.status_code == 503 and second.json()["type"].endswith("quota-exhausted")
+    assert int(second.headers["retry-after"]) >= 1
+    assert calls == (4, 0)
+
+
+def test_the_sqlite_sources_survive_a_restart(double: tuple[str, YouTubeDouble], tmp_path: Path) -> None:
+    url, youtube = double
+    youtube.playlist("PLkept", VIDEOS[:3])
+    log = tmp_path / "s.log"  # the same log name: the same database file
+    with running_service(["--profile", "youtube"], log, env=_env(url)) as service:
+        assert httpx.put(f"{service.url}/collections/kept", json={"playlist": "PLkept"}).status_code == 201
+    youtube.playlist("PLkept", VIDEOS[:4])
+    with running_service(["--profile", "youtube"], log, env=_env(url)) as again:
+        refreshed = httpx.post(f"{again.url}/collections/kept/refresh", timeout=30)
+
+    assert refreshed.status_code == 200
+    assert refreshed.json() == {
+        "videos": VIDEOS[:4],
+        "source": {"playlist": "PLkept"},
+        "added": 1,
+        "removed": 0,
+    }
+
+
+def test_two_processes_on_one_redis_refresh_each_collection_once_per_interval(
+    double: tuple[str, YouTubeDouble], tmp_path: Path
+) -> None:
+    url, youtube = double
+    youtube.playlist("PLshared", VIDEOS[:3])
+    every_second = _env(url, INFLUENCER_STATS_SOURCE_REFRESH_INTERVAL="1")
+    with redis_server() as redis:
+        env = {**every_second, "REDIS_URL": f"{redis.url}/6"}
+        distributed = ["--profile", "distributed"]
+        with (
+            running_service(distributed, tmp_path / "a.log", env=env) as a,
+            running_service(distributed, tmp_path / "b.log", env=env) as b,
+            httpx.Client(timeout=30) as http,
+        ):
+            assert http.put(f"{a.url}/collections/shared", json={"playlist": "PLshared"}).status_code == 201
+            written = math.floor(time.time())
+            assert wait_for(lambda: _slots_both_passed(tmp_path, written) >= 3, timeout=20)
+            youtube.playlist("PLshared", VIDEOS[:5])
+            assert wait_for(
+                lambda: len(http.get(f"{b.url}/collections/shared").json()["videos"]) == 5, timeout=10
+            )
+
+    passes = _passes(tmp_path, written)
+    both = {slot: seen for slot, seen in passes.items() if len(seen) == 2}
+    assert all(len(seen) <= 2 for seen in passes.values()), passes  # each process once per interval
+    for seen in both.values():  # between them, the one collection was refreshed once
+        assert sorted(e["refreshed"] + e["taken_elsewhere"] for e in seen) == [1, 1], seen
+        assert sum(e["refreshed"] for e in seen) == 1
+
+
+def _passes(tmp_path: Path, after: int) -> dict[int, list[dict[str, int]]]:
+    """The ``sources.refreshes`` lines of both processes for each interval after ``after``."""
+    passes: dict[int, list[dict[str, int]]] = defaultdict(list)
+    for log in (tmp_path / "a.log", tmp_path / "b.log"):
+        for line in log.read_text().splitlines():
+            event = json.loads(line) if line.startswith("{") else {}
+            if event.get("event") == "sources.refreshes" and event["slot"] > after:
+                passes[event["slot"]].append(event)
+    return passes
+
+
+def _slots_both_passed(tmp_path: Path, after: int) -> int:
+    return sum(1 for seen in _passes(tmp_path, after).values() if len(seen) == 2)
