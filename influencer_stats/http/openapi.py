@@ -18,7 +18,13 @@ import orjson
 from influencer_stats.domain.validation import DEFAULT_MAX_VIDEOS
 from influencer_stats.http import openapi_history, openapi_sources, problems
 from influencer_stats.http.openapi_operations import TAGS, operations
-from influencer_stats.http.openapi_parts import BAD_PATH, QUOTA_EXHAUSTED_EXAMPLE, TITLE, problem_response
+from influencer_stats.http.openapi_parts import (
+    BAD_PATH,
+    QUOTA_EXHAUSTED_EXAMPLE,
+    TITLE,
+    problem_response,
+    videos_array,
+)
 from influencer_stats.http.pagination import CURSOR_PATTERN, MAX_LIMIT
 from influencer_stats.http.route_table import Route
 from influencer_stats.http.routes import DOCUMENTED, ROUTES
@@ -116,13 +122,7 @@ def _videos_schema(max_videos: int) -> dict[str, Any]:
         "type": "object",
         "required": ["videos"],
         "additionalProperties": False,
-        "properties": {
-            "videos": {
-                "type": "array",
-                "maxItems": max_videos,
-                "items": {"$ref": "#/components/schemas/VideoId"},
-            }
-        },
+        "properties": {"videos": videos_array(max_videos)},
     }
 
 

@@ -71,6 +71,11 @@ def problem_response(description: str, *examples: Reply, **headers: Any) -> dict
     }
 
 
+def videos_array(max_videos: int) -> dict[str, Any]:
+    """A collection's videos: its ``maxItems`` is the limit the serving service enforces."""
+    return {"type": "array", "maxItems": max_videos, "items": {"$ref": "#/components/schemas/VideoId"}}
+
+
 def operation(operation_id: str, tag: str, summary: str, **rest: Any) -> dict[str, Any]:
     return {"operationId": operation_id, "tags": [tag], "summary": summary, **rest}
 

@@ -20,6 +20,7 @@ from influencer_stats.http.openapi_parts import (
     json_response,
     operation,
     problem_response,
+    videos_array,
 )
 from influencer_stats.http.problems import Reply
 from influencer_stats.http.routes import REFRESH
@@ -55,11 +56,7 @@ def schemas(max_videos: int) -> dict[str, Any]:
             "required": ["videos"],
             "additionalProperties": False,
             "properties": {
-                "videos": {
-                    "type": "array",
-                    "maxItems": max_videos,
-                    "items": {"$ref": "#/components/schemas/VideoId"},
-                },
+                "videos": videos_array(max_videos),
                 "source": {"$ref": "#/components/schemas/Source"},
                 "added": {"type": "integer", "minimum": 0},
                 "removed": {"type": "integer", "minimum": 0},

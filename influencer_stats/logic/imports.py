@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -21,7 +20,7 @@ from influencer_stats.domain.models import (
     StoreUnavailable,
     VideoId,
 )
-from influencer_stats.logic.passes import every_collection
+from influencer_stats.logic.passes import every_collection, every_interval
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,11 +179,7 @@ class SourceRefresher:
         self._concurrency = concurrency
 
     async def run(self) -> None:
-        slot = math.floor(self._clock() / self._interval_s)
-        while True:
-            await self.take(slot)
-            slot = max(slot + 1, math.floor(self._clock() / self._interval_s))
-            await self._sleep(max(0.0, slot * self._interval_s - self._clock()))
+        await every_interval(self._interval_s, self._clock, self._sleep, self.take)
 
     async def take(self, slot: int) -> Refreshes:
         """One pass: the refresh of interval ``slot`` of every collection this process claims."""

@@ -1,8 +1,10 @@
-"""A pass over every stored collection: what the background tasks (snapshots, refreshes) share."""
+"""What the background tasks (snapshots, refreshes) share: a pass over every stored collection,
+taken once per interval."""
 
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Awaitable, Callable
 
 from returns.result import Success
@@ -37,3 +39,19 @@ async def every_collection(
         if len(listed) < page:
             return True
         after = listed[-1]
+
+
+async def every_interval(
+    interval_s: float,
+    clock: Callable[[], float],
+    sleep: Callable[[float], Awaitable[None]],
+    take: Callable[[int], Awaitable[object]],
+) -> None:
+    """``take(slot)`` at once, then at the start of every interval of ``interval_s`` (``slot``
+    counts intervals of the wall ``clock``), until cancelled."""
+    slot = math.floor(clock() / interval_s)
+    while True:
+        await take(slot)
+        # Each interval once: a sleep that ends early retakes none, a pass that overran skips ahead.
+        slot = max(slot + 1, math.floor(clock() / interval_s))
+        await sleep(max(0.0, slot * interval_s - clock()))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -12,7 +11,7 @@ from returns.result import Success
 from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, EventLog
 from influencer_stats.algebras.history import StatsHistory
 from influencer_stats.domain.models import CollectionId, CollectionNotFound, StatsPoint
-from influencer_stats.logic.passes import every_collection
+from influencer_stats.logic.passes import every_collection, every_interval
 
 
 @dataclass(slots=True)
@@ -67,12 +66,7 @@ class Snapshotter:
         self._concurrency = concurrency
 
     async def run(self) -> None:
-        slot = math.floor(self._clock() / self._interval_s)
-        while True:
-            await self.take(slot)
-            # Each interval once: a sleep that ends early retakes none, a pass that overran skips ahead.
-            slot = max(slot + 1, math.floor(self._clock() / self._interval_s))
-            await self._sleep(max(0.0, slot * self._interval_s - self._clock()))
+        await every_interval(self._interval_s, self._clock, self._sleep, self.take)
 
     async def take(self, slot: int) -> Pass:
         """One pass: the snapshot of interval ``slot`` of every collection this process claims."""
