@@ -108,6 +108,20 @@ def test_the_days_budget_counts_these_calls_and_none_is_made_past_it(
     assert calls == (4, 0)
 
 
+def test_a_playlist_over_the_default_limit_of_5000_is_refused_after_one_call(
+    double: tuple[str, YouTubeDouble], tmp_path: Path
+) -> None:
+    url, youtube = double
+    youtube.playlist("PLtoolong", [str(synthetic_video_id(n)) for n in range(5_001)])
+    with running_service(["--profile", "youtube"], tmp_path / "s.log", env=_env(url)) as service:
+        refused = httpx.put(f"{service.url}/collections/long", json={"playlist": "PLtoolong"}, timeout=30)
+
+    assert refused.status_code == 422 and refused.headers["content-type"] == "application/problem+json"
+    assert (refused.json()["videos"], refused.json()["limit"]) == (5_001, 5_000)
+    assert "5,001" in refused.json()["detail"] and "5,000" in refused.json()["detail"]
+    assert _calls(youtube) == (1, 0)
+
+
 def test_the_sqlite_sources_survive_a_restart(double: tuple[str, YouTubeDouble], tmp_path: Path) -> None:
     url, youtube = double
     youtube.playlist("PLkept", VIDEOS[:3])
