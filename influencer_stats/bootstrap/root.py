@@ -19,7 +19,13 @@ from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.bootstrap.sources import SOURCES
 from influencer_stats.bootstrap.stats import STATS_WRAPPERS
 from influencer_stats.bootstrap.stores import STORES
-from influencer_stats.bootstrap.tracing import TRACING, request_tracing, traced_source, traced_stats
+from influencer_stats.bootstrap.tracing import (
+    TRACING,
+    request_tracing,
+    traced_reader,
+    traced_source,
+    traced_stats,
+)
 from influencer_stats.bootstrap.videos import VIDEO_CACHES, VIDEO_CLIENTS, VIDEO_WRAPPERS, bounded
 from influencer_stats.bootstrap.wiring import Observed, Resources, Wiring
 from influencer_stats.http.api import HttpApi
@@ -94,7 +100,7 @@ def start_snapshots(
 
 
 async def build_reader(wiring: Wiring) -> SourceReader:
-    return await READERS[wiring.settings.choices.one("reader")].build(wiring)
+    return traced_reader(wiring, await READERS[wiring.settings.choices.one("reader")].build(wiring))
 
 
 def start_refreshes(wiring: Wiring, store: CollectionStore, imports: CollectionImports) -> None:

@@ -23,6 +23,7 @@ from influencer_stats.bootstrap.wiring import Resources
 if TYPE_CHECKING:
     from opentelemetry.trace import Tracer
 
+    from influencer_stats.algebras.sources import SourceReader
     from influencer_stats.algebras.youtube import VideosListCall
     from influencer_stats.settings import Settings
 
@@ -101,6 +102,15 @@ def traced_call(resources: Resources, call: VideosListCall) -> VideosListCall:
     from influencer_stats.interpreters.tracing.otel import TracedVideosList
 
     return TracedVideosList(call, resources.tracer)
+
+
+def traced_reader(resources: Resources, reader: SourceReader) -> SourceReader:
+    """Each read of a playlist or channel under a ``sources.read`` span, when tracing."""
+    if resources.tracer is None:
+        return reader
+    from influencer_stats.interpreters.tracing.otel import TracedReader
+
+    return TracedReader(reader, resources.tracer)
 
 
 def httpx_hooks(resources: Resources) -> dict[str, list[Any]] | None:

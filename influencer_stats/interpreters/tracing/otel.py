@@ -17,10 +17,13 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 from returns.result import Failure, Result, Success
 
 from influencer_stats.algebras import CollectionStatsQuery, VideoStatsSource
+from influencer_stats.algebras.sources import SourceReader
 from influencer_stats.algebras.youtube import VideosListCall
 from influencer_stats.domain.models import (
     CacheInfo,
     CollectionId,
+    CollectionSource,
+    ReadError,
     StatsAnswer,
     StatsByVideo,
     StatsError,
@@ -119,6 +122,26 @@ class TracedStats:
             "stats.invalidate", attributes={"collection.id": collection_id}
         ):
             await self._inner.invalidate(collection_id)
+
+
+class TracedReader:
+    """``SourceReader`` wrapper: a ``sources.read`` span per read of a playlist or channel, with
+    what was read and how many videos it held (its ``playlistItems.list`` and ``channels.list``
+    calls go out with this span's ``traceparent``)."""
+
+    def __init__(self, inner: SourceReader, tracer: Tracer) -> None:
+        self._inner = inner
+        self._tracer = tracer
+
+    async def videos(self, source: CollectionSource, limit: int) -> Result[tuple[VideoId, ...], ReadError]:
+        attributes = {"source.kind": source.kind, "source.id": source.id}
+        with self._tracer.start_as_current_span("sources.read", attributes=attributes) as span:
+            read = await self._inner.videos(source, limit)
+            if isinstance(read, Success):
+                span.set_attribute("source.videos", len(read.unwrap()))
+            else:
+                _failed(span, read.failure())
+            return read
 
 
 class TracedSource:
