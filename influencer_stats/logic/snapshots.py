@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from returns.result import Success
+from returns.result import Failure, Success
 
 from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, EventLog
 from influencer_stats.algebras.history import StatsHistory
@@ -115,6 +115,12 @@ class Snapshotter:
         recorded = await self._history.record(collection_id, point)
         if not isinstance(recorded, Success):
             done.failed += 1
+            return
+        # A DELETE forgets the history before the collection: one that ran while this point was
+        # taken would leave it behind, kept by nothing. Asked after recording, the store says so.
+        still = await self._store.get(collection_id)
+        if isinstance(still, Failure) and isinstance(still.failure(), CollectionNotFound):
+            await self._history.forget(collection_id)
         elif point.gap:
             done.gaps += 1
         else:

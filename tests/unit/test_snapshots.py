@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from returns.result import Success
 
@@ -126,6 +128,23 @@ async def test_failed_stats_are_a_gap_and_a_collection_deleted_meanwhile_nothing
     setup.stats.failure = CollectionNotFound(ONE)
     assert (await setup.snapshotter.take(8)) == Pass()
     assert [p.gap for p in await setup.points(ONE)] == [True]
+
+
+async def test_a_collection_deleted_while_its_snapshot_was_taken_keeps_no_point() -> None:
+    setup = Setup()
+    await setup.store.save(ONE, ())
+    setup.stats.gate = asyncio.Event()
+    taking = asyncio.create_task(setup.snapshotter.take(7))
+    async with setup.stats.called:
+        await setup.stats.called.wait_for(lambda: setup.stats.calls == 1)
+
+    await setup.history.forget(ONE)  # what DELETE does: the history first, then the collection
+    await setup.store.delete(ONE)
+    setup.stats.gate.set()
+    done = await taking
+
+    assert done == Pass()
+    assert await setup.points(ONE) == ()
 
 
 async def test_run_takes_a_pass_at_once_then_at_the_start_of_each_interval() -> None:
