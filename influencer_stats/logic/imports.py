@@ -116,6 +116,9 @@ class CollectionImports:
         saved = await self._store.save(collection_id, videos)
         if not isinstance(saved, Success):
             return Failure(saved.failure())
+        if refreshing and isinstance(saved.unwrap(), Created):  # deleted since the check: undo
+            await self._store.delete(collection_id)
+            return Failure(CollectionNotFound(collection_id))
         kept = await self.sources.put(collection_id, source)
         if not isinstance(kept, Success):
             return Failure(kept.failure())

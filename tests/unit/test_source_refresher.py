@@ -11,9 +11,12 @@ from returns.result import Result, Success
 
 from influencer_stats.domain.models import (
     CollectionId,
+    CollectionNotFound,
     CollectionSource,
     NotFromASource,
     ReadError,
+    SaveOutcome,
+    StoreUnavailable,
     VideoId,
 )
 from influencer_stats.interpreters.collections.memory_dict import DictCollectionStore
@@ -118,6 +121,37 @@ async def test_ids_saved_while_the_source_was_read_win_over_the_refresh() -> Non
 
     assert refreshed.failure() == NotFromASource(A)
     assert (await setup.store.get(A)).unwrap().videos == (V[9],)
+
+
+class DeletingBeforeSave(DictCollectionStore):
+    """Deletes the collection (as a DELETE would, its source first) just before the next save."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sources: MemoryCollectionSources | None = None
+
+    async def save(
+        self, collection_id: CollectionId, videos: tuple[VideoId, ...]
+    ) -> Result[SaveOutcome, StoreUnavailable]:
+        if self.sources is not None:
+            await self.sources.put(collection_id, None)
+            await self.delete(collection_id)
+            self.sources = None
+        return await super().save(collection_id, videos)
+
+
+async def test_a_collection_deleted_as_its_refresh_saves_stays_deleted() -> None:
+    setup = Setup()
+    store = DeletingBeforeSave()
+    imports = CollectionImports(store, setup.sources, setup.reader, setup.log, max_videos=100)
+    await imports.read(A, CollectionSource("playlist", "PLa"))
+    store.sources = setup.sources
+
+    refreshed = await imports.refresh(A)
+
+    assert refreshed.failure() == CollectionNotFound(A)
+    assert isinstance((await store.get(A)).failure(), CollectionNotFound)
+    assert await setup.sources.get(A) == Success(None)
 
 
 async def test_run_takes_a_pass_at_once_then_one_at_each_intervals_start() -> None:
