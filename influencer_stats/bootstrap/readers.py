@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from influencer_stats.algebras.sources import SourceReader
+from influencer_stats.bootstrap.quota import quota_spender
 from influencer_stats.bootstrap.registry import Registry
-from influencer_stats.bootstrap.videos import http_client, needs_key, quota_spender
+from influencer_stats.bootstrap.videos import http_client, needs_key
 from influencer_stats.bootstrap.wiring import Wiring
 
 ReaderBuilder = Callable[[Wiring], Awaitable[SourceReader]]

@@ -8,6 +8,7 @@ from typing import Final
 from influencer_stats.bootstrap.history import HISTORIES
 from influencer_stats.bootstrap.logs import LOG_WRAPPERS, LOGGERS
 from influencer_stats.bootstrap.metrics import METRICS
+from influencer_stats.bootstrap.quota import QUOTA_LEDGERS
 from influencer_stats.bootstrap.readers import READERS
 from influencer_stats.bootstrap.registry import Slot
 from influencer_stats.bootstrap.servers import SERVERS
@@ -15,7 +16,7 @@ from influencer_stats.bootstrap.sources import SOURCES
 from influencer_stats.bootstrap.stats import STATS_WRAPPERS
 from influencer_stats.bootstrap.stores import STORES
 from influencer_stats.bootstrap.tracing import TRACING
-from influencer_stats.bootstrap.videos import QUOTA_LEDGERS, VIDEO_CACHES, VIDEO_CLIENTS, VIDEO_WRAPPERS
+from influencer_stats.bootstrap.videos import VIDEO_CACHES, VIDEO_CLIENTS, VIDEO_WRAPPERS
 
 SLOTS: Final[Mapping[str, Slot]] = {
     slot.name: slot

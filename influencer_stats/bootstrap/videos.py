@@ -9,28 +9,26 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from influencer_stats.algebras import VideoStatsSource
+from influencer_stats.bootstrap.quota import quota_spender
 from influencer_stats.bootstrap.registry import Registry
 from influencer_stats.bootstrap.tracing import aiohttp_trace_configs, httpx_hooks, traced_call
 from influencer_stats.bootstrap.wiring import Wiring
 
 if TYPE_CHECKING:
-    from influencer_stats.algebras.quota import QuotaLedger
     from influencer_stats.algebras.video_cache import StaleQueue, VideoEntries
     from influencer_stats.algebras.youtube import VideosListCall
     from influencer_stats.interpreters.stats.cache import CachePolicy
     from influencer_stats.interpreters.videos.aiohttp_client import AiohttpVideosList
     from influencer_stats.interpreters.videos.httpx_client import HttpxVideosList
     from influencer_stats.interpreters.videos.miss_claims import SharedMisses
-    from influencer_stats.interpreters.videos.quota import QuotaBudget, QuotaSpender
+    from influencer_stats.interpreters.videos.quota import QuotaBudget
     from influencer_stats.settings import Settings
 
 SourceBuilder = Callable[[Wiring], Awaitable[VideoStatsSource]]
 SourceWrapper = Callable[[Wiring, VideoStatsSource], Awaitable[VideoStatsSource]]
-LedgerBuilder = Callable[[Wiring], Awaitable["QuotaLedger"]]
 VIDEO_CLIENTS: Registry[SourceBuilder] = Registry("video client")
 VIDEO_WRAPPERS: Registry[SourceWrapper] = Registry("video wrapper")
 VIDEO_CACHES: Registry[SourceWrapper] = Registry("video cache")
-QUOTA_LEDGERS: Registry[LedgerBuilder] = Registry("quota")
 _SHARED_MISS_POLL_S = 0.005  # how often a worker reads the entries it waits for from another worker
 # Ids a process waits for at once (each poll reads them all); beyond, a miss calls for its own.
 _MAX_WAITED_IDS = 2_000
@@ -134,22 +132,6 @@ async def _governed(wiring: Wiring, call: VideosListCall) -> VideosListCall:
 
     spender = await quota_spender(wiring)
     return call if spender is None else QuotaGovernor(call, spender)
-
-
-async def quota_spender(wiring: Wiring) -> QuotaSpender | None:
-    """The process's one spender of the day's budget (its ledger the ``quota`` slot's), shared by
-    every kind of YouTube call; ``None`` without a budget."""
-    from influencer_stats.interpreters.videos.quota import QuotaSpender
-
-    budget = wiring.quota
-    if budget is None:
-        return None
-
-    async def build() -> QuotaSpender:
-        ledger = await QUOTA_LEDGERS[wiring.settings.choices.one("quota")].build(wiring)
-        return QuotaSpender(ledger, budget, wiring.log, wiring.metrics)
-
-    return await wiring.once("quota-spender", build)
 
 
 _YOUTUBE_CLIENTS = (
@@ -344,27 +326,3 @@ def _ids_per_call(settings: Settings) -> int:
     from influencer_stats.interpreters.videos.youtube_api import MAX_IDS_PER_CALL
 
     return MAX_IDS_PER_CALL if settings.choices.one("video_client") in _BATCHED else 0
-
-
-def _one_budget(settings: Settings) -> str | None:
-    """A count per process would let N workers spend N budgets."""
-    if settings.workers > 1 and settings.quota_per_day > 0 and settings.choices.one("video_client") != "fake":
-        return f"counts quota units in each process: with --workers {settings.workers} use --quota redis"
-    return None
-
-
-@QUOTA_LEDGERS.add("memory", "units spent today, counted in this process", check=_one_budget)
-async def _memory_ledger(_: Wiring) -> QuotaLedger:
-    from influencer_stats.interpreters.videos.quota import MemoryQuotaLedger
-
-    return MemoryQuotaLedger()
-
-
-@QUOTA_LEDGERS.add(
-    "redis", "units spent today, one count in Redis for every worker and host", ready=("redis",)
-)
-async def _redis_ledger(wiring: Wiring) -> QuotaLedger:
-    from influencer_stats.interpreters.videos.quota_redis import RedisQuotaLedger
-
-    keys = wiring.redis_keys()
-    return RedisQuotaLedger(await wiring.redis(), keys.quota, wiring.log)

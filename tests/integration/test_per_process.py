@@ -22,6 +22,7 @@ import pytest
 from returns.result import Success
 
 from influencer_stats.algebras import CollectionStatsQuery, CollectionStore
+from influencer_stats.bootstrap.quota import QUOTA_LEDGERS
 from influencer_stats.bootstrap.root import (
     build_history,
     build_source,
@@ -31,7 +32,6 @@ from influencer_stats.bootstrap.root import (
     open_wiring,
 )
 from influencer_stats.bootstrap.slots import SLOTS
-from influencer_stats.bootstrap.videos import QUOTA_LEDGERS
 from influencer_stats.bootstrap.wiring import Wiring
 from influencer_stats.config.resolve import ConfigError, resolve
 from influencer_stats.domain.models import Collection, CollectionId, CollectionSource, StatsPoint, VideoId
