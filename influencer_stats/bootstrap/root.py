@@ -84,7 +84,7 @@ def start_snapshots(
 
     from influencer_stats.logic.snapshots import Snapshotter
 
-    interval_s, quota = wiring.settings.snapshot_interval_s, wiring.quota
+    interval_s = wiring.settings.snapshot_interval_s
     if interval_s == 0:
         return
     snapshotter = Snapshotter(
@@ -94,7 +94,7 @@ def start_snapshots(
         wiring.log,
         interval_s=interval_s,
         clock=time.time,  # wall time: hosts agree on an interval's start
-        short=quota.short if quota is not None else _never,
+        short=_short(wiring),
     )
     wiring.background(snapshotter.run(), "stats-history:snapshots")
 
@@ -105,12 +105,11 @@ async def build_reader(wiring: Wiring) -> SourceReader:
 
 def start_refreshes(wiring: Wiring, store: CollectionStore, imports: CollectionImports) -> None:
     """Read every collection's playlist or channel again each ``source_refresh_interval_s``, when set."""
-    import asyncio
     import time
 
     from influencer_stats.logic.imports import SourceRefresher
 
-    interval_s, quota = wiring.settings.source_refresh_interval_s, wiring.quota
+    interval_s = wiring.settings.source_refresh_interval_s
     if interval_s == 0:
         return
     refresher = SourceRefresher(
@@ -119,10 +118,14 @@ def start_refreshes(wiring: Wiring, store: CollectionStore, imports: CollectionI
         wiring.log,
         interval_s=interval_s,
         clock=time.time,  # wall time: hosts agree on an interval's start
-        short=quota.short if quota is not None else _never,
-        sleep=asyncio.sleep,
+        short=_short(wiring),
     )
     wiring.background(refresher.run(), "collection-sources:refreshes")
+
+
+def _short(wiring: Wiring) -> Callable[[], bool]:
+    """Whether the day's quota budget runs short now (background passes that spend wait)."""
+    return wiring.quota.short if wiring.quota is not None else _never
 
 
 def _never() -> bool:

@@ -96,10 +96,10 @@ HttpClient = Callable[[Wiring, int], Awaitable["HttpxVideosList | AiohttpVideosL
 
 
 async def http_client(wiring: Wiring, pool: int) -> HttpxVideosList | AiohttpVideosList:
-    """A client of the video client's HTTP library (aiohttp unless it names httpx) with its own
-    pool of ``pool`` connections, closed with the service (its ``get`` is a ``YouTubeGet``)."""
-    name = wiring.settings.choices.one("video_client")
-    return await (_httpx if name.startswith("httpx") else _aiohttp)(wiring, pool)
+    """A client of the video client's HTTP library (aiohttp for the fake) with its own pool of
+    ``pool`` connections, closed with the service (its ``get`` is a ``YouTubeGet``)."""
+    libraries = {name: client for name, client, _, _ in _YOUTUBE_CLIENTS}
+    return await libraries.get(wiring.settings.choices.one("video_client"), _aiohttp)(wiring, pool)
 
 
 async def _youtube(client: HttpClient, batched: bool, wiring: Wiring) -> VideoStatsSource:

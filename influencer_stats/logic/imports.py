@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -75,13 +76,23 @@ class CollectionImports:
 
     async def refresh(self, collection_id: CollectionId) -> Result[Imported, ImportFailure]:
         """Read the stored collection's source again and save what it holds now."""
+        kept = await self._kept(collection_id)
+        if not isinstance(kept, Success):
+            if isinstance(kept.failure(), NotFromASource):  # saved as ids, or no collection at all?
+                exists = await self._store.get(collection_id)
+                if not isinstance(exists, Success):
+                    return Failure(exists.failure())
+            return Failure(kept.failure())
+        return await self.refresh_from(collection_id, kept.unwrap())
+
+    async def refresh_from(
+        self, collection_id: CollectionId, source: CollectionSource
+    ) -> Result[Imported, ImportFailure]:
+        """``refresh``, given the source the caller has just read from ``sources``."""
         before = await self._store.get(collection_id)
         if not isinstance(before, Success):
             return Failure(before.failure())
-        kept = await self._kept(collection_id)
-        if not isinstance(kept, Success):
-            return Failure(kept.failure())
-        return await self._save(collection_id, kept.unwrap(), before.unwrap().videos, refreshing=True)
+        return await self._save(collection_id, source, before.unwrap().videos, refreshing=True)
 
     async def saved_as_ids(self, collection_id: CollectionId) -> Result[None, StoreUnavailable]:
         """Forget the collection's source: it is about to be saved as a list of ids (or deleted)."""
@@ -169,7 +180,7 @@ class SourceRefresher:
         interval_s: float,
         clock: Callable[[], float],
         short: Callable[[], bool],
-        sleep: Callable[[float], Awaitable[None]],
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         concurrency: int = 2,
     ) -> None:
         self._store = store
@@ -205,11 +216,12 @@ class SourceRefresher:
 
     async def _one(self, collection_id: CollectionId, slot: int, done: Refreshes) -> None:
         sources = self._imports.sources
-        source = await sources.get(collection_id)
-        if not isinstance(source, Success):
+        kept = await sources.get(collection_id)
+        if not isinstance(kept, Success):
             done.failed += 1
             return
-        if source.unwrap() is None:
+        source = kept.unwrap()
+        if source is None:
             return
         if self._short():
             done.deferred += 1
@@ -221,7 +233,7 @@ class SourceRefresher:
         if not claimed.unwrap():
             done.taken_elsewhere += 1
             return
-        refreshed = await self._imports.refresh(collection_id)
+        refreshed = await self._imports.refresh_from(collection_id, source)
         if isinstance(refreshed, Success):
             done.refreshed += 1
         elif not isinstance(refreshed.failure(), CollectionNotFound | NotFromASource):  # changed meanwhile
