@@ -10,6 +10,9 @@ from influencer_stats.domain.models import (
     Collection,
     CollectionId,
     CollectionNotFound,
+    Replaced,
+    Revision,
+    RevisionChanged,
     SaveOutcome,
     StoreUnavailable,
     VideoId,
@@ -20,12 +23,20 @@ class CollectionStore(Protocol):
     """Named collections of video ids.
 
     One Protocol rather than the original's view/update/all-ids split: every
-    interpreter we have implements all four, and the HTTP edge needs all four.
+    interpreter we have implements all of them, and the HTTP edge needs them.
 
     Contract (checked by ``tests/contract/test_collection_store.py``):
 
     - ``save`` creates or replaces atomically and reports which; once it
       returns ``Success`` the write is visible to every later ``get``.
+    - Every collection carries a ``revision`` (``get`` returns it; ``save``'s
+      outcome and ``replace_if``'s carry the new one): an opaque token, new on
+      every write, never repeated for an id, a delete and re-creation included.
+    - ``replace_if(id, videos, revision)`` replaces the videos only if the
+      stored revision is still ``revision``, atomically with that check
+      (optimistic concurrency: read, work, write back unless someone wrote in
+      between): ``RevisionChanged`` when it is not, ``CollectionNotFound``
+      when there is no collection (it never creates one).
     - ``get`` returns the videos in the order they were saved, duplicates kept.
     - ``delete`` of an unknown id is ``Failure(CollectionNotFound)``.
     - ``ids(after, limit)`` is one page of the stored ids in ascending order
@@ -47,6 +58,10 @@ class CollectionStore(Protocol):
     async def save(
         self, collection_id: CollectionId, videos: tuple[VideoId, ...]
     ) -> Result[SaveOutcome, StoreUnavailable]: ...
+
+    async def replace_if(
+        self, collection_id: CollectionId, videos: tuple[VideoId, ...], revision: Revision
+    ) -> Result[Replaced, CollectionNotFound | RevisionChanged | StoreUnavailable]: ...
 
     async def delete(
         self, collection_id: CollectionId

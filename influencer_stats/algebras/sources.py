@@ -9,7 +9,9 @@ from returns.result import Result
 from influencer_stats.domain.models import (
     CollectionId,
     CollectionSource,
+    KeptSource,
     ReadError,
+    Revision,
     StoreUnavailable,
     VideoId,
 )
@@ -42,9 +44,14 @@ class CollectionSources(Protocol):
 
     Contract (checked by ``tests/contract/test_collection_sources.py``):
 
-    - ``put(collection_id, source)`` keeps ``source`` for the collection, replacing
-      any; ``put(collection_id, None)`` forgets it (and its claim). ``get`` returns
-      what was last put (``None``: none, not an error).
+    - ``put(collection_id, kept)`` keeps ``kept`` (a source and the collection's
+      revision it was saved at) for the collection, replacing any;
+      ``put(collection_id, None)`` forgets it (and its claim). ``get`` returns
+      what was last put (``None``: none, not an error). ``forget_if(collection_id,
+      revision)`` forgets it (and its claim) only if it was kept at ``revision``,
+      atomically with that check.
+    - It knows nothing of the collections: whether a kept source is still the
+      collection's (its revision the collection's) is its reader's question.
     - ``claim(collection_id, slot)`` is ``Success(True)`` for the first caller to
       claim re-reading the collection's source in interval ``slot`` (a whole
       number counting intervals), ``Success(False)`` for every later one and for
@@ -55,10 +62,14 @@ class CollectionSources(Protocol):
       later ``get``, in any process sharing the backend.
     """
 
-    async def get(self, collection_id: CollectionId) -> Result[CollectionSource | None, StoreUnavailable]: ...
+    async def get(self, collection_id: CollectionId) -> Result[KeptSource | None, StoreUnavailable]: ...
 
     async def put(
-        self, collection_id: CollectionId, source: CollectionSource | None
+        self, collection_id: CollectionId, kept: KeptSource | None
+    ) -> Result[None, StoreUnavailable]: ...
+
+    async def forget_if(
+        self, collection_id: CollectionId, revision: Revision
     ) -> Result[None, StoreUnavailable]: ...
 
     async def claim(self, collection_id: CollectionId, slot: int) -> Result[bool, StoreUnavailable]: ...

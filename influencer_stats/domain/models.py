@@ -7,12 +7,23 @@ imports nothing of theirs.
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, NamedTuple, NewType
 
 CollectionId = NewType("CollectionId", str)
 VideoId = NewType("VideoId", str)
+#: Which write of a collection is stored: an opaque token, new on every save, never repeated
+#: (a delete and a re-creation included), so a conditional write can tell "still the one I read".
+Revision = NewType("Revision", str)
+#: The revision of a collection (or of a kept source) written before revisions existed.
+NO_REVISION = Revision("")
+
+
+def new_revision() -> Revision:
+    """A fresh revision: 64 random bits, so none repeats (a per-id counter would after a delete)."""
+    return Revision(secrets.token_hex(8))
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,10 +50,12 @@ class VideoEntry(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class Collection:
-    """A named list of video ids, in the order the user gave them."""
+    """A named list of video ids, in the order the user gave them, and the ``revision`` of the
+    write that stored it (not compared: two collections with the same ids are equal)."""
 
     id: CollectionId
     videos: tuple[VideoId, ...]
+    revision: Revision = field(default=NO_REVISION, compare=False)
 
 
 #: What a collection can be read from: a playlist, or the uploads of a channel.
@@ -57,6 +70,16 @@ class CollectionSource:
 
     kind: SourceKind
     id: str
+
+
+@dataclass(frozen=True, slots=True)
+class KeptSource:
+    """A collection's source as ``CollectionSources`` keeps it: with the collection's ``revision``
+    it was saved at. It is the collection's source only while that is still the collection's
+    revision: any later write of the collection (a save of ids, a delete) leaves it behind."""
+
+    source: CollectionSource
+    revision: Revision
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,12 +129,16 @@ class StatsPoint:
 
 @dataclass(frozen=True, slots=True)
 class Created:
-    """The collection did not exist and now does."""
+    """The collection did not exist and now does, at ``revision``."""
+
+    revision: Revision = field(default=NO_REVISION, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
 class Replaced:
-    """The collection existed and its videos were replaced."""
+    """The collection existed and its videos were replaced; it is now at ``revision``."""
+
+    revision: Revision = field(default=NO_REVISION, compare=False)
 
 
 SaveOutcome = Created | Replaced
@@ -123,6 +150,13 @@ SaveOutcome = Created | Replaced
 @dataclass(frozen=True, slots=True)
 class CollectionNotFound:
     """No collection has this id."""
+
+    id: CollectionId
+
+
+@dataclass(frozen=True, slots=True)
+class RevisionChanged:
+    """A conditional write found the collection written since the revision it was given."""
 
     id: CollectionId
 

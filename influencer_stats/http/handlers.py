@@ -21,6 +21,7 @@ from influencer_stats.domain.models import (
     Created,
     ImportFailure,
     StatsPoint,
+    StoreUnavailable,
     VideoId,
 )
 from influencer_stats.domain.validation import InvalidInput, parse_collection_id, parse_put_body
@@ -119,10 +120,13 @@ async def get_collection(api: HttpApi, incoming: Incoming) -> Reply:
     loaded = await api.store.get(collection_id)
     if not isinstance(loaded, Success):
         return problems.for_error(loaded.failure())
-    source = await api.imports.sources.get(collection_id)
-    if not isinstance(source, Success):
-        return problems.for_error(source.failure())
-    return Reply(200, _collection_body(loaded.unwrap().videos, source.unwrap()))
+    kept = await api.imports.sources.get(collection_id)
+    if not isinstance(kept, Success):
+        return problems.for_error(kept.failure())
+    collection, found = loaded.unwrap(), kept.unwrap()
+    # A source kept at another revision is not this collection's (written or re-created since).
+    source = found.source if found is not None and found.revision == collection.revision else None
+    return Reply(200, _collection_body(collection.videos, source))
 
 
 async def put_collection(api: HttpApi, incoming: Incoming) -> Reply:
@@ -191,16 +195,21 @@ async def delete_collection(api: HttpApi, incoming: Incoming) -> Reply:
         case Success(collection_id):
             pass
     # First: a failure leaves the collection, for the client to retry.
-    for forgotten in (await api.history.forget(collection_id), await api.imports.saved_as_ids(collection_id)):
-        if not isinstance(forgotten, Success):
-            return problems.for_error(forgotten.failure())
-    match await api.store.delete(collection_id):
-        case Failure(error):
-            return problems.for_error(error)
-        case Success(_):
-            api.log.info("collection.deleted", collection=collection_id)
-            return _NO_CONTENT
-    raise AssertionError("unreachable")
+    forgotten = await api.history.forget(collection_id)
+    if not isinstance(forgotten, Success):
+        return problems.for_error(forgotten.failure())
+    deleted = await api.store.delete(collection_id)
+    if isinstance(deleted, Failure) and isinstance(deleted.failure(), StoreUnavailable):
+        return problems.for_error(deleted.failure())
+    # Then its source (a retry after a failure here, answered 404, forgets it too): deleted first,
+    # a refresh that kept a source meanwhile sees the collection gone and forgets it itself.
+    unkept = await api.imports.saved_as_ids(collection_id)
+    if not isinstance(unkept, Success):
+        return problems.for_error(unkept.failure())
+    if not isinstance(deleted, Success):
+        return problems.for_error(deleted.failure())
+    api.log.info("collection.deleted", collection=collection_id)
+    return _NO_CONTENT
 
 
 async def collection_stats(api: HttpApi, incoming: Incoming) -> Reply:

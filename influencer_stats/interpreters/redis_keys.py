@@ -14,12 +14,15 @@ class RedisKeys:
     - ``{prefix}:col:{<id>}``: a collection's videos (``RedisCollectionStore``).
     - ``{prefix}:ver:{<id>}``: a collection's version, bumped by every write
       (by the store in the write's ``MULTI``, and by ``RedisCachedStats.invalidate``).
+    - ``{prefix}:rev:{<id>}``: the revision of the collection's last write, a random token
+      (``RedisCollectionStore``), set and deleted with the videos by one script.
     - ``{prefix}:stats:{<id>}``: a collection's cached stats (``RedisCachedStats``).
     - ``{prefix}:hist:{<id>}``: a collection's stats history (``RedisStatsHistory``), a
       sorted set of points by time; ``{prefix}:hist-claim:{<id>}``, the last interval whose
       snapshot a worker claimed.
     - ``{prefix}:source:{<id>}``: where a collection read from YouTube came from
       (``RedisCollectionSources``), ``<kind>:<playlist or channel id>``;
+      ``{prefix}:source-rev:{<id>}``, the collection's revision it was kept with;
       ``{prefix}:source-claim:{<id>}``, the last interval whose re-read a worker claimed.
     - ``{prefix}:sorted-ids:{{prefix}:ids}``: the collection ids as a sorted set
       (every score 0, so ordered by bytes), which ``ids`` pages with
@@ -77,6 +80,9 @@ class RedisKeys:
     def version(self, collection_id: str) -> str:
         return f"{self.prefix}:ver:{{{collection_id}}}"
 
+    def revision(self, collection_id: str) -> str:
+        return f"{self.prefix}:rev:{{{collection_id}}}"
+
     def stats(self, collection_id: str) -> str:
         return f"{self.prefix}:stats:{{{collection_id}}}"
 
@@ -88,6 +94,9 @@ class RedisKeys:
 
     def source(self, collection_id: str) -> str:
         return f"{self.prefix}:source:{{{collection_id}}}"
+
+    def source_revision(self, collection_id: str) -> str:
+        return f"{self.prefix}:source-rev:{{{collection_id}}}"
 
     def source_claim(self, collection_id: str) -> str:
         return f"{self.prefix}:source-claim:{{{collection_id}}}"

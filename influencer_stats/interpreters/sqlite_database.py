@@ -70,6 +70,18 @@ class SqliteDatabase:
         """Run ``schema`` (``CREATE … IF NOT EXISTS`` statements) once, at build time; raises on error."""
         await asyncio.get_running_loop().run_in_executor(self._executor, self._db.executescript, schema)
 
+    async def add_column(self, table: str, column: str, declaration: str) -> None:
+        """Add ``column`` to ``table`` of a file made before it existed (at build time; raises on
+        error): one ``BEGIN IMMEDIATE`` transaction, so workers starting together add it once."""
+
+        def migrate(db: sqlite3.Connection) -> None:
+            with transaction(db):
+                present = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+                if column not in present:
+                    db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
+
+        await asyncio.get_running_loop().run_in_executor(self._executor, migrate, self._db)
+
     async def run(self, work: Callable[[sqlite3.Connection], _T]) -> Result[_T, StoreUnavailable]:
         """``work(connection)`` on the database's thread; a SQLite error is ``StoreUnavailable``."""
         async with self._gate:

@@ -11,12 +11,15 @@ from returns.result import Failure, Result, Success
 from influencer_stats.algebras import CollectionStore, EventLog
 from influencer_stats.algebras.sources import CollectionSources, SourceReader
 from influencer_stats.domain.models import (
+    Collection,
     CollectionId,
     CollectionNotFound,
     CollectionSource,
     Created,
     ImportFailure,
+    KeptSource,
     NotFromASource,
+    RevisionChanged,
     SaveOutcome,
     StoreUnavailable,
     VideoId,
@@ -41,12 +44,24 @@ class CollectionImports:
 
     ``read`` asks ``reader`` for the source's videos (at most ``max_videos``:
     more is refused before anything is saved), saves them in ``store``, then
-    keeps the source in ``sources`` (a failure there answers
-    ``StoreUnavailable``: the write is not acknowledged, and repeating it
-    mends it). ``refresh`` reads a stored collection's source again: new
-    uploads join, videos gone from the list leave. A collection saved as a
-    list of ids (``saved_as_ids``, called before such a save) keeps no source,
-    so no refresh ever overwrites what a user typed in.
+    keeps the source in ``sources`` with the revision the save gave the
+    collection (a failure there answers ``StoreUnavailable``: the write is not
+    acknowledged, and repeating it mends it). ``refresh`` reads a stored
+    collection's source again: new uploads join, videos gone from the list
+    leave.
+
+    A kept source is the collection's only while its revision is the
+    collection's: any other write of the collection (a save of ids, a delete,
+    another import) makes it a stranger's, whatever order the writes land in.
+    So a refresh checks and saves in one atomic step of the store
+    (``replace_if`` the revision it read): a save of ids or a delete landing
+    while YouTube is read wins, and the refresh answers ``NotFromASource`` or
+    ``CollectionNotFound``. After keeping a source, ``read`` and ``refresh``
+    look at the collection once more and forget what they kept if it was
+    written or deleted meanwhile (``forget_if`` that revision), so no source
+    outlives its collection. A collection saved as a list of ids
+    (``saved_as_ids``, called before such a save, or after a delete) keeps no
+    source, so no refresh ever overwrites what a user typed in.
     """
 
     def __init__(
@@ -72,69 +87,72 @@ class CollectionImports:
         if isinstance(before, Failure) and isinstance(before.failure(), StoreUnavailable):
             return Failure(before.failure())
         previous = before.unwrap().videos if isinstance(before, Success) else ()
-        return await self._save(collection_id, source, previous)
-
-    async def refresh(self, collection_id: CollectionId) -> Result[Imported, ImportFailure]:
-        """Read the stored collection's source again and save what it holds now."""
-        kept = await self._kept(collection_id)
-        if not isinstance(kept, Success):
-            if isinstance(kept.failure(), NotFromASource):  # saved as ids, or no collection at all?
-                exists = await self._store.get(collection_id)
-                if not isinstance(exists, Success):
-                    return Failure(exists.failure())
-            return Failure(kept.failure())
-        return await self.refresh_from(collection_id, kept.unwrap())
-
-    async def refresh_from(
-        self, collection_id: CollectionId, source: CollectionSource
-    ) -> Result[Imported, ImportFailure]:
-        """``refresh``, given the source the caller has just read from ``sources``."""
-        before = await self._store.get(collection_id)
-        if not isinstance(before, Success):
-            return Failure(before.failure())
-        return await self._save(collection_id, source, before.unwrap().videos, refreshing=True)
-
-    async def saved_as_ids(self, collection_id: CollectionId) -> Result[None, StoreUnavailable]:
-        """Forget the collection's source: it is about to be saved as a list of ids (or deleted)."""
-        return await self.sources.put(collection_id, None)
-
-    async def _kept(self, collection_id: CollectionId) -> Result[CollectionSource, ImportFailure]:
-        """The source the collection keeps; ``NotFromASource`` when it keeps none."""
-        kept = await self.sources.get(collection_id)
-        if not isinstance(kept, Success):
-            return Failure(kept.failure())
-        source = kept.unwrap()
-        return Failure(NotFromASource(collection_id)) if source is None else Success(source)
-
-    async def _save(
-        self,
-        collection_id: CollectionId,
-        source: CollectionSource,
-        previous: tuple[VideoId, ...],
-        *,
-        refreshing: bool = False,
-    ) -> Result[Imported, ImportFailure]:
         read = await self._reader.videos(source, self._max_videos)
         if not isinstance(read, Success):
             return Failure(read.failure())
-        videos = read.unwrap()
-        if refreshing:  # a save of ids while YouTube was read forgot the source: it wins
-            still = await self._kept(collection_id)
-            if not isinstance(still, Success) or still.unwrap() != source:
-                return Failure(
-                    still.failure() if isinstance(still, Failure) else NotFromASource(collection_id)
-                )
-        saved = await self._store.save(collection_id, videos)
+        saved = await self._store.save(collection_id, read.unwrap())
         if not isinstance(saved, Success):
             return Failure(saved.failure())
-        if refreshing and isinstance(saved.unwrap(), Created):  # deleted since the check: undo
-            await self._store.delete(collection_id)
-            return Failure(CollectionNotFound(collection_id))
-        kept = await self.sources.put(collection_id, source)
+        return await self._keep(collection_id, source, read.unwrap(), previous, saved.unwrap())
+
+    async def refresh(self, collection_id: CollectionId) -> Result[Imported, ImportFailure]:
+        """Read the stored collection's source again and save what it holds now."""
+        kept = await self.sources.get(collection_id)
         if not isinstance(kept, Success):
             return Failure(kept.failure())
-        now, then = set(videos), set(previous)
-        imported = Imported(videos, source, saved.unwrap(), len(now - then), len(then - now))
+        found = kept.unwrap()
+        if found is None:  # saved as ids, or no collection at all?
+            exists = await self._store.get(collection_id)
+            return Failure(exists.failure() if isinstance(exists, Failure) else NotFromASource(collection_id))
+        return await self.refresh_from(collection_id, found)
+
+    async def refresh_from(
+        self, collection_id: CollectionId, kept: KeptSource
+    ) -> Result[Imported, ImportFailure]:
+        """``refresh``, given what the caller has just read from ``sources``."""
+        before = await self._store.get(collection_id)
+        if not isinstance(before, Success):
+            return Failure(before.failure())
+        collection = before.unwrap()
+        if collection.revision != kept.revision:  # written since the source was kept: not its source
+            await self.sources.forget_if(collection_id, kept.revision)  # a stranger's: tidied away
+            return Failure(NotFromASource(collection_id))
+        read = await self._reader.videos(kept.source, self._max_videos)
+        if not isinstance(read, Success):
+            return Failure(read.failure())
+        videos = read.unwrap()
+        saved = await self._store.replace_if(collection_id, videos, collection.revision)
+        if not isinstance(saved, Success):  # a save of ids or a delete since the read wins
+            lost = saved.failure()
+            return Failure(NotFromASource(collection_id) if isinstance(lost, RevisionChanged) else lost)
+        return await self._keep(collection_id, kept.source, videos, collection.videos, saved.unwrap())
+
+    async def saved_as_ids(self, collection_id: CollectionId) -> Result[None, StoreUnavailable]:
+        """Forget the collection's source: it is about to be saved as a list of ids (or was deleted)."""
+        return await self.sources.put(collection_id, None)
+
+    async def _keep(
+        self,
+        collection_id: CollectionId,
+        source: CollectionSource,
+        videos: tuple[VideoId, ...],
+        previous: tuple[VideoId, ...],
+        outcome: SaveOutcome,
+    ) -> Result[Imported, ImportFailure]:
+        """Keep ``source`` at the revision just saved; forget it again if that is already gone."""
+        kept = await self.sources.put(collection_id, KeptSource(source, outcome.revision))
+        if not isinstance(kept, Success):
+            return Failure(kept.failure())
+        now = await self._store.get(collection_id)  # a write or a delete may have landed since the save
+        match now:
+            case Success(Collection(revision=revision)) if revision == outcome.revision:
+                pass
+            case Success(_) | Failure(CollectionNotFound()):  # failing, it is left, never shown
+                await self.sources.forget_if(collection_id, outcome.revision)
+            case Failure(_):  # unanswered: left, never shown (the next refresh or write forgets it)
+                pass
+        now_ids, then = set(videos), set(previous)
+        imported = Imported(videos, source, outcome, len(now_ids - then), len(then - now_ids))
         self._log.info(
             "collection.imported",
             collection=collection_id,

@@ -15,13 +15,21 @@ from returns.result import Failure, Success
 
 from influencer_stats.algebras.sources import CollectionSources
 from influencer_stats.bootstrap.sources import SOURCES
-from influencer_stats.domain.models import CollectionId, CollectionSource, StoreUnavailable
+from influencer_stats.domain.models import (
+    NO_REVISION,
+    CollectionId,
+    CollectionSource,
+    KeptSource,
+    Revision,
+    StoreUnavailable,
+)
 from tests.contract.wired import wired
 from tests.shared_redis import shared_redis_url, unique_prefix
 
 ONE, TWO = CollectionId("one"), CollectionId("two")
-PLAYLIST = CollectionSource("playlist", "PLrAXtmErZgOeiKm4sgNOknGvNjby9efdf")
-CHANNEL = CollectionSource("channel", "UC_x5XG1OV2P6uZZ5FSM9Ttw")
+R1, R2 = Revision("3f9a0c1e5b7d2468"), Revision("0123456789abcdef")
+PLAYLIST = KeptSource(CollectionSource("playlist", "PLrAXtmErZgOeiKm4sgNOknGvNjby9efdf"), R1)
+CHANNEL = KeptSource(CollectionSource("channel", "UC_x5XG1OV2P6uZZ5FSM9Ttw"), R2)
 
 Open = Callable[[], Awaitable[CollectionSources]]
 
@@ -54,7 +62,7 @@ async def sources(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterat
 
 
 async def test_a_source_put_is_got_back(sources: CollectionSources) -> None:
-    odd = CollectionSource("playlist", "PL:a b/ü:")  # any text
+    odd = KeptSource(CollectionSource("playlist", "PL:a b/ü:"), NO_REVISION)  # any text, no revision
 
     assert await sources.put(ONE, PLAYLIST) == Success(None)
     assert await sources.put(TWO, CHANNEL) == Success(None)
@@ -88,6 +96,40 @@ async def test_putting_none_forgets_the_source_of_that_collection_only(sources: 
     assert await sources.put(ONE, None) == Success(None)  # forgetting what is not there: no error
 
 
+async def test_forget_if_forgets_a_source_kept_at_that_revision_only(sources: CollectionSources) -> None:
+    await sources.put(ONE, PLAYLIST)
+    await sources.put(TWO, CHANNEL)
+    await sources.claim(ONE, 7)
+
+    assert await sources.forget_if(ONE, R2) == Success(None)  # kept at R1: stays
+    assert await sources.forget_if(TWO, R1) == Success(None)  # kept at R2: stays
+    assert await sources.get(ONE) == Success(PLAYLIST)
+    assert await sources.get(TWO) == Success(CHANNEL)
+    assert await sources.claim(ONE, 7) == Success(False)
+
+    assert await sources.forget_if(ONE, R1) == Success(None)
+
+    assert await sources.get(ONE) == Success(None)
+    assert await sources.claim(ONE, 7) == Success(True)  # the claim went with it
+    assert await sources.get(TWO) == Success(CHANNEL)
+    assert await sources.forget_if(ONE, R1) == Success(None)  # nothing there: no error
+
+
+async def test_forget_if_racing_a_put_at_a_new_revision_never_forgets_the_new_one(
+    sources: CollectionSources,
+) -> None:
+    for n in range(20):
+        old, new = Revision(f"old{n}"), Revision(f"new{n}")
+        await sources.put(ONE, KeptSource(PLAYLIST.source, old))
+
+        await asyncio.gather(sources.put(ONE, KeptSource(CHANNEL.source, new)), sources.forget_if(ONE, old))
+
+        assert await sources.get(ONE) in (Success(KeptSource(CHANNEL.source, new)), Success(None))
+        assert await sources.forget_if(ONE, old) == Success(None)
+        kept = (await sources.get(ONE)).unwrap()
+        assert kept is None or kept.revision == new
+
+
 async def test_a_slot_is_claimed_once_and_never_after_a_later_one(sources: CollectionSources) -> None:
     assert await sources.claim(ONE, 7) == Success(True)
     assert await sources.claim(ONE, 7) == Success(False)
@@ -116,18 +158,18 @@ async def test_of_many_concurrent_claims_of_one_slot_exactly_one_is_taken(source
 
 
 async def test_concurrent_puts_leave_one_of_the_written_sources(sources: CollectionSources) -> None:
-    written = [CollectionSource("playlist", f"PL{n}") for n in range(25)]
+    written = [KeptSource(CollectionSource("playlist", f"PL{n}"), Revision(f"r{n}")) for n in range(25)]
     others = [CollectionId(f"other-{n}") for n in range(25)]
 
     puts = await asyncio.gather(
         *(sources.put(ONE, source) for source in written),
-        *(sources.put(other, CollectionSource("channel", other)) for other in others),
+        *(sources.put(other, KeptSource(CollectionSource("channel", other), R1)) for other in others),
     )
 
     assert set(puts) == {Success(None)}
     assert (await sources.get(ONE)).unwrap() in written
     for other in others:
-        assert await sources.get(other) == Success(CollectionSource("channel", other))
+        assert await sources.get(other) == Success(KeptSource(CollectionSource("channel", other), R1))
 
 
 @pytest.mark.parametrize("name", SHARED)
@@ -193,6 +235,7 @@ async def test_a_backend_that_cannot_answer_is_store_unavailable_never_raised(
             await sources.get(ONE),
             await sources.put(ONE, PLAYLIST),
             await sources.put(ONE, None),
+            await sources.forget_if(ONE, R1),
             await sources.claim(ONE, 1),
         ]
 

@@ -34,7 +34,15 @@ from influencer_stats.bootstrap.root import (
 from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.bootstrap.wiring import Wiring
 from influencer_stats.config.resolve import ConfigError, resolve
-from influencer_stats.domain.models import Collection, CollectionId, CollectionSource, StatsPoint, VideoId
+from influencer_stats.domain.models import (
+    Collection,
+    CollectionId,
+    CollectionSource,
+    KeptSource,
+    Revision,
+    StatsPoint,
+    VideoId,
+)
 from tests.declared_paths import redirected_paths
 from tests.shared_redis import shared_redis_url, unique_prefix
 
@@ -84,8 +92,9 @@ async def _histories_share(one: Wiring, two: Wiring) -> bool:
 async def _sources_share(one: Wiring, two: Wiring) -> bool:
     """A source one worker put is got through the other's."""
     writer, reader = await build_sources(one), await build_sources(two)
-    await writer.put(ONE, CollectionSource("playlist", "PL1"))
-    return await reader.get(ONE) == Success(CollectionSource("playlist", "PL1"))
+    kept = KeptSource(CollectionSource("playlist", "PL1"), Revision("r1"))
+    await writer.put(ONE, kept)
+    return await reader.get(ONE) == Success(kept)
 
 
 #: Slot → how to see another worker's state, and the choices it is seen with.

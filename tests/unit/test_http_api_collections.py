@@ -15,6 +15,9 @@ from influencer_stats.domain.models import (
     Collection,
     CollectionId,
     CollectionNotFound,
+    Replaced,
+    Revision,
+    RevisionChanged,
     SaveOutcome,
     StoreUnavailable,
     VideoId,
@@ -45,6 +48,11 @@ class DownStore:
     async def save(
         self, collection_id: CollectionId, videos: tuple[VideoId, ...]
     ) -> Result[SaveOutcome, StoreUnavailable]:
+        return Failure(StoreUnavailable("store down"))
+
+    async def replace_if(
+        self, collection_id: CollectionId, videos: tuple[VideoId, ...], revision: Revision
+    ) -> Result[Replaced, CollectionNotFound | RevisionChanged | StoreUnavailable]:
         return Failure(StoreUnavailable("store down"))
 
     async def delete(

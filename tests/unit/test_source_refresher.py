@@ -15,7 +15,9 @@ from influencer_stats.domain.models import (
     CollectionSource,
     NotFromASource,
     ReadError,
-    SaveOutcome,
+    Replaced,
+    Revision,
+    RevisionChanged,
     StoreUnavailable,
     VideoId,
 )
@@ -124,20 +126,20 @@ async def test_ids_saved_while_the_source_was_read_win_over_the_refresh() -> Non
 
 
 class DeletingBeforeSave(DictCollectionStore):
-    """Deletes the collection (as a DELETE would, its source first) just before the next save."""
+    """Deletes the collection (as a DELETE would: then its source) just before the next replace."""
 
     def __init__(self) -> None:
         super().__init__()
         self.sources: MemoryCollectionSources | None = None
 
-    async def save(
-        self, collection_id: CollectionId, videos: tuple[VideoId, ...]
-    ) -> Result[SaveOutcome, StoreUnavailable]:
+    async def replace_if(
+        self, collection_id: CollectionId, videos: tuple[VideoId, ...], revision: Revision
+    ) -> Result[Replaced, CollectionNotFound | RevisionChanged | StoreUnavailable]:
         if self.sources is not None:
-            await self.sources.put(collection_id, None)
             await self.delete(collection_id)
+            await self.sources.put(collection_id, None)
             self.sources = None
-        return await super().save(collection_id, videos)
+        return await super().replace_if(collection_id, videos, revision)
 
 
 async def test_a_collection_deleted_as_its_refresh_saves_stays_deleted() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from returns.result import Success
 
-from influencer_stats.domain.models import CollectionId, CollectionSource
+from influencer_stats.domain.models import CollectionId, CollectionSource, KeptSource, Revision
 from influencer_stats.interpreters.sources.memory import MemoryCollectionSources
 from influencer_stats.interpreters.sources.text import parse_source, source_text
 
@@ -15,7 +15,9 @@ A, B, C = CollectionId("a"), CollectionId("b"), CollectionId("c")
 async def test_past_the_claims_bound_every_source_is_kept_and_the_least_recent_claim_goes() -> None:
     sources = MemoryCollectionSources(max_claims=2)
     for collection in (A, B, C):
-        await sources.put(collection, CollectionSource("channel", f"UC{collection}"))
+        await sources.put(
+            collection, KeptSource(CollectionSource("channel", f"UC{collection}"), Revision("r"))
+        )
     await sources.claim(A, 1)
     await sources.claim(B, 1)
     await sources.claim(A, 2)  # A is now the most recent
@@ -23,7 +25,8 @@ async def test_past_the_claims_bound_every_source_is_kept_and_the_least_recent_c
     await sources.claim(C, 1)
 
     for collection in (A, B, C):
-        assert await sources.get(collection) == Success(CollectionSource("channel", f"UC{collection}"))
+        kept = KeptSource(CollectionSource("channel", f"UC{collection}"), Revision("r"))
+        assert await sources.get(collection) == Success(kept)
     assert await sources.claim(A, 2) == Success(False)
     assert await sources.claim(B, 1) == Success(True)  # forgotten: claimed again
 

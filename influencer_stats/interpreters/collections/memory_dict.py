@@ -12,13 +12,13 @@ from influencer_stats.domain.models import (
     CollectionNotFound,
     Created,
     Replaced,
+    Revision,
+    RevisionChanged,
     SaveOutcome,
     StoreUnavailable,
     VideoId,
+    new_revision,
 )
-
-_CREATED = Success(Created())
-_REPLACED = Success(Replaced())
 
 
 class DictCollectionStore:
@@ -47,11 +47,24 @@ class DictCollectionStore:
         self, collection_id: CollectionId, videos: tuple[VideoId, ...]
     ) -> Result[SaveOutcome, StoreUnavailable]:
         existed = collection_id in self._entries
-        self._entries[collection_id] = Collection(collection_id, videos)
+        revision = new_revision()
+        self._entries[collection_id] = Collection(collection_id, videos, revision)
         if existed:
-            return _REPLACED
+            return Success(Replaced(revision))
         insort(self._sorted, collection_id)
-        return _CREATED
+        return Success(Created(revision))
+
+    async def replace_if(
+        self, collection_id: CollectionId, videos: tuple[VideoId, ...], revision: Revision
+    ) -> Result[Replaced, CollectionNotFound | RevisionChanged | StoreUnavailable]:
+        entry = self._entries.get(collection_id)  # no await from here to the write: one critical section
+        if entry is None:
+            return Failure(CollectionNotFound(collection_id))
+        if entry.revision != revision:
+            return Failure(RevisionChanged(collection_id))
+        written = new_revision()
+        self._entries[collection_id] = Collection(collection_id, videos, written)
+        return Success(Replaced(written))
 
     async def delete(
         self, collection_id: CollectionId

@@ -13,9 +13,12 @@ from influencer_stats.domain.models import (
     CollectionNotFound,
     Created,
     Replaced,
+    Revision,
+    RevisionChanged,
     SaveOutcome,
     StoreUnavailable,
     VideoId,
+    new_revision,
 )
 
 
@@ -50,13 +53,25 @@ class ListCollectionStore:
     async def save(
         self, collection_id: CollectionId, videos: tuple[VideoId, ...]
     ) -> Result[SaveOutcome, StoreUnavailable]:
-        entry = Collection(collection_id, videos)
+        entry = Collection(collection_id, videos, new_revision())
         index = self._index(collection_id)
         if index is None:
             self._entries.append(entry)
-            return Success(Created())
+            return Success(Created(entry.revision))
         self._entries[index] = entry
-        return Success(Replaced())
+        return Success(Replaced(entry.revision))
+
+    async def replace_if(
+        self, collection_id: CollectionId, videos: tuple[VideoId, ...], revision: Revision
+    ) -> Result[Replaced, CollectionNotFound | RevisionChanged | StoreUnavailable]:
+        index = self._index(collection_id)  # no await from here to the write
+        if index is None:
+            return Failure(CollectionNotFound(collection_id))
+        if self._entries[index].revision != revision:
+            return Failure(RevisionChanged(collection_id))
+        entry = Collection(collection_id, videos, new_revision())
+        self._entries[index] = entry
+        return Success(Replaced(entry.revision))
 
     async def delete(
         self, collection_id: CollectionId

@@ -17,9 +17,12 @@ from influencer_stats.domain.models import (
     CollectionNotFound,
     Created,
     Replaced,
+    Revision,
+    RevisionChanged,
     SaveOutcome,
     StoreUnavailable,
     VideoId,
+    new_revision,
 )
 from influencer_stats.interpreters.redis_faults import REDIS_FAULTS, store_unavailable
 from influencer_stats.interpreters.redis_keys import RedisKeys, as_text
@@ -54,14 +57,34 @@ return scanned[1]
 """
 
 
-#: A write of one collection (KEYS: its value, its version): the value set (ARGV[1]) or, with no
-#: ARGV, deleted; the version bumped either way. Returns the previous value (save) or how many
-#: keys were deleted (delete). One slot, so Cluster runs it too.
+#: A write of one collection (KEYS: its value, its version, its revision): the value (ARGV[1])
+#: and revision (ARGV[2]) set or, with no ARGV, both deleted; the version bumped either way.
+#: Returns the previous value (save) or how many values were deleted (delete). One slot, so
+#: Cluster runs it too.
 _WRITE = """
 local before
-if #ARGV == 1 then before = redis.call('SET', KEYS[1], ARGV[1], 'GET') else before = redis.call('DEL', KEYS[1]) end
+if #ARGV == 2 then
+  before = redis.call('SET', KEYS[1], ARGV[1], 'GET')
+  redis.call('SET', KEYS[3], ARGV[2])
+else
+  before = redis.call('DEL', KEYS[1])
+  redis.call('DEL', KEYS[3])
+end
 redis.call('INCR', KEYS[2])
 return before
+"""
+#: A conditional replace (KEYS as ``_WRITE``'s): the value (ARGV[1]) and the new revision (ARGV[3])
+#: set only if the collection exists (else -1) and its revision ('' when it has none) is still
+#: ARGV[2] (else 0); 1 when written. The check and the write are one script: atomic.
+_REPLACE_IF = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+local revision = redis.call('GET', KEYS[3])
+if not revision then revision = '' end
+if revision ~= ARGV[2] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1])
+redis.call('SET', KEYS[3], ARGV[3])
+redis.call('INCR', KEYS[2])
+return 1
 """
 #: The id (ARGV[1]) added to (ARGV[2] = 1) or removed from both indexes (KEYS: the set, the sorted set).
 _INDEX = """
@@ -94,6 +117,10 @@ class RedisCollectionStore:
     - ``index``: the set of the ids the versions before paging listed. It is
       still written beside the sorted set (one ``MULTI``: both keys share a
       slot), so an older version running at the same time lists every id.
+    - ``revision``: the revision of the collection's last write (a random
+      token; none for data written before revisions: ``NO_REVISION``), set
+      and deleted by the write's script, compared and set by ``replace_if``'s
+      (``_REPLACE_IF``: one script, so the compare and the write are atomic).
     - ``version``: the collection's version, bumped in the same ``MULTI`` as
       every write, so a shared stats cache keyed by version
       (``RedisCachedStats``) can never miss a write, even if the process dies
@@ -158,23 +185,44 @@ class RedisCollectionStore:
     async def get(
         self, collection_id: CollectionId
     ) -> Result[Collection, CollectionNotFound | StoreUnavailable]:
-        try:
-            raw = await self._redis.get(self._keys.collection(collection_id))
+        try:  # one slot: MGET is one command on Cluster too
+            raw, revision = await self._redis.mget(
+                self._keys.collection(collection_id), self._keys.revision(collection_id)
+            )
         except REDIS_FAULTS as exc:
             return Failure(store_unavailable(exc))
         if raw is None:
             return Failure(CollectionNotFound(collection_id))
-        return Success(Collection(collection_id, tuple(VideoId(v) for v in orjson.loads(raw))))
+        ids = tuple(VideoId(v) for v in orjson.loads(raw))
+        return Success(
+            Collection(collection_id, ids, Revision("" if revision is None else as_text(revision)))
+        )
 
     async def save(
         self, collection_id: CollectionId, videos: tuple[VideoId, ...]
     ) -> Result[SaveOutcome, StoreUnavailable]:
+        revision = new_revision()
         try:
-            previous = await self._write(_WRITE, self._collection_keys(collection_id), orjson.dumps(videos))
+            previous = await self._write(
+                _WRITE, self._collection_keys(collection_id), orjson.dumps(videos), revision
+            )
             await self._write(_INDEX, [self._index, self._sorted_index], collection_id, 1)
         except REDIS_FAULTS as exc:
             return Failure(store_unavailable(exc))
-        return Success(Created() if previous is None else Replaced())
+        return Success(Created(revision) if previous is None else Replaced(revision))
+
+    async def replace_if(
+        self, collection_id: CollectionId, videos: tuple[VideoId, ...], revision: Revision
+    ) -> Result[Replaced, CollectionNotFound | RevisionChanged | StoreUnavailable]:
+        written = new_revision()
+        keys = self._collection_keys(collection_id)
+        try:  # an existing collection is already indexed: one step
+            answer = await self._write(_REPLACE_IF, keys, orjson.dumps(videos), revision, written)
+        except REDIS_FAULTS as exc:
+            return Failure(store_unavailable(exc))
+        if answer == 1:
+            return Success(Replaced(written))
+        return Failure(RevisionChanged(collection_id) if answer == 0 else CollectionNotFound(collection_id))
 
     async def delete(
         self, collection_id: CollectionId
@@ -187,7 +235,11 @@ class RedisCollectionStore:
         return Success(None) if deleted else Failure(CollectionNotFound(collection_id))
 
     def _collection_keys(self, collection_id: CollectionId) -> list[str]:
-        return [self._keys.collection(collection_id), self._keys.version(collection_id)]
+        return [
+            self._keys.collection(collection_id),
+            self._keys.version(collection_id),
+            self._keys.revision(collection_id),
+        ]
 
     async def _write(self, script: str, keys: list[str], *args: EncodableT) -> Any:
         """``script``'s answer, once ``wait_replicas`` replicas have what it wrote (``WAIT`` on its

@@ -13,16 +13,20 @@ from influencer_stats.domain.models import (
     CollectionNotFound,
     Created,
     Replaced,
+    Revision,
+    RevisionChanged,
     SaveOutcome,
     StoreUnavailable,
     VideoId,
+    new_revision,
 )
 from influencer_stats.interpreters.sqlite_database import SqliteDatabase, transaction
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS collections (
-    id     TEXT PRIMARY KEY,
-    videos TEXT NOT NULL  -- a JSON array of video ids, in the user's order
+    id       TEXT PRIMARY KEY,
+    videos   TEXT NOT NULL,  -- a JSON array of video ids, in the user's order
+    revision TEXT NOT NULL DEFAULT ''  -- new on every write ('': written before revisions)
 ) WITHOUT ROWID
 """
 
@@ -44,20 +48,24 @@ class SqliteCollectionStore:
     async def create(cls, database: SqliteDatabase) -> SqliteCollectionStore:
         """The store over ``database``, its table created if it is not there yet."""
         await database.create(_SCHEMA)
+        await database.add_column("collections", "revision", "TEXT NOT NULL DEFAULT ''")
         return cls(database)
 
     async def get(
         self, collection_id: CollectionId
     ) -> Result[Collection, CollectionNotFound | StoreUnavailable]:
-        def read(db: sqlite3.Connection) -> str | None:
-            row = db.execute("SELECT videos FROM collections WHERE id = ?", (collection_id,)).fetchone()
-            return None if row is None else str(row[0])
+        def read(db: sqlite3.Connection) -> tuple[str, str] | None:
+            row = db.execute(
+                "SELECT videos, revision FROM collections WHERE id = ?", (collection_id,)
+            ).fetchone()
+            return None if row is None else (str(row[0]), str(row[1]))
 
         match await self._database.run(read):
             case Success(None):
                 return Failure(CollectionNotFound(collection_id))
-            case Success(str(videos)):
-                return Success(Collection(collection_id, tuple(VideoId(v) for v in orjson.loads(videos))))
+            case Success((str(videos), str(revision))):
+                ids = tuple(VideoId(v) for v in orjson.loads(videos))
+                return Success(Collection(collection_id, ids, Revision(revision)))
             case Failure(error):
                 return Failure(error)
         raise AssertionError("unreachable")
@@ -65,19 +73,49 @@ class SqliteCollectionStore:
     async def save(
         self, collection_id: CollectionId, videos: tuple[VideoId, ...]
     ) -> Result[SaveOutcome, StoreUnavailable]:
-        encoded = orjson.dumps(videos).decode()
+        encoded, revision = orjson.dumps(videos).decode(), new_revision()
 
         def write(db: sqlite3.Connection) -> bool:
             with transaction(db):
                 existed = db.execute("SELECT 1 FROM collections WHERE id = ?", (collection_id,)).fetchone()
                 db.execute(
-                    "INSERT INTO collections (id, videos) VALUES (?, ?)"
-                    " ON CONFLICT (id) DO UPDATE SET videos = excluded.videos",
-                    (collection_id, encoded),
+                    "INSERT INTO collections (id, videos, revision) VALUES (?, ?, ?)"
+                    " ON CONFLICT (id) DO UPDATE SET videos = excluded.videos, revision = excluded.revision",
+                    (collection_id, encoded, revision),
                 )
             return existed is None
 
-        return (await self._database.run(write)).map(lambda created: Created() if created else Replaced())
+        return (await self._database.run(write)).map(
+            lambda created: Created(revision) if created else Replaced(revision)
+        )
+
+    async def replace_if(
+        self, collection_id: CollectionId, videos: tuple[VideoId, ...], revision: Revision
+    ) -> Result[Replaced, CollectionNotFound | RevisionChanged | StoreUnavailable]:
+        encoded, written = orjson.dumps(videos).decode(), new_revision()
+
+        def write(db: sqlite3.Connection) -> bool | None:
+            """True: replaced; False: another revision; None: no collection. One transaction."""
+            with transaction(db):
+                changed = db.execute(
+                    "UPDATE collections SET videos = ?, revision = ? WHERE id = ? AND revision = ?",
+                    (encoded, written, collection_id, revision),
+                ).rowcount
+                if changed:
+                    return True
+                exists = db.execute("SELECT 1 FROM collections WHERE id = ?", (collection_id,)).fetchone()
+                return None if exists is None else False
+
+        match await self._database.run(write):
+            case Success(True):
+                return Success(Replaced(written))
+            case Success(False):
+                return Failure(RevisionChanged(collection_id))
+            case Success(_):
+                return Failure(CollectionNotFound(collection_id))
+            case Failure(error):
+                return Failure(error)
+        raise AssertionError("unreachable")
 
     async def delete(
         self, collection_id: CollectionId

@@ -6,16 +6,17 @@ import sqlite3
 
 from returns.result import Result
 
-from influencer_stats.domain.models import CollectionId, CollectionSource, StoreUnavailable
+from influencer_stats.domain.models import CollectionId, KeptSource, Revision, StoreUnavailable
 from influencer_stats.interpreters.interval_claims import ClaimsTable
 from influencer_stats.interpreters.sources.text import source_of
 from influencer_stats.interpreters.sqlite_database import SqliteDatabase, transaction
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS collection_sources (
-    id     TEXT PRIMARY KEY,  -- the collection's
-    kind   TEXT NOT NULL,     -- 'playlist' or 'channel'
-    source TEXT NOT NULL      -- the playlist's or the channel's id
+    id       TEXT PRIMARY KEY,  -- the collection's
+    kind     TEXT NOT NULL,     -- 'playlist' or 'channel'
+    source   TEXT NOT NULL,     -- the playlist's or the channel's id
+    revision TEXT NOT NULL DEFAULT ''  -- the collection's when kept ('': kept before revisions)
 ) WITHOUT ROWID;
 """
 #: The last interval whose re-read of its source was claimed, per collection.
@@ -37,30 +38,44 @@ class SqliteCollectionSources:
     async def create(cls, database: SqliteDatabase) -> SqliteCollectionSources:
         """The sources over ``database``, their tables created if they are not there yet."""
         await database.create(_SCHEMA + _CLAIMS.schema)
+        await database.add_column("collection_sources", "revision", "TEXT NOT NULL DEFAULT ''")
         return cls(database)
 
-    async def get(self, collection_id: CollectionId) -> Result[CollectionSource | None, StoreUnavailable]:
-        def read(db: sqlite3.Connection) -> CollectionSource | None:
+    async def get(self, collection_id: CollectionId) -> Result[KeptSource | None, StoreUnavailable]:
+        def read(db: sqlite3.Connection) -> KeptSource | None:
             row = db.execute(
-                "SELECT kind, source FROM collection_sources WHERE id = ?", (collection_id,)
+                "SELECT kind, source, revision FROM collection_sources WHERE id = ?", (collection_id,)
             ).fetchone()
-            return None if row is None else source_of(row[0], row[1])
+            return None if row is None else KeptSource(source_of(row[0], row[1]), Revision(row[2]))
 
         return await self._database.run(read)
 
     async def put(
-        self, collection_id: CollectionId, source: CollectionSource | None
+        self, collection_id: CollectionId, kept: KeptSource | None
     ) -> Result[None, StoreUnavailable]:
         def write(db: sqlite3.Connection) -> None:
             with transaction(db):
-                if source is None:
+                if kept is None:
                     db.execute("DELETE FROM collection_sources WHERE id = ?", (collection_id,))
                     _CLAIMS.drop(db, collection_id)
                 else:
                     db.execute(
-                        "INSERT OR REPLACE INTO collection_sources VALUES (?, ?, ?)",
-                        (collection_id, source.kind, source.id),
+                        "INSERT OR REPLACE INTO collection_sources (id, kind, source, revision)"
+                        " VALUES (?, ?, ?, ?)",
+                        (collection_id, kept.source.kind, kept.source.id, kept.revision),
                     )
+
+        return await self._database.run(write)
+
+    async def forget_if(
+        self, collection_id: CollectionId, revision: Revision
+    ) -> Result[None, StoreUnavailable]:
+        def write(db: sqlite3.Connection) -> None:
+            with transaction(db):
+                if db.execute(
+                    "DELETE FROM collection_sources WHERE id = ? AND revision = ?", (collection_id, revision)
+                ).rowcount:
+                    _CLAIMS.drop(db, collection_id)
 
         return await self._database.run(write)
 

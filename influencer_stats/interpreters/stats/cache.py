@@ -15,6 +15,9 @@ from influencer_stats.domain.models import (
     CollectionId,
     CollectionNotFound,
     CollectionStats,
+    Replaced,
+    Revision,
+    RevisionChanged,
     SaveOutcome,
     StatsAnswer,
     StatsError,
@@ -231,6 +234,14 @@ class InvalidatingStore:
     ) -> Result[SaveOutcome, StoreUnavailable]:
         try:
             return await self._inner.save(collection_id, videos)
+        finally:
+            await self._stats.invalidate(collection_id)
+
+    async def replace_if(
+        self, collection_id: CollectionId, videos: tuple[VideoId, ...], revision: Revision
+    ) -> Result[Replaced, CollectionNotFound | RevisionChanged | StoreUnavailable]:
+        try:
+            return await self._inner.replace_if(collection_id, videos, revision)
         finally:
             await self._stats.invalidate(collection_id)
 
