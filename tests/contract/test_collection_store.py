@@ -23,6 +23,8 @@ from influencer_stats.domain.models import (
     CollectionNotFound,
     Created,
     Replaced,
+    Revision,
+    RevisionChanged,
     VideoId,
 )
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
@@ -185,6 +187,98 @@ async def test_concurrent_writers_leave_one_of_the_written_values(store: Collect
             raise AssertionError(other)
 
 
+async def revision_of(store: CollectionStore, collection_id: CollectionId) -> Revision:
+    return (await store.get(collection_id)).unwrap().revision
+
+
+async def test_every_write_gives_a_new_revision_that_get_returns_never_one_seen_before(
+    store: CollectionStore,
+) -> None:
+    seen: set[Revision] = set()
+    for n in range(10):  # a delete and a re-creation included: no per-id counter starting over
+        created = (await store.save(ONE, (A,))).unwrap()
+        replaced = (await store.save(ONE, (B,) * n)).unwrap()
+        assert await revision_of(store, ONE) == replaced.revision
+        seen |= {created.revision, replaced.revision}
+        await store.delete(ONE)
+
+    assert len(seen) == 20
+    assert "" not in seen
+
+
+async def test_replace_if_the_revision_read_replaces_and_gives_a_new_revision(store: CollectionStore) -> None:
+    saved = (await store.save(ONE, (A,))).unwrap()
+
+    replaced = await store.replace_if(ONE, (B, C), saved.revision)
+
+    assert replaced == Success(Replaced())
+    assert replaced.unwrap().revision not in ("", saved.revision)
+    assert await store.get(ONE) == Success(Collection(ONE, (B, C)))
+    assert await revision_of(store, ONE) == replaced.unwrap().revision
+
+
+async def test_replace_if_a_revision_written_over_is_refused_and_changes_nothing(
+    store: CollectionStore,
+) -> None:
+    read = (await store.save(ONE, (A,))).unwrap().revision
+    await store.save(ONE, (B,))  # a write between the read and the replace
+    now = await revision_of(store, ONE)
+
+    assert await store.replace_if(ONE, (C,), read) == Failure(RevisionChanged(ONE))
+    assert await store.get(ONE) == Success(Collection(ONE, (B,)))
+    assert await revision_of(store, ONE) == now
+
+
+async def test_replace_if_never_creates_a_collection_deleted_or_re_created_since(
+    store: CollectionStore,
+) -> None:
+    read = (await store.save(ONE, (A,))).unwrap().revision
+    await store.delete(ONE)
+
+    assert await store.replace_if(ONE, (C,), read) == Failure(CollectionNotFound(ONE))
+    assert await store.get(ONE) == Failure(CollectionNotFound(ONE))
+    assert await store.ids(None, 10) == Success(())
+
+    await store.save(ONE, (B,))  # re-created: a new revision, never the one read before
+    assert await store.replace_if(ONE, (C,), read) == Failure(RevisionChanged(ONE))
+    assert await store.get(ONE) == Success(Collection(ONE, (B,)))
+
+
+async def test_of_concurrent_replaces_of_one_revision_exactly_one_wins(store: CollectionStore) -> None:
+    read = (await store.save(ONE, (A,))).unwrap().revision
+    values = [tuple(synthetic_video_id(n * 10 + k) for k in range(2)) for n in range(30)]
+
+    outcomes = await asyncio.gather(*(store.replace_if(ONE, v, read) for v in values))
+
+    won = [(v, o.unwrap()) for v, o in zip(values, outcomes, strict=True) if isinstance(o, Success)]
+    assert len(won) == 1
+    assert [o for o in outcomes if isinstance(o, Failure)] == [Failure(RevisionChanged(ONE))] * 29
+    videos, replaced = won[0]
+    assert await store.get(ONE) == Success(Collection(ONE, videos))
+    assert await revision_of(store, ONE) == replaced.revision
+
+
+async def test_replaces_racing_saves_and_deletes_never_resurrect_nor_overwrite_a_later_write(
+    store: CollectionStore,
+) -> None:
+    for n in range(20):
+        read = (await store.save(ONE, (A,))).unwrap().revision
+        other = store.delete(ONE) if n % 2 else store.save(ONE, (B,))
+
+        replaced, written = await asyncio.gather(store.replace_if(ONE, (C,), read), other)
+
+        assert isinstance(written, Success)
+        final = await store.get(ONE)
+        if n % 2:  # deleted: never brought back by the replace
+            assert final == Failure(CollectionNotFound(ONE))
+        elif isinstance(replaced, Success):  # the replace came first: the save is on top
+            assert final == Success(Collection(ONE, (B,)))
+        else:
+            assert replaced == Failure(RevisionChanged(ONE))
+            assert final == Success(Collection(ONE, (B,)))
+        await store.delete(ONE)
+
+
 #: The stores that keep their collections in files they declare (``Entry.paths``): a restart keeps them.
 DURABLE = [entry.name for entry in STORES if entry.paths]
 
@@ -197,7 +291,7 @@ async def test_a_store_that_writes_files_finds_what_it_stored_after_a_restart(
         before = await build_store(wiring)
         await before.save(ONE, (A, B))
         await before.save(TWO, (B,))
-        await before.save(ONE, (C,))
+        written = (await before.save(ONE, (C,))).unwrap().revision
         await before.delete(TWO)
     async with wired(tmp_path, {"store": name}) as wiring:  # the same files: the same tmp_path
         after = await build_store(wiring)
@@ -205,3 +299,5 @@ async def test_a_store_that_writes_files_finds_what_it_stored_after_a_restart(
         assert await after.get(ONE) == Success(Collection(ONE, (C,)))
         assert await after.get(TWO) == Failure(CollectionNotFound(TWO))
         assert await after.ids(None, 10) == Success((ONE,))
+        assert await revision_of(after, ONE) == written  # the revision is durable too
+        assert isinstance(await after.replace_if(ONE, (A,), written), Success)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from returns.result import Failure, Result
+from returns.result import Failure, Result, Success
 
 from influencer_stats.algebras import CacheMetrics
 from influencer_stats.domain.models import (
@@ -253,7 +253,7 @@ async def test_at_most_max_entries_are_kept_least_recently_used_first_out() -> N
     assert inner.calls == calls + 1
 
 
-@pytest.mark.parametrize("write", ["save", "delete"])
+@pytest.mark.parametrize("write", ["save", "replace_if", "delete"])
 async def test_every_write_through_the_store_invalidates_the_cache(write: str) -> None:
     inner, clock = Inner(), Clock()
     cache = make(inner, clock)
@@ -264,6 +264,9 @@ async def test_every_write_through_the_store_invalidates_the_cache(write: str) -
 
     if write == "save":
         await store.save(ONE, ())
+    elif write == "replace_if":
+        revision = (await store.get(ONE)).unwrap().revision
+        assert isinstance(await store.replace_if(ONE, (), revision), Success)  # passed through
     else:
         await store.delete(ONE)
 
