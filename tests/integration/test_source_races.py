@@ -1,0 +1,142 @@
+"""Refreshes racing PUTs of ids and DELETEs, against a real service on SQLite and on Redis, counted.
+
+Each round imports every collection from one playlist of the YouTube double (each read delayed,
+so a refresh is still reading when the other request lands), then sends every collection two
+refreshes and, at once, a PUT of its own ids or a DELETE. Afterwards every PUT of ids answered
+200 is what GET shows, with no source; every DELETE answered 204 stays deleted; and no source is
+kept (a row, a key) for a collection that does not exist.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from redis import Redis
+
+from influencer_stats.interpreters.redis_keys import RedisKeys
+from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
+from influencer_stats.testing.youtube_double import VIDEOS_PATH
+from tests.containers import redis_server
+from tests.integration.youtube_clients_support import YouTubeDouble
+from tests.support import running_double_process, running_service
+
+COLLECTIONS, ROUNDS = 50, 6  # 300 races, half of them PUTs of ids and half DELETEs
+PLAYLIST = "PLraces"
+VIDEOS = [str(synthetic_video_id(n)) for n in range(3)]
+PREFIX = "races"
+
+
+@pytest.fixture
+def youtube(tmp_path: Path) -> Iterator[str]:
+    with running_double_process(tmp_path / "double.log", latency_ms=5) as url:
+        YouTubeDouble(url.removesuffix(VIDEOS_PATH)).playlist(PLAYLIST, VIDEOS)
+        yield url
+
+
+def ids_of(collection: int, round_: int) -> list[str]:
+    return [str(synthetic_video_id(1_000 + 100 * round_ + collection))]
+
+
+async def one_round(http: httpx.AsyncClient, round_: int, counts: Counter[str]) -> None:
+    names = [f"c{n}" for n in range(COLLECTIONS)]
+    imported = await asyncio.gather(
+        *(http.put(f"/collections/{c}", json={"playlist": PLAYLIST}) for c in names)
+    )
+    refused = [r.text for r in imported if r.status_code not in (200, 201)]
+    assert not refused, refused[:3]
+
+    async def race(n: int, c: str) -> tuple[str, int]:
+        deleting = (n + round_) % 2 == 1
+        other = (
+            http.delete(f"/collections/{c}")
+            if deleting
+            else http.put(f"/collections/{c}", json={"videos": ids_of(n, round_)})
+        )
+        *refreshes, done = await asyncio.gather(
+            http.post(f"/collections/{c}/refresh"), http.post(f"/collections/{c}/refresh"), other
+        )
+        counts.update(f"refresh {r.status_code}" for r in refreshes)
+        return ("delete" if deleting else "ids"), done.status_code
+
+    outcomes = await asyncio.gather(*(race(n, c) for n, c in enumerate(names)))
+    after = await asyncio.gather(*(http.get(f"/collections/{c}") for c in names))
+    for n, (kind, status), shown in zip(range(COLLECTIONS), outcomes, after, strict=True):
+        counts[f"{kind} {status}"] += 1
+        if kind == "ids" and status == 200:
+            lost = shown.status_code != 200 or shown.json() != {"videos": ids_of(n, round_)}
+            counts["ids lost"] += lost
+        elif kind == "delete" and status == 204:
+            counts["deleted came back"] += shown.status_code != 404
+
+
+def run_races(url: str) -> Counter[str]:
+    async def rounds() -> Counter[str]:
+        counts: Counter[str] = Counter()
+        limits = httpx.Limits(max_connections=4 * COLLECTIONS)
+        async with httpx.AsyncClient(base_url=url, timeout=30, limits=limits) as http:
+            for round_ in range(ROUNDS):
+                await one_round(http, round_, counts)
+        return counts
+
+    return asyncio.run(rounds())
+
+
+def assert_nothing_lost(counts: Counter[str], orphans: Callable[[], int]) -> None:
+    races = COLLECTIONS * ROUNDS
+    assert counts["ids 200"] + counts["delete 204"] == races, counts  # every write acknowledged
+    assert counts["ids lost"] == 0, counts
+    assert counts["deleted came back"] == 0, counts
+    assert set(counts) <= {"ids 200", "delete 204", "ids lost", "deleted came back"} | {
+        f"refresh {s}" for s in (200, 404, 409)
+    }, counts
+    assert orphans() == 0
+
+
+def test_on_sqlite_no_refresh_overwrites_ids_or_outlives_a_delete(youtube: str, tmp_path: Path) -> None:
+    db = tmp_path / "races.sqlite3"
+    env = {"YOUTUBE_API_URL": youtube, "YOUTUBE_API_KEY": "any", "INFLUENCER_STATS_DB": str(db)}
+    with running_service(["--profile", "youtube"], tmp_path / "s.log", env=env) as service:
+        counts = run_races(service.url)
+
+    def orphans() -> int:
+        with sqlite3.connect(db) as read:
+            return int(
+                read.execute(
+                    "SELECT count(*) FROM collection_sources s"
+                    " WHERE NOT EXISTS (SELECT 1 FROM collections c WHERE c.id = s.id)"
+                ).fetchone()[0]
+            )
+
+    assert_nothing_lost(counts, orphans)
+
+
+def test_on_redis_no_refresh_overwrites_ids_or_outlives_a_delete(youtube: str, tmp_path: Path) -> None:
+    with redis_server() as redis:
+        env = {
+            "YOUTUBE_API_URL": youtube,
+            "YOUTUBE_API_KEY": "any",
+            "REDIS_URL": f"{redis.url}/7",
+            "INFLUENCER_STATS_REDIS_PREFIX": PREFIX,
+        }
+        with running_service(["--profile", "distributed"], tmp_path / "s.log", env=env) as service:
+            counts = run_races(service.url)
+
+        def orphans() -> int:
+            keys = RedisKeys(PREFIX)
+            client = Redis.from_url(f"{redis.url}/7")
+            try:
+                found = 0
+                for key in client.scan_iter(match=f"{PREFIX}:source*", count=1_000):
+                    collection = key.decode().partition("{")[2].rstrip("}")
+                    found += not client.exists(keys.collection(collection))
+                return found
+            finally:
+                client.close()
+
+        assert_nothing_lost(counts, orphans)
