@@ -27,7 +27,7 @@ What it does, all on 127.0.0.1 and bounded in time:
    new ids asked for with the budget spent (RSS flat), big collections asked
    for again and again against a slow YouTube (quota units spent equal to
    units of work), ``--phase-seconds`` each; one-video requests beside big
-   ones (all answered; their latency alone and beside, reported).
+   ones (all answered, latency reported); refresh storms (``soak_refreshes``).
 
 Exit 0 when every invariant holds, 1 otherwise (the report says which), 2
 for missing tools. ``--short`` is the CI version (a few seconds, 64

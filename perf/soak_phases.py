@@ -15,7 +15,9 @@ in time, and checks what issue 22 found broken:
   units for 100);
 - **small beside big**: one-video requests alone, then beside twenty 5,000-video ones, 100 ms
   a call: every one answered (all 504 at 2 s before, behind 2,000 calls), and their latency
-  reported (how well the call gate shares the connections).
+  reported (how well the call gate shares the connections);
+- **refresh storms** (``perf/soak_refreshes.py``): PUTs of ids and DELETEs beside refreshes, the
+  refresher every second on two workers: nothing acknowledged lost, no source key orphaned.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from influencer_stats.interpreters.videos.youtube_api import MAX_IDS_PER_CALL
 from perf.procs import HOST, free_port, memory_of_tree, running, wait_until_ok
 from perf.service import main_argv, service_env
+from perf.soak_refreshes import refresh_storm_phase
 from perf.upstream import python_double
 
 BIG = 5_000
@@ -252,12 +255,14 @@ def _p50_ms(timed: list[tuple[int, float]]) -> float:
 
 
 def run_phases(work: Path, *, seconds: float, clients: int, max_rss_growth_mb: float) -> PhaseResult:
-    """The three phases, one after the other (timed-out calls: 3 collections at 300 ms a call;
-    small beside big: 20 big requests and 20 small ones at 100 ms a call)."""
+    """The four phases, one after the other (timed-out calls: 3 collections at 300 ms a call;
+    small beside big: 20 big requests and 20 small ones at 100 ms a call; refresh storms: 50
+    collections, ``perf/soak_refreshes.py``)."""
     phases = [
         asked_ids_phase(work, seconds, clients, max_rss_growth_mb),
         timeouts_phase(work, seconds, collections=3, clients=2, latency_ms=300),
         small_beside_big_phase(work, big=20, small=20, latency_ms=100),
+        PhaseResult(*refresh_storm_phase(work, seconds, collections=50)),
     ]
     return PhaseResult([row for p in phases for row in p.rows], [v for p in phases for v in p.violations])
 
