@@ -124,7 +124,7 @@ class _BuggyClient:
     def register_script(self, script: str) -> None:
         return None
 
-    async def get(self, key: str) -> bytes:
+    async def mget(self, *keys: str) -> list[bytes]:
         raise RuntimeError("dictionary changed size during iteration")
 
 
