@@ -17,13 +17,16 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 from redis.asyncio.cluster import RedisCluster
-from returns.result import Success
+from returns.result import Failure, Success
 
 from influencer_stats.bootstrap.wiring import CLUSTER_VIDEO_SHARDS
 from influencer_stats.domain.models import (
     CollectionId,
+    CollectionSource,
     Created,
+    KeptSource,
     Replaced,
+    RevisionChanged,
     StoreUnavailable,
     VideoEntry,
     VideoId,
@@ -32,6 +35,7 @@ from influencer_stats.interpreters.collections.redis_store import RedisCollectio
 from influencer_stats.interpreters.metrics.noop import NoMetrics
 from influencer_stats.interpreters.redis_keys import RedisKeys
 from influencer_stats.interpreters.redis_topology import cluster, primaries, read_many
+from influencer_stats.interpreters.sources.redis import RedisCollectionSources
 from influencer_stats.interpreters.stats.cache import CachePolicy
 from influencer_stats.interpreters.stats.redis_cache import RedisCachedStats
 from influencer_stats.interpreters.stats.tracking import KeyTracking
@@ -93,6 +97,25 @@ async def test_the_store_saves_replaces_lists_in_pages_and_deletes_collections_o
     assert (await store.get(ids[2])).unwrap().videos == videos
     assert (await store.get(ids[0])).unwrap().videos == ()
     assert (await store.ids(None, 1000)).unwrap() == (ids[0], *ids[2:])
+
+
+async def test_replace_if_and_the_kept_sources_run_on_every_slot(
+    client: RedisCluster, keys: RedisKeys
+) -> None:
+    store = RedisCollectionStore(client, keys, wait_replicas=0, wait_ms=250)
+    sources = RedisCollectionSources(client, keys, claim_keep_s=60.0)
+    ids = [CollectionId(f"r{n:03d}") for n in range(40)]  # spread over every shard
+    source = CollectionSource("playlist", "PL1")
+
+    for i in ids:
+        read = (await store.save(i, ())).unwrap().revision
+        replaced = (await store.replace_if(i, (VideoId("dQw4w9WgXcQ"),), read)).unwrap()
+        assert await store.replace_if(i, (), read) == Failure(RevisionChanged(i))
+        assert await sources.put(i, KeptSource(source, replaced.revision)) == Success(None)
+        assert await sources.get(i) == Success(KeptSource(source, replaced.revision))
+        assert await sources.forget_if(i, replaced.revision) == Success(None)
+        assert await sources.get(i) == Success(None)
+        assert (await store.get(i)).unwrap().revision == replaced.revision
 
 
 async def test_a_durable_write_waits_for_no_replica_a_shard_lacks_and_says_so(
