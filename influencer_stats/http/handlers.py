@@ -9,6 +9,7 @@ algebras as values, and ``problems`` answers each one.
 
 from __future__ import annotations
 
+import asyncio
 from urllib.parse import parse_qsl
 
 import msgspec
@@ -239,7 +240,11 @@ async def _history_page(
     request = parse_history_request(incoming.query, limit=limit)
     if not isinstance(request, Success):
         return problems.invalid_input(request.failure())
-    page = await history_page(api.history, known, request.unwrap())
+    try:
+        async with asyncio.timeout(api.history_timeout_s):  # cancelled: its SQLite read stops too
+            page = await history_page(api.history, known, request.unwrap())
+    except TimeoutError:
+        return problems.history_timeout(api.history_timeout_s)
     if not isinstance(page, Success):
         return problems.for_error(page.failure())
     points, next_ms = page.unwrap()
@@ -276,7 +281,11 @@ async def collection_growth(api: HttpApi, incoming: Incoming) -> Reply:
     since = parse_time("since", given[0])
     if not isinstance(since, Success):
         return problems.invalid_input(since.failure())
-    body = await growth_body(api.history, known, since.unwrap())
+    try:
+        async with asyncio.timeout(api.history_timeout_s):
+            body = await growth_body(api.history, known, since.unwrap())
+    except TimeoutError:
+        return problems.history_timeout(api.history_timeout_s)
     if not isinstance(body, Success):
         return problems.for_error(body.failure())
     growth = body.unwrap()
