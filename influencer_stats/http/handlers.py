@@ -244,11 +244,17 @@ async def _history_page(
         async with asyncio.timeout(api.history_timeout_s):  # cancelled: its SQLite read stops too
             page = await history_page(api.history, known, request.unwrap())
     except TimeoutError:
-        return problems.history_timeout(api.history_timeout_s)
+        return _history_timeout(api, known)
     if not isinstance(page, Success):
         return problems.for_error(page.failure())
     points, next_ms = page.unwrap()
     return known, points, next_ms
+
+
+def _history_timeout(api: HttpApi, collection_id: CollectionId) -> Reply:
+    """A history query stopped at its deadline (its SQLite read stopped with it): logged, a 503."""
+    api.log.warning("history.query_timeout", collection=collection_id, timeout_s=api.history_timeout_s)
+    return problems.history_timeout(api.history_timeout_s)
 
 
 async def collection_history(api: HttpApi, incoming: Incoming) -> Reply:
@@ -285,7 +291,7 @@ async def collection_growth(api: HttpApi, incoming: Incoming) -> Reply:
         async with asyncio.timeout(api.history_timeout_s):
             body = await growth_body(api.history, known, since.unwrap())
     except TimeoutError:
-        return problems.history_timeout(api.history_timeout_s)
+        return _history_timeout(api, known)
     if not isinstance(body, Success):
         return problems.for_error(body.failure())
     growth = body.unwrap()
