@@ -16,7 +16,7 @@ import asyncio
 import json
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from influencer_stats.domain.models import CollectionId
@@ -31,11 +31,11 @@ _BATCH = 50_000
 
 
 def _rows(
-    collection: str, points: int, interval_s: float, end: float
+    collection: str, points: int, interval_s: float, end: float, all_gaps: bool
 ) -> Iterator[tuple[str, float, int, int, int, int, int, int]]:
     first = end - (points - 1) * interval_s
     for n in range(points):
-        gap = n % 211 == 0
+        gap = all_gaps or n % 211 == 0
         impressions = 0 if gap else 10_000_000 + 37 * n
         yield (collection, first + n * interval_s, impressions, impressions // 50, impressions // 40,
                0 if gap else 3, 0, int(gap))  # fmt: skip
@@ -50,9 +50,19 @@ async def _create_tables(path: Path) -> None:
         await database.close()
 
 
-def seed(path: Path, points: int, interval_s: float, *, videos: list[str], end: float | None = None) -> float:
-    """Create the tables in ``path`` and store collection ``big`` (``videos``) with ``points``
-    snapshots ``interval_s`` apart ending at ``end`` (now); the first point's time."""
+def seed(
+    path: Path,
+    points: int,
+    interval_s: float,
+    *,
+    videos: Sequence[str],
+    collection: str = COLLECTION,
+    all_gaps: bool = False,
+    end: float | None = None,
+) -> float:
+    """Create the tables in ``path`` (if not there) and store ``collection`` (``videos``) with
+    ``points`` snapshots ``interval_s`` apart ending at ``end`` (now), one in 211 a gap (or every
+    one); the first point's time."""
     path.parent.mkdir(parents=True, exist_ok=True)
     asyncio.run(_create_tables(path))
     end = time.time() if end is None else end
@@ -61,9 +71,10 @@ def seed(path: Path, points: int, interval_s: float, *, videos: list[str], end: 
         db.execute("PRAGMA synchronous=OFF")
         db.execute("BEGIN")
         db.execute(
-            "INSERT OR REPLACE INTO collections (id, videos) VALUES (?, ?)", (COLLECTION, json.dumps(videos))
+            "INSERT OR REPLACE INTO collections (id, videos) VALUES (?, ?)",
+            (collection, json.dumps(list(videos))),
         )
-        rows = _rows(COLLECTION, points, interval_s, end)
+        rows = _rows(collection, points, interval_s, end, all_gaps)
         for _ in range(0, points, _BATCH):
             batch = [row for _, row in zip(range(_BATCH), rows, strict=False)]
             db.executemany("INSERT OR REPLACE INTO stats_history VALUES (?, ?, ?, ?, ?, ?, ?, ?)", batch)
