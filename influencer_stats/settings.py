@@ -224,6 +224,11 @@ class Settings:
         "stats history: then one a day, until this many days old",
         high=3_650,
     )
+    history_query_timeout_s: float = seconds(
+        "INFLUENCER_STATS_HISTORY_QUERY_TIMEOUT",
+        10.0,
+        "stats history: a /history or /growth query still running after this is stopped (a 503)",
+    )
     video_cache_max_entries: int = integer(
         "INFLUENCER_STATS_VIDEO_CACHE_MAX_ENTRIES", 100_000, "video cache: videos kept in process (LRU)"
     )

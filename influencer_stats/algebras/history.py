@@ -28,6 +28,13 @@ class StatsHistory(Protocol):
       points with ``since <= at < until``, oldest first; fewer only when no
       more are in the range, so the next page starts just after the last
       ``at``. An unknown collection has no points (not an error).
+    - ``thinned(collection_id, since, until, step, limit)`` is one point per
+      step (``step`` >= 1 whole seconds) with ``since <= at < until``: the points
+      are grouped by ``at // step * step`` and each group gives its last point
+      that is not a gap (its last gap when all are), oldest first, at most
+      ``limit`` (>= 1) groups, fewer only when no more are in the range. Its work
+      grows with the groups answered, not with the points they hold (a year of
+      points at ``step=1d`` is a few hundred seeks, not a scan).
     - ``forget(collection_id)`` drops every point of the collection, and its claim.
     - ``claim(collection_id, slot)`` is ``Success(True)`` for the first caller
       to claim taking the collection's snapshot of interval ``slot`` (a whole
@@ -46,6 +53,10 @@ class StatsHistory(Protocol):
 
     async def points(
         self, collection_id: CollectionId, since: float, until: float, limit: int
+    ) -> Result[tuple[StatsPoint, ...], StoreUnavailable]: ...
+
+    async def thinned(
+        self, collection_id: CollectionId, since: float, until: float, step: int, limit: int
     ) -> Result[tuple[StatsPoint, ...], StoreUnavailable]: ...
 
     async def forget(self, collection_id: CollectionId) -> Result[None, StoreUnavailable]: ...

@@ -200,6 +200,7 @@ async def open_http_api(settings: Settings, stdout: BinaryIO | None = None) -> A
             wiring.checks,
             write_token=settings.write_token.value if settings.write_token else None,
             max_videos=settings.max_videos,
+            history_timeout_s=settings.history_query_timeout_s,
             openapi=openapi_document(settings.max_videos),
             tracing=request_tracing(wiring),
         )

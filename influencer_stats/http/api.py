@@ -170,6 +170,7 @@ class HttpApi:
         *,
         write_token: str | None,
         max_videos: int,
+        history_timeout_s: float,
         openapi: bytes,
         tracing: RequestTracing | None = None,
     ) -> None:
@@ -181,6 +182,8 @@ class HttpApi:
         self.checks = dict(checks)
         self.metrics = metrics
         self.max_videos = max_videos
+        #: How long a history query may run before it is stopped and answered a 503.
+        self.history_timeout_s = history_timeout_s
         #: The OpenAPI document, as ``/openapi.json`` answers it.
         self.openapi = Reply(200, openapi)
         self._write_token = write_token.encode() if write_token else None

@@ -9,6 +9,7 @@ algebras as values, and ``problems`` answers each one.
 
 from __future__ import annotations
 
+import asyncio
 from urllib.parse import parse_qsl
 
 import msgspec
@@ -248,11 +249,21 @@ async def _history_page(
     request = parse_history_request(incoming.query, limit=limit)
     if not isinstance(request, Success):
         return problems.invalid_input(request.failure())
-    page = await history_page(api.history, known, request.unwrap())
+    try:
+        async with asyncio.timeout(api.history_timeout_s):  # cancelled: its SQLite read stops too
+            page = await history_page(api.history, known, request.unwrap())
+    except TimeoutError:
+        return _history_timeout(api, known)
     if not isinstance(page, Success):
         return problems.for_error(page.failure())
     points, next_ms = page.unwrap()
     return known, points, next_ms
+
+
+def _history_timeout(api: HttpApi, collection_id: CollectionId) -> Reply:
+    """A history query stopped at its deadline (its SQLite read stopped with it): logged, a 503."""
+    api.log.warning("history.query_timeout", collection=collection_id, timeout_s=api.history_timeout_s)
+    return problems.history_timeout(api.history_timeout_s)
 
 
 async def collection_history(api: HttpApi, incoming: Incoming) -> Reply:
@@ -285,7 +296,11 @@ async def collection_growth(api: HttpApi, incoming: Incoming) -> Reply:
     since = parse_time("since", given[0])
     if not isinstance(since, Success):
         return problems.invalid_input(since.failure())
-    body = await growth_body(api.history, known, since.unwrap())
+    try:
+        async with asyncio.timeout(api.history_timeout_s):
+            body = await growth_body(api.history, known, since.unwrap())
+    except TimeoutError:
+        return _history_timeout(api, known)
     if not isinstance(body, Success):
         return problems.for_error(body.failure())
     growth = body.unwrap()

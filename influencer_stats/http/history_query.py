@@ -36,6 +36,8 @@ _LIMIT = re.compile("[0-9]{1,7}")
 _UNITS = {"s": 1, "m": 60, "h": 3_600, "d": 86_400}
 #: Points read from the history per call, and calls per request at most (bounded work).
 _CHUNK, _READS = 1_000, 100
+#: A step longer than every time RFC 3339 can write after 1970: ``thinned`` by it is the last figures.
+_ALL_TIME = 2**40
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,24 +123,27 @@ async def history_page(
     history: StatsHistory, collection_id: CollectionId, request: HistoryRequest
 ) -> Result[tuple[list[StatsPoint], int | None], StoreUnavailable]:
     """A page: at most ``limit`` points (one per step), and where the next page starts (ms) when
-    more follow (``history_body`` renders it)."""
+    more follow (``history_body`` renders it). With a step the history thins the points itself
+    (``StatsHistory.thinned``): a coarse step never reads every point."""
+    if request.step is not None:
+        step = request.step
+        thinned = await history.thinned(collection_id, request.since, request.until, step, request.limit + 1)
+        if not isinstance(thinned, Success):
+            return Failure(thinned.failure())
+        steps = list(thinned.unwrap())
+        if len(steps) > request.limit:  # the next page starts at the next step's start
+            return Success((steps[: request.limit], math.floor(steps[-1].at // step * step * 1000)))
+        return Success((steps, None))
     kept: list[StatsPoint] = []
-    buckets: list[float] = []  # each kept point's step start (its own time without a step)
     reads = 0
     last: Sequence[StatsPoint] = ()  # the last read's points
     async for points in _points(history, collection_id, request.since, request.until):
         if isinstance(points, StoreUnavailable):
             return Failure(points)
         for point in points:
-            bucket = point.at if request.step is None else point.at // request.step * request.step
-            if kept and request.step is not None and bucket == buckets[-1]:
-                if not (point.gap and not kept[-1].gap):  # later wins, a gap never over figures
-                    kept[-1] = point
-                continue
             if len(kept) == request.limit:
-                return Success((kept, math.floor(bucket * 1000)))
+                return Success((kept, math.floor(point.at * 1000)))
             kept.append(point)
-            buckets.append(bucket)
         reads, last = reads + 1, points
     if reads == _READS and len(last) == _CHUNK:  # the reads ran out, not the points
         return Success((kept, math.ceil(math.nextafter(last[-1].at, math.inf) * 1000)))
@@ -149,18 +154,21 @@ async def growth_body(
     history: StatsHistory, collection_id: CollectionId, since: float
 ) -> Result[dict[str, object] | None, StoreUnavailable]:
     """The change of each figure from the first snapshot at or after ``since`` that is not a gap
-    to the last one; None when there is none."""
+    to the last one; None when there is none. The first is read from ``since`` on (its first
+    points, unless they are gaps), the last as the figures of one step spanning all time."""
     first: StatsPoint | None = None
-    last: StatsPoint | None = None
     async for points in _points(history, collection_id, since, END_OF_TIME):
         if isinstance(points, StoreUnavailable):
             return Failure(points)
-        for point in points:
-            if not point.gap:
-                first = first or point
-                last = point
-    if first is None or last is None:
+        first = next((point for point in points if not point.gap), None)
+        if first is not None:
+            break
+    if first is None:
         return Success(None)
+    ends = await history.thinned(collection_id, first.at, END_OF_TIME, _ALL_TIME, 2)
+    if not isinstance(ends, Success):
+        return Failure(ends.failure())
+    last = next((point for point in reversed(ends.unwrap()) if not point.gap), first)
     change = {}
     for figure in ("impressions", "engagements", "score", "videos"):
         before, after = getattr(first, figure), getattr(last, figure)

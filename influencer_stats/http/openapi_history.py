@@ -9,7 +9,8 @@ from influencer_stats.http import problems
 from influencer_stats.http.history_query import HISTORY_CURSOR_PATTERN, STEP_PATTERN, parse_history_request
 from influencer_stats.http.openapi_parts import (
     REQUEST_ID,
-    STORE_DOWN,
+    RETRY_AFTER,
+    STORE_DOWN_REPLY,
     json_response,
     operation,
     problem_response,
@@ -145,6 +146,14 @@ _BAD_QUERY = problem_response(
 )
 
 
+_DOWN_OR_SLOW = problem_response(
+    "collection storage unavailable, or the query ran past INFLUENCER_STATS_HISTORY_QUERY_TIMEOUT",
+    STORE_DOWN_REPLY,
+    problems.history_timeout(10.0),
+    **{"Retry-After": RETRY_AFTER},
+)
+
+
 def operations(collection_id: dict[str, Any], not_found: tuple[Reply, ...]) -> dict[str, Any]:
     """The two routes' path items, given the collection id parameter and the not-found replies."""
     return {
@@ -160,7 +169,7 @@ def operations(collection_id: dict[str, Any], not_found: tuple[Reply, ...]) -> d
                     "200": json_response("History", "snapshots, oldest first", {"points": [_POINT, _LATER]}),
                     "404": problem_response("no such collection", *not_found),
                     "422": _BAD_QUERY,
-                    "503": STORE_DOWN,
+                    "503": _DOWN_OR_SLOW,
                 },
             ),
         },
@@ -178,7 +187,7 @@ def operations(collection_id: dict[str, Any], not_found: tuple[Reply, ...]) -> d
                     },
                     "404": problem_response("no such collection", *not_found),
                     "422": _BAD_QUERY,
-                    "503": STORE_DOWN,
+                    "503": _DOWN_OR_SLOW,
                 },
             ),
         },
@@ -218,7 +227,7 @@ def operations(collection_id: dict[str, Any], not_found: tuple[Reply, ...]) -> d
                         "a bad id, or since missing, repeated or not RFC 3339",
                         problems.invalid_input(InvalidInput("since", None, "is required")),
                     ),
-                    "503": STORE_DOWN,
+                    "503": _DOWN_OR_SLOW,
                 },
             ),
         },

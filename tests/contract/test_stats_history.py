@@ -176,3 +176,36 @@ async def test_of_two_instances_racing_for_one_slot_one_claims_it(name: str, tmp
         claims = await asyncio.gather(*(h.claim(ONE, 3) for h in (first, second, first, second)))
 
         assert sorted(c.unwrap() for c in claims) == [False, False, False, True]
+
+
+def thinned_by_hand(
+    points: tuple[StatsPoint, ...], since: float, until: float, step: int, limit: int
+) -> tuple[StatsPoint, ...]:
+    """What ``thinned`` answers, from every point: each group's last figures (else its last gap)."""
+    groups: dict[float, StatsPoint] = {}
+    for p in points:
+        if since <= p.at < until:
+            held = groups.get(p.at // step * step)
+            if held is None or not (p.gap and not held.gap):
+                groups[p.at // step * step] = p
+    return tuple(groups.values())[:limit]
+
+
+@pytest.mark.parametrize("step", [1, 1_800, 3_600, 7 * 3_600, 86_400])
+async def test_thinned_is_each_steps_last_figures_oldest_first(history: StatsHistory, step: int) -> None:
+    """Every half hour for 44 hours; every fifth point a gap, hours 20 to 24 only gaps."""
+    for n in range(88):
+        gap = n % 5 == 0 or 40 <= n < 48
+        await history.record(ONE, point(MIDNIGHT + n * HOUR / 2 + 0.25, n, gap=gap))
+    kept = await everything(history)
+    assert len(kept) == 88
+
+    for since, until, limit in [
+        (0.0, float(2**40), 1_000),
+        (MIDNIGHT + 3.3 * HOUR, MIDNIGHT + 30.1 * HOUR, 1_000),  # both ends inside a group
+        (MIDNIGHT + 5 * HOUR, float(2**40), 3),
+        (MIDNIGHT + 50 * HOUR, float(2**40), 5),  # nothing there
+    ]:
+        thinned = await history.thinned(ONE, since, until, step, limit)
+        assert thinned == Success(thinned_by_hand(kept, since, until, step, limit)), (since, until, limit)
+    assert await history.thinned(TWO, 0.0, float(2**40), step, 10) == Success(())

@@ -145,6 +145,7 @@ def service(
     history: StatsHistory | None = None,
     reader: SourceReader | None = None,
     sources: CollectionSources | None = None,
+    history_timeout_s: float = 10.0,
 ) -> Service:
     """The API on a dict store, the stats use case over the fake source and a history in memory,
     unless told otherwise."""
@@ -171,6 +172,7 @@ def service(
         {name: check(ok) for name, ok in (checks or {}).items()},
         write_token=write_token,
         max_videos=max_videos,
+        history_timeout_s=history_timeout_s,
         openapi=OPENAPI,
     )
     return Service(api, store, log, metrics, history)

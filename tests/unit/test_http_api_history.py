@@ -6,11 +6,16 @@ snapshots, a restart and two processes on one Redis.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
-from influencer_stats.domain.models import CollectionId, StatsPoint
+from returns.result import Result
+
+from influencer_stats.domain.models import CollectionId, StatsPoint, StoreUnavailable
 from influencer_stats.http.problems import Reply
-from tests.unit.http_api_support import Service, assert_problem, service
+from influencer_stats.interpreters.history.memory import MemoryStatsHistory
+from influencer_stats.interpreters.history.retention import Retention
+from tests.unit.http_api_support import Service, assert_problem, header, service
 from tests.unit.http_api_support import document as _document
 
 DAY = 86_400.0
@@ -141,3 +146,47 @@ async def test_the_chart_is_an_svg_with_both_series_and_a_tick_per_gap() -> None
     assert "no snapshots in this range yet" in empty.body.decode()
     assert_problem(await api.get("/collections/nobody/history.svg"), 404)
     assert_problem(await api.get("/collections/one/history.svg?limit=5000"), 422)
+
+
+class NeverAnswers(MemoryStatsHistory):
+    """A history whose reads never finish (a query stuck in its backend); it counts the
+    reads cancelled."""
+
+    def __init__(self) -> None:
+        super().__init__(Retention(raw_s=30 * DAY, keep_s=400 * DAY), 10)
+        self.cancelled = 0
+
+    async def _forever(self) -> Result[tuple[StatsPoint, ...], StoreUnavailable]:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            self.cancelled += 1
+            raise
+        raise AssertionError("unreachable")
+
+    async def points(
+        self, collection_id: CollectionId, since: float, until: float, limit: int
+    ) -> Result[tuple[StatsPoint, ...], StoreUnavailable]:
+        return await self._forever()
+
+    async def thinned(
+        self, collection_id: CollectionId, since: float, until: float, step: int, limit: int
+    ) -> Result[tuple[StatsPoint, ...], StoreUnavailable]:
+        return await self._forever()
+
+
+async def test_a_history_query_past_its_deadline_is_stopped_and_answered_a_503_problem() -> None:
+    history = NeverAnswers()
+    api = service(history=history, history_timeout_s=0.01)
+    await api.put("one", {"videos": []})
+
+    for query in ("history", "history?step=1d", "history.svg", "growth?since=2025-12-04T00:00:00Z"):
+        reply = await api.get(f"/collections/one/{query}")
+        problem = assert_problem(reply, 503)
+        assert str(problem["type"]).endswith(":history-query-timeout"), query
+        assert "0.01 s" in str(problem["detail"])
+        assert header(reply, "retry-after") == "1"
+
+    assert history.cancelled == 4  # each read was cancelled, not left running
+    timeouts = api.log.named("history.query_timeout")
+    assert [(e.level, e.fields["collection"]) for e in timeouts] == [("warning", "one")] * 4

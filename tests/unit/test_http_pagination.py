@@ -171,6 +171,7 @@ def api(store: DictCollectionStore) -> HttpApi:
         {},
         write_token=None,
         max_videos=10,
+        history_timeout_s=10.0,
         openapi=b"{}",
     )
 

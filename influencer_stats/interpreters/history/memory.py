@@ -44,6 +44,22 @@ class MemoryStatsHistory:
         start = bisect_left(points, since, key=_at)
         return Success(tuple(p for p in points[start : start + limit] if p.at < until))
 
+    async def thinned(
+        self, collection_id: CollectionId, since: float, until: float, step: int, limit: int
+    ) -> Result[tuple[StatsPoint, ...], StoreUnavailable]:
+        points = self._points.get(collection_id, [])
+        kept: list[StatsPoint] = []
+        at = bisect_left(points, since, key=_at)
+        while len(kept) < limit and at < len(points) and points[at].at < until:
+            end = min(points[at].at // step * step + step, until)
+            after = bisect_left(points, end, key=_at, lo=at)  # the group is points[at:after]
+            pick = after - 1  # its last point that is not a gap, else its last
+            while pick > at and points[pick].gap:
+                pick -= 1
+            kept.append(points[after - 1] if points[pick].gap else points[pick])
+            at = after
+        return Success(tuple(kept))
+
     async def forget(self, collection_id: CollectionId) -> Result[None, StoreUnavailable]:
         self._points.pop(collection_id, None)
         self._claims.forget(collection_id)

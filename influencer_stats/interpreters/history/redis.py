@@ -45,6 +45,10 @@ return 1
 """
 
 
+#: Members read per call walking a group back, and members walked at most (a group of gaps).
+_PAGE, _MAX_GROUP = 32, 10_000_000
+
+
 class RedisStatsHistory:
     """``StatsHistory`` in one sorted set per collection (``RedisKeys.history``), by time.
 
@@ -94,6 +98,50 @@ class RedisStatsHistory:
         except REDIS_FAULTS as exc:
             return Failure(store_unavailable(exc))
         return Success(tuple(_decode(m) for m in members))
+
+    async def thinned(
+        self, collection_id: CollectionId, since: float, until: float, step: int, limit: int
+    ) -> Result[tuple[StatsPoint, ...], StoreUnavailable]:
+        """Per step, the group's first member (where it starts), then members from its end back,
+        ``_PAGE`` at a time, to its last that is not a gap."""
+        key = self._keys.history(collection_id)
+        kept: list[StatsPoint] = []
+        start = since
+        try:
+            for _ in range(limit):
+                first = cast(
+                    "list[bytes]",
+                    await self._redis.zrangebyscore(key, repr(start), f"({until!r}", start=0, num=1),
+                )
+                if not first:
+                    break
+                bucket = _decode(first[0]).at // step * step
+                end = min(bucket + step, until)
+                chosen = await self._last_figures(key, start, end)
+                if chosen is None:  # forgotten meanwhile
+                    break
+                kept.append(chosen)
+                start = bucket + step
+        except REDIS_FAULTS as exc:
+            return Failure(store_unavailable(exc))
+        return Success(tuple(kept))
+
+    async def _last_figures(self, key: str, start: float, end: float) -> StatsPoint | None:
+        """The last point with ``start <= at < end`` that is not a gap, else the last, if any."""
+        last: StatsPoint | None = None
+        for offset in range(0, _MAX_GROUP, _PAGE):
+            members = cast(
+                "list[bytes]",
+                await self._redis.zrevrangebyscore(key, f"({end!r}", repr(start), start=offset, num=_PAGE),
+            )
+            points = [_decode(m) for m in members]
+            last = last or (points[0] if points else None)
+            figures = next((p for p in points if not p.gap), None)
+            if figures is not None:
+                return figures
+            if len(points) < _PAGE:
+                break
+        return last
 
     async def forget(self, collection_id: CollectionId) -> Result[None, StoreUnavailable]:
         try:

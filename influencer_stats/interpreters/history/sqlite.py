@@ -38,11 +38,27 @@ DELETE FROM stats_history WHERE collection = :c AND at < :raw AND at NOT IN (
 """
 
 
+_COLUMNS = (
+    "SELECT at, impressions, engagements, score, videos, missing, gap FROM stats_history"
+    " WHERE collection = ? AND at >= ?"
+)
+_FIRST = "SELECT at FROM stats_history WHERE collection = ? AND at >= ? AND at < ? ORDER BY at LIMIT 1"
+_LAST_FIGURES = _COLUMNS + " AND at < ? AND gap = 0 ORDER BY at DESC LIMIT 1"
+_LAST = _COLUMNS + " AND at < ? ORDER BY at DESC LIMIT 1"
+
+
+def _point(row: tuple[float, int, int, int, int, int, int]) -> StatsPoint:
+    at, impressions, engagements, score, videos, missing, gap = row
+    return StatsPoint(at, impressions, engagements, score, videos, missing, bool(gap))
+
+
 class SqliteStatsHistory:
     """``StatsHistory`` in a table beside the collections, durable once ``record`` returns.
 
     Each ``record`` is one transaction (the point, then the collection's
-    retention), fsynced as the database's every write is. Several processes on
+    retention), fsynced as the database's every write is. Reads run on the
+    database's read connection, beside the writes, and stop when their caller
+    is cancelled. Several processes on
     one host share the file; several hosts need the ``redis`` history.
     Build with ``await SqliteStatsHistory.create(database, retention)``.
     """
@@ -80,13 +96,35 @@ class SqliteStatsHistory:
     ) -> Result[tuple[StatsPoint, ...], StoreUnavailable]:
         def read(db: sqlite3.Connection) -> tuple[StatsPoint, ...]:
             rows = db.execute(
-                "SELECT at, impressions, engagements, score, videos, missing, gap FROM stats_history"
-                " WHERE collection = ? AND at >= ? AND at < ? ORDER BY at LIMIT ?",
-                (collection_id, since, until, limit),
+                _COLUMNS + " AND at < ? ORDER BY at LIMIT ?", (collection_id, since, until, limit)
             )
-            return tuple(StatsPoint(at, i, e, s, v, m, bool(gap)) for at, i, e, s, v, m, gap in rows)
+            return tuple(_point(row) for row in rows)
 
-        return await self._database.run(read)
+        return await self._database.read(read)
+
+    async def thinned(
+        self, collection_id: CollectionId, since: float, until: float, step: int, limit: int
+    ) -> Result[tuple[StatsPoint, ...], StoreUnavailable]:
+        """Per step, two seeks on the primary key (collection, at): the group's first point (where
+        it starts), then its last that is not a gap, walking back from its end (its last point when
+        the walk finds none): at most ``2 * limit`` seeks, whatever the points in between."""
+
+        def read(db: sqlite3.Connection) -> tuple[StatsPoint, ...]:
+            kept: list[StatsPoint] = []
+            start = since
+            for _ in range(limit):
+                first = db.execute(_FIRST, (collection_id, start, until)).fetchone()
+                if first is None:
+                    break
+                bucket = first[0] // step * step
+                end = min(bucket + step, until)
+                row = db.execute(_LAST_FIGURES, (collection_id, start, end)).fetchone()
+                row = row or db.execute(_LAST, (collection_id, start, end)).fetchone()
+                kept.append(_point(row))
+                start = bucket + step
+            return tuple(kept)
+
+        return await self._database.read(read)
 
     async def forget(self, collection_id: CollectionId) -> Result[None, StoreUnavailable]:
         def remove(db: sqlite3.Connection) -> None:
