@@ -106,12 +106,15 @@ class RouteTable(Mapping[str, Route]):
         """(route, collection id) for a path; (None, "") when no template matches."""
         return self._remembered(path)
 
-    def match_raw(self, raw_path: str) -> tuple[Route, str] | tuple[None, str]:
-        """(route, percent-decoded collection id) for a path as received; (None, "") when no
-        template matches it as written."""
+    def match_raw(self, raw_path: str | bytes) -> tuple[Route, str] | tuple[None, str]:
+        """(route, percent-decoded collection id) for a path as received (ASGI's bytes taken as
+        they are: remembered by them, no decoding per request); (None, "") when no template
+        matches it as written."""
         return self._remembered_raw(raw_path)
 
-    def _match_raw(self, raw_path: str) -> tuple[Route, str] | tuple[None, str]:
+    def _match_raw(self, raw_path: str | bytes) -> tuple[Route, str] | tuple[None, str]:
+        if isinstance(raw_path, bytes):
+            raw_path = raw_path.decode("latin-1")
         matched, value = self._match(raw_path)
         return (matched, decode_segment(value)) if matched is not None else _NO_MATCH
 

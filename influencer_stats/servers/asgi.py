@@ -97,7 +97,7 @@ class AsgiApp:
         if raw_path is None:  # an ASGI server without raw_path (uvicorn always sends it)
             route, collection_id = ROUTES.match(scope["path"])
         else:
-            route, collection_id = ROUTES.match_raw(raw_path.decode("latin-1"))
+            route, collection_id = ROUTES.match_raw(raw_path)
         if route is not None:
             reply, answered_id = await api.answer(
                 Incoming(

@@ -31,6 +31,7 @@ def test_the_raw_path_is_routed_as_sent_and_only_the_id_is_decoded(
     raw: str, template: str, collection_id: str
 ) -> None:
     assert ROUTES.match_raw(raw) == (ROUTES[template], collection_id)
+    assert ROUTES.match_raw(raw.encode()) == (ROUTES[template], collection_id)  # ASGI's raw_path
 
 
 @pytest.mark.parametrize(
