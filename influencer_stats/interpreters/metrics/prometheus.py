@@ -25,8 +25,9 @@ snapshot, so a scrape lags the other workers by at most one interval, and no
 counter goes down from one scrape to the next whichever worker answers each:
 what a worker showed is in its file before the next scrape reads it. (When a
 scrape only read, worker A could show its live 1,000 and worker B, scraped
-next, A's file of a second before: 24 of 218 scrapes under load went down.) Counters and histograms of stopped workers keep counting
-(as Prometheus expects of a counter); the breaker gauge is the maximum over
+next, A's file of a second before: 24 of 218 scrapes under load went down.)
+Counters and histograms of stopped workers keep counting (as Prometheus
+expects of a counter); the breaker gauge is the maximum over
 workers still alive. The process's own series (``process_*``, ``python_gc_*``)
 come once per live worker, labelled ``pid`` (:mod:`.runtime` says why).
 
