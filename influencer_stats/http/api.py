@@ -69,8 +69,8 @@ class Incoming:
     ``limit`` bytes (servers build it on ``body.read_request_body``, so none
     ever buffers more than that), and raises ``BodyIncomplete`` when the
     client went away before the whole body arrived; ``collection_id`` is
-    percent-decoded, as is the path a server matched. ``query`` is the raw query string, without the
-    ``?`` and not yet percent-decoded.
+    percent-decoded, once split off the path as received (``RouteTable.match_raw``). ``query`` is
+    the raw query string, without the ``?`` and not yet percent-decoded.
     """
 
     route: Route
@@ -84,6 +84,8 @@ class Incoming:
     query: str = ""
     #: The W3C ``traceparent`` header; servers read it only when the API traces (``HttpApi.traced``).
     traceparent: str | None = None
+    #: The Content-Type header (the first), for handlers that take only JSON (``POST .../refresh``).
+    content_type: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,8 +8,9 @@ into it.
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import AsyncIterable
+from collections.abc import AsyncIterable, Iterable
 
 from influencer_stats.bounded import read_bounded
 
@@ -75,6 +76,53 @@ def json_nests_deeper(data: bytes, limit: int) -> bool:
             return True  # nothing closes any more: unbalanced
         brackets = shorter
     return True
+
+
+def repeated_key(data: bytes, document: object) -> str | None:
+    """The first key an object of the JSON text ``data`` holds twice, or None (msgspec, which
+    decoded ``data`` into ``document``, keeps the last value of a repeated key without a word).
+
+    Cheap when nothing repeats: every member of every object takes one ``:`` outside a
+    string, so a text holding no more ``:`` than its decoded top-level object has members
+    repeats no key (nor nests any member): for a PUT's body, since no video id holds a
+    ``:``, two ``find`` calls (memchr: 7 µs over 5,000 ids, where a ``count`` took 110
+    and decoding them 1,060, timed side by side). Only otherwise is the text decoded
+    again, by the standard library, whose hook sees each object's keys as written
+    (escapes decoded).
+    """
+    if isinstance(document, dict) and _colons_at_most(data, len(document)):
+        return None
+    repeated: list[str] = []
+
+    def pairs(items: Iterable[tuple[str, object]]) -> None:
+        if not repeated:
+            seen: set[str] = set()
+            for key, _ in items:
+                if key in seen:
+                    repeated.append(key)
+                    return
+                seen.add(key)
+
+    try:
+        json.loads(data, object_pairs_hook=pairs)
+    except (ValueError, RecursionError):  # msgspec decoded it: nothing the standard library refuses
+        return None
+    return repeated[0] if repeated else None
+
+
+def _colons_at_most(data: bytes, most: int) -> bool:
+    """Whether ``data`` holds at most ``most`` colons (``most + 1`` finds, not a ``count``)."""
+    at = -1
+    for _ in range(most + 1):
+        at = data.find(b":", at + 1)
+        if at < 0:
+            return True
+    return False
+
+
+def is_json(content_type: str | None) -> bool:
+    """Whether a Content-Type header names JSON (``application/json``, any parameters after it)."""
+    return content_type is not None and content_type.partition(";")[0].strip().lower() == "application/json"
 
 
 def content_length(value: str | bytes | None) -> int | None:

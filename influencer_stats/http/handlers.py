@@ -28,7 +28,7 @@ from influencer_stats.domain.models import (
 from influencer_stats.domain.validation import InvalidInput, parse_collection_id, parse_put_body
 from influencer_stats.http import docs, problems
 from influencer_stats.http.api import HttpApi, Incoming
-from influencer_stats.http.body import json_nests_deeper
+from influencer_stats.http.body import is_json, json_nests_deeper, repeated_key
 from influencer_stats.http.history_chart import chart_reply
 from influencer_stats.http.history_query import (
     growth_body,
@@ -139,14 +139,9 @@ async def put_collection(api: HttpApi, incoming: Incoming) -> Reply:
             return problems.invalid_input(invalid)
         case Success(collection_id):
             pass
-    if json_nests_deeper(body, MAX_JSON_DEPTH):
-        return problems.malformed_json(
-            f"the body nests arrays or objects deeper than {MAX_JSON_DEPTH} levels (or unbalanced)"
-        )
-    try:
-        document = _decode(body)
-    except msgspec.DecodeError as exc:
-        return problems.malformed_json(f"the body is not valid JSON: {exc}")
+    document = _json_body(body)
+    if isinstance(document, Reply):
+        return document
     match parse_put_body(document, api.max_videos):
         case Failure(invalid):
             return problems.invalid_input(invalid)
@@ -166,11 +161,42 @@ async def put_collection(api: HttpApi, incoming: Incoming) -> Reply:
     return _saved(collection_id, created, _collection_body(videos, None))
 
 
+def _json_body(body: bytes) -> object | Reply:
+    """The decoded JSON body, or the problem: too deep, not JSON, or a key given twice."""
+    if json_nests_deeper(body, MAX_JSON_DEPTH):
+        return problems.malformed_json(
+            f"the body nests arrays or objects deeper than {MAX_JSON_DEPTH} levels (or unbalanced)"
+        )
+    try:
+        document: object = _decode(body)
+    except msgspec.DecodeError as exc:
+        return problems.malformed_json(f"the body is not valid JSON: {exc}")
+    repeated = repeated_key(body, document)
+    if repeated is not None:  # not the last one silently winning: which did the client mean?
+        return problems.invalid_input(InvalidInput(repeated[:64], None, "is given more than once"))
+    return document
+
+
 async def refresh_collection(api: HttpApi, incoming: Incoming) -> Reply:
-    """Read the collection's playlist or channel again: new uploads join, videos gone leave."""
+    """Read the collection's playlist or channel again: new uploads join, videos gone leave.
+
+    The body is the empty JSON object, sent as ``application/json`` (else 415): a request
+    a cross-site form cannot send, so without a write token no page a browser visits
+    spends the quota."""
+    if not is_json(incoming.content_type):
+        return problems.unsupported_media_type(JSON)
+    body = await incoming.read_body(api.max_body_bytes)
+    if body is None:
+        return problems.body_too_large(api.max_body_bytes)
     parsed = parse_collection_id(incoming.collection_id)
     if not isinstance(parsed, Success):
         return problems.invalid_input(parsed.failure())
+    document = _json_body(body)
+    if isinstance(document, Reply):
+        return document
+    if document != {}:
+        field = next(iter(document))[:64] if isinstance(document, dict) else "body"
+        return problems.invalid_input(InvalidInput(field, None, "is not taken: the body is {}"))
     collection_id = parsed.unwrap()
     return _imported(collection_id, await api.imports.refresh(collection_id))
 

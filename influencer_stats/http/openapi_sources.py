@@ -14,6 +14,7 @@ from influencer_stats.domain.models import (
 )
 from influencer_stats.domain.validation import parse_collection_body, parse_put_body
 from influencer_stats.http import problems
+from influencer_stats.http.api import MAX_BODY_BYTES
 from influencer_stats.http.openapi_parts import (
     UNAUTHORIZED_REPLY,
     UPSTREAM_FAILED,
@@ -89,8 +90,8 @@ def imported(videos: list[str]) -> dict[str, Any]:
 
 #: A PUT's or refresh's 422s: a body or id the service refuses, or a playlist it cannot take.
 INVALID = problem_response(
-    "wrong body shape, bad id, too many videos, no such playlist or channel, or one holding "
-    "more videos than a collection may",
+    "wrong body shape (a refresh's is {}), bad id, a key given twice in one object, too many "
+    "videos, no such playlist or channel, or one holding more videos than a collection may",
     problems.invalid_input(parse_collection_body({"videos": ["dQw4w9WgXc"]}).failure()),
     problems.invalid_input(parse_put_body({"channel": "dQw4w9WgXcQ"}).failure()),
     problems.for_error(_MISSING),
@@ -108,10 +109,35 @@ def operations(collection_id: dict[str, Any], not_found: Reply) -> dict[str, Any
                 "collections",
                 "Read a collection's playlist or channel again",
                 description="New uploads join the collection and videos gone from the list leave it; "
-                "a unit of YouTube quota a page of 50 (a channel one more).",
+                "a unit of YouTube quota a page of 50 (a channel one more). The body is the empty JSON "
+                "object, sent as `Content-Type: application/json` (anything else is a 415): a request no "
+                "cross-site form can make.",
                 security=[{}, {"bearer": []}],
+                requestBody={
+                    "required": True,
+                    "content": {
+                        "application/json": {
+                            "schema": {"type": "object", "maxProperties": 0},
+                            "example": {},
+                        }
+                    },
+                },
                 responses={
                     **UPSTREAM_FAILED,
+                    "400": problem_response(
+                        "the body is not JSON (an empty body is not) or ended before its Content-Length; "
+                        "or the path is not ASCII once percent-decoded",
+                        problems.malformed_json("the body is not valid JSON: Input data was truncated"),
+                        problems.body_incomplete(),
+                        problems.path_not_ascii(),
+                    ),
+                    "413": problem_response(
+                        f"the body is over {MAX_BODY_BYTES} bytes", problems.body_too_large(MAX_BODY_BYTES)
+                    ),
+                    "415": problem_response(
+                        "the request is not sent as Content-Type: application/json",
+                        problems.unsupported_media_type(problems.JSON),
+                    ),
                     "200": json_response("Collection", "read again", imported(["dQw4w9WgXcQ"])),
                     "401": problem_response(
                         "a write token is set and the request does not carry it", UNAUTHORIZED_REPLY

@@ -89,6 +89,16 @@ def invalid_input(error: InvalidInput) -> Reply:
     )
 
 
+def unsupported_media_type(expected: str) -> Reply:
+    """415: the request's Content-Type is not the one the route takes."""
+    return problem(
+        415,
+        "unsupported-media-type",
+        "Unsupported media type",
+        f"the body must be sent as Content-Type: {expected}",
+    )
+
+
 def body_too_large(limit: int) -> Reply:
     return problem(413, "body-too-large", "Request body too large", f"the body must be at most {limit} bytes")
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
+from urllib.parse import unquote
 
 from influencer_stats.http.problems import Reply
 
@@ -62,6 +63,14 @@ class RouteTable(Mapping[str, Route]):
     A path matches a template without a parameter when it is equal to it, and
     a template ``<prefix>{id}<suffix>`` when it is ``<prefix><id><suffix>`` with
     ``id`` non-empty and free of ``/`` (as Starlette's router matches ``{id}``).
+
+    ``match_raw`` routes the path as it was received, percent-escapes and all
+    (ASGI's ``raw_path``, aiohttp's raw path): a template's fixed text matches
+    only as written, and the id is percent-decoded only once split off at the
+    slashes, so ``/collections/pl%2Fstats`` is the collection ``pl/stats``
+    (refused by id validation), never the stats of ``pl``, and a proxy's rule
+    on raw paths sees what the service routes. ``match`` takes a path already
+    decoded (Granian's RSGI scope has no other), where ``%2F`` was a ``/``.
     """
 
     def __init__(self, *routes: Route) -> None:
@@ -82,6 +91,7 @@ class RouteTable(Mapping[str, Route]):
         # Remembered, since the same paths come again and again; bounded, since clients choose
         # them (perf/RESULTS.md, "What was cut": matched paths remembered, 0.6 → 0.06 µs).
         self._remembered = lru_cache(maxsize=_REMEMBERED)(self._match)
+        self._remembered_raw = lru_cache(maxsize=_REMEMBERED)(self._match_raw)
 
     def __getitem__(self, template: str) -> Route:
         return self._routes[template]
@@ -96,6 +106,18 @@ class RouteTable(Mapping[str, Route]):
         """(route, collection id) for a path; (None, "") when no template matches."""
         return self._remembered(path)
 
+    def match_raw(self, raw_path: str | bytes) -> tuple[Route, str] | tuple[None, str]:
+        """(route, percent-decoded collection id) for a path as received (ASGI's bytes taken as
+        they are: remembered by them, no decoding per request); (None, "") when no template
+        matches it as written."""
+        return self._remembered_raw(raw_path)
+
+    def _match_raw(self, raw_path: str | bytes) -> tuple[Route, str] | tuple[None, str]:
+        if isinstance(raw_path, bytes):
+            raw_path = raw_path.decode("latin-1")
+        matched, value = self._match(raw_path)
+        return (matched, decode_segment(value)) if matched is not None else _NO_MATCH
+
     def _match(self, path: str) -> tuple[Route, str] | tuple[None, str]:
         static = self._static.get(path)
         if static is not None:
@@ -106,6 +128,12 @@ class RouteTable(Mapping[str, Route]):
                 if "/" not in value:
                     return matched, value
         return _NO_MATCH
+
+
+def decode_segment(raw: str) -> str:
+    """One path segment's percent-escapes decoded (UTF-8, as uvicorn decodes a path; an invalid
+    sequence becomes U+FFFD, which no id accepts). Only after splitting: ``%2F`` stays in it."""
+    return unquote(raw) if "%" in raw else raw
 
 
 _NO_MATCH: tuple[None, str] = (None, "")

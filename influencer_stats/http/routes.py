@@ -2,8 +2,9 @@
 
 ``ROUTES`` is the one source of truth for the API's surface. A server either
 registers each template with its framework (Starlette, every method, no slash
-redirects) or matches the percent-decoded path with ``ROUTES.match`` (the
-aiohttp, ASGI and RSGI apps); either way it hands ``HttpApi.answer`` the matched
+redirects, on the path as received) or matches the path with ``ROUTES.match_raw``
+(the aiohttp and ASGI apps; ``ROUTES.match`` for the RSGI app, which has only the
+decoded path); either way it hands ``HttpApi.answer`` the matched
 ``Route``, whose handlers ``HttpApi`` dispatches to by method (a dict lookup),
 or asks ``HttpApi.unmatched`` for the refusal when no template matches. The
 OpenAPI document describes the same table, and refuses to build if they

@@ -1,7 +1,7 @@
 """The ``asgi`` server: the API as a hand-routed ASGI application, served by uvicorn: the talk's v5 move.
 
-No framework between uvicorn and ``HttpApi``: routing is ``ROUTES.match`` (a
-dict lookup, then a few string tests), the response is two ``send`` calls.
+No framework between uvicorn and ``HttpApi``: routing is ``ROUTES.match_raw`` on
+the path as received (a dict lookup, then a few string tests), the response is two ``send`` calls.
 Behaviour is identical to the other servers because everything but turning
 ASGI messages into body chunks is ``HttpApi`` and the route table.
 """
@@ -81,7 +81,7 @@ class AsgiApp:
         api = self._api
         assert api is not None, "lifespan has not started the API"
         method: str = scope["method"]
-        request_id = authorization = None
+        request_id = authorization = content_type = None
         for name, value in scope["headers"]:
             if name == b"x-request-id":
                 if request_id is None:  # the first, as the other servers take it
@@ -90,7 +90,14 @@ class AsgiApp:
                 # Every line, joined (see Incoming.authorization): two never authorize a write.
                 text = value.decode("latin-1")
                 authorization = text if authorization is None else f"{authorization}, {text}"
-        route, collection_id = ROUTES.match(scope["path"])
+            elif name == b"content-type" and content_type is None:
+                content_type = value.decode("latin-1")
+        # Routed as received (ROUTES.match_raw): %2F inside an id stays in it.
+        raw_path: bytes | None = scope.get("raw_path")
+        if raw_path is None:  # an ASGI server without raw_path (uvicorn always sends it)
+            route, collection_id = ROUTES.match(scope["path"])
+        else:
+            route, collection_id = ROUTES.match_raw(raw_path)
         if route is not None:
             reply, answered_id = await api.answer(
                 Incoming(
@@ -102,6 +109,7 @@ class AsgiApp:
                     partial(_read_body, scope, receive),
                     query=scope["query_string"].decode("latin-1"),
                     traceparent=_header(scope, b"traceparent") if api.traced else None,
+                    content_type=content_type,
                 )
             )
         else:

@@ -8,15 +8,18 @@ from functools import partial
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from influencer_stats.http import problems
 from influencer_stats.http.api import HTTP_METHODS, HttpApi, Incoming
 from influencer_stats.http.body import BodyIncomplete, content_length, read_request_body
 from influencer_stats.http.problems import Reply
 from influencer_stats.http.route_table import Route as ApiRoute
+from influencer_stats.http.route_table import decode_segment
 from influencer_stats.http.routes import ROUTES
 from influencer_stats.serving import uvicorn
 from influencer_stats.serving.server import OpenApi, Server
@@ -43,6 +46,21 @@ async def _read_body(request: Request, limit: int) -> bytes | None:
         raise BodyIncomplete("the client disconnected") from exc
 
 
+class _RawPathRouting:
+    """Starlette's router sees the path as received (``raw_path``), as ``ROUTES.match_raw`` routes
+    it on the other servers: ``{id}`` then matches ``pl%2Fstats`` whole, and the endpoint decodes
+    it (the id ``pl/stats``, refused), never the stats of ``pl``."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        raw_path = scope.get("raw_path")
+        if scope["type"] == "http" and raw_path is not None:
+            scope["path"] = raw_path.decode("latin-1")
+        await self.app(scope, receive, send)
+
+
 def create_app(open_api: OpenApi) -> Starlette:
     """A Starlette app whose lifespan opens the API (and its resources) once."""
     current: list[HttpApi] = []
@@ -62,12 +80,13 @@ def create_app(open_api: OpenApi) -> Starlette:
             incoming = Incoming(
                 route,
                 request.method,
-                request.path_params.get("id", ""),
+                decode_segment(request.path_params.get("id", "")),
                 headers.get("x-request-id"),
                 ", ".join(headers.getlist("authorization")) or None,
                 partial(_read_body, request),
                 query=request.scope["query_string"].decode("latin-1"),
                 traceparent=headers.get("traceparent") if api.traced else None,
+                content_type=headers.get("content-type"),
             )
             return _response(await api.serve(incoming))
 
@@ -80,11 +99,16 @@ def create_app(open_api: OpenApi) -> Starlette:
         assert isinstance(exc, HTTPException)
         api, method, request_id = current[0], request.method, request.headers.get("x-request-id")
         if exc.status_code in (404, 405):
-            return _response(api.unmatched(request.scope["path"], method, request_id))
+            return _response(api.unmatched(decode_segment(request.scope["path"]), method, request_id))
         reply = problems.problem(exc.status_code, "http-error", "HTTP error", str(exc.detail))
         return _response(api.refuse(reply, "unmatched", method, request_id))
 
-    app = Starlette(routes=routes, exception_handlers={HTTPException: refused}, lifespan=lifespan)
+    app = Starlette(
+        routes=routes,
+        middleware=[Middleware(_RawPathRouting)],
+        exception_handlers={HTTPException: refused},
+        lifespan=lifespan,
+    )
     # No 307 to the path without its trailing slash (built from the client's Host header):
     # "/collections/" is a 404 problem, as on every other server.
     app.router.redirect_slashes = False

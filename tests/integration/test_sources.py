@@ -64,14 +64,14 @@ def test_every_server_reads_playlists_and_channels_from_youtube_a_unit_a_call(
         creator = http.put("/collections/creator", json={"channel": CHANNEL})
         stats = http.get("/collections/creator/stats")
         youtube.channel(CHANNEL, VIDEOS[118:130])  # two new uploads
-        refreshed = http.post("/collections/creator/refresh")
+        refreshed = http.post("/collections/creator/refresh", json={})
         shown = http.get("/collections/creator")
         before_huge = _calls(youtube)
         huge = http.put("/collections/huge", json={"playlist": "PLhuge"})
         after_huge = _calls(youtube)
         missing = http.put("/collections/missing", json={"playlist": "PLnothing"})
         youtube.fault("quota", count=1)
-        quota = http.post("/collections/creator/refresh")
+        quota = http.post("/collections/creator/refresh", json={})
         listed = http.get("/collections").json()["ids"]
 
     assert launch.status_code == 422 and launch.json()["type"].endswith("source-too-large")  # 120 > 100
@@ -130,7 +130,7 @@ def test_the_sqlite_sources_survive_a_restart(double: tuple[str, YouTubeDouble],
         assert httpx.put(f"{service.url}/collections/kept", json={"playlist": "PLkept"}).status_code == 201
     youtube.playlist("PLkept", VIDEOS[:4])
     with running_service(["--profile", "youtube"], log, env=_env(url)) as again:
-        refreshed = httpx.post(f"{again.url}/collections/kept/refresh", timeout=30)
+        refreshed = httpx.post(f"{again.url}/collections/kept/refresh", json={}, timeout=30)
 
     assert refreshed.status_code == 200
     assert refreshed.json() == {

@@ -1,7 +1,7 @@
 """The HTTP edge in process, for the ``test_http_api_*`` modules: doubles, client, reply checks.
 
 No socket and no framework: a request goes through the route table as the
-hand-routed servers send it (``ROUTES.match``, then ``HttpApi.serve`` (``answer``, the id added), or
+hand-routed servers send it (``ROUTES.match_raw``, then ``HttpApi.serve`` (``answer``, the id added), or
 ``refuse`` when no template matches), its body through ``read_bounded`` as every
 server streams it. ``tests/integration/test_api.py`` and ``test_api_raw.py`` prove each server adapter
 speaks HTTP the same way over a real socket.
@@ -107,12 +107,23 @@ class Service:
         *,
         request_id: str | None = None,
         authorization: str | None = None,
+        content_type: str | None = None,
     ) -> Reply:
+        """``path`` as a client sends it (percent-encoded): routed as received (``match_raw``)."""
         path, _, query = path.partition("?")
-        route, collection_id = ROUTES.match(path)
+        route, collection_id = ROUTES.match_raw(path)
         if route is None:
             return self.api.refuse(problems.route_not_found(path), "unmatched", method, request_id)
-        incoming = Incoming(route, method, collection_id, request_id, authorization, body or Body([]), query)
+        incoming = Incoming(
+            route,
+            method,
+            collection_id,
+            request_id,
+            authorization,
+            body or Body([]),
+            query,
+            content_type=content_type,
+        )
         return await self.api.serve(incoming)
 
     async def put(

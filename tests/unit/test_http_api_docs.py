@@ -139,7 +139,7 @@ async def test_a_name_outside_the_allow_list_is_a_404_problem(svc: Service, path
     ],
 )
 async def test_a_path_traversal_attempt_is_a_404_in_either_encoding(svc: Service, path: str) -> None:
-    for sent in (path, unquote(path)):  # as sent, and percent-decoded as the servers match it
+    for sent in (path, unquote(path)):  # as sent, and percent-decoded as Granian matches it
         reply = await svc.get(sent)
 
         assert_problem(reply, 404)

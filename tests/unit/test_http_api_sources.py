@@ -45,7 +45,11 @@ class ScriptedReader:
 
 
 async def refresh(api: Service, collection_id: str, authorization: str | None = None) -> Reply:
-    return await api.request("POST", f"/collections/{collection_id}/refresh", authorization=authorization)
+    """A refresh as clients send it: ``{}`` as JSON."""
+    path = f"/collections/{collection_id}/refresh"
+    return await api.request(
+        "POST", path, Body.json({}), authorization=authorization, content_type="application/json"
+    )
 
 
 async def test_a_playlist_is_read_and_saved_with_its_source_shown_on_every_read() -> None:

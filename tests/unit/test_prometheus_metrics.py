@@ -193,7 +193,8 @@ def test_workers_add_up_through_their_snapshots(tmp_path: Path) -> None:
     live_peer.breaker_state("half_open")
     live_peer.publish()
     assert value(me, "influencer_stats_circuit_breaker_open") == 1
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([f"{peer_pid}.json", f"{gone_pid}.json"])
+    files = sorted(p.name for p in tmp_path.iterdir())
+    assert files == sorted(f"{pid}.json" for pid in (peer_pid, gone_pid, os.getpid()))  # a scrape writes
 
 
 def test_a_worker_reads_others_snapshots_but_its_own_values_live(tmp_path: Path) -> None:
@@ -203,6 +204,29 @@ def test_a_worker_reads_others_snapshots_but_its_own_values_live(tmp_path: Path)
     me.request(STATS, "GET", 200, 0.001)
 
     assert value(me, "influencer_stats_http_requests_total", route=STATS, method="GET", status="200") == 2
+
+
+def test_a_counter_never_goes_down_whichever_worker_answers_each_scrape(tmp_path: Path) -> None:
+    """Scrapes alternate between two workers, which publish only every fifth round: before, worker
+    two showed worker one's file of rounds before, below what worker one had just shown."""
+    one = PrometheusMetrics(ROUTES, str(tmp_path), pid=os.getpid())
+    two = PrometheusMetrics(ROUTES, str(tmp_path), pid=os.getppid())
+    shown: list[float] = []
+    for round_ in range(20):
+        for worker, requests in ((one, 7), (two, 3)):
+            for _ in range(requests):
+                worker.request(STATS, "GET", 200, 0.001)
+            if round_ % 5 == 0:
+                worker.publish()  # the publisher's turn
+        scraped = (one, two)[round_ % 2]
+        shown.append(value(scraped, "influencer_stats_http_request_duration_seconds_count", route=STATS))
+        count = value(
+            scraped, "influencer_stats_http_requests_total", route=STATS, method="GET", status="200"
+        )
+        assert count == shown[-1]
+
+    assert shown == sorted(shown), shown
+    assert shown[-1] >= 190  # each sees the other at most a round behind (200 in all)
 
 
 def test_a_torn_or_foreign_file_in_the_directory_is_skipped(tmp_path: Path) -> None:

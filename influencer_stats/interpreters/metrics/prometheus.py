@@ -18,11 +18,16 @@ its class (``4xx``). (A server that passed any method name through used to
 grow ``/metrics`` and the worker by a series per name.)
 
 Several worker processes: each writes a snapshot of its values to
-``<multiprocess_dir>/<pid>.json`` every ``publish_interval`` seconds and when
-it stops (:mod:`.snapshots`). A scrape of any worker adds its own live values
-to every other worker's last snapshot, so a scrape lags the other workers by
-at most one interval. Counters and histograms of stopped workers keep counting
-(as Prometheus expects of a counter); the breaker gauge is the maximum over
+``<multiprocess_dir>/<pid>.json`` every ``publish_interval`` seconds, when
+it stops, and whenever it is scraped, before it answers (:mod:`.snapshots`). A
+scrape of any worker adds its own live values to every other worker's last
+snapshot, so a scrape lags the other workers by at most one interval, and no
+counter goes down from one scrape to the next whichever worker answers each:
+what a worker showed is in its file before the next scrape reads it. (When a
+scrape only read, worker A could show its live 1,000 and worker B, scraped
+next, A's file of a second before: 24 of 218 scrapes under load went down.)
+Counters and histograms of stopped workers keep counting (as Prometheus
+expects of a counter); the breaker gauge is the maximum over
 workers still alive. The process's own series (``process_*``, ``python_gc_*``)
 come once per live worker, labelled ``pid`` (:mod:`.runtime` says why).
 
@@ -37,6 +42,7 @@ from __future__ import annotations
 import os
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator
+from contextlib import suppress
 from http import HTTPStatus
 from pathlib import Path
 from typing import Final
@@ -259,9 +265,17 @@ class PrometheusMetrics:
             write_snapshot(self._dir, self._pid, self.snapshot())
 
     def snapshots(self) -> list[tuple[Snapshot, bool]]:
-        """This process's live values, then every other worker's last snapshot, each with "alive"."""
-        mine = (self.snapshot(), True)
-        return [mine] if self._dir is None else [mine, *other_snapshots(self._dir, self._pid)]
+        """This process's live values, then every other worker's last snapshot, each with "alive".
+
+        With several workers, the live values are written to this worker's file first: a value a
+        scrape shows is never more than its file holds when another worker is scraped next.
+        """
+        mine = self.snapshot()
+        if self._dir is None:
+            return [(mine, True)]
+        with suppress(OSError):  # a full disk: the scrape is still answered (the publisher says so)
+            write_snapshot(self._dir, self._pid, mine)
+        return [(mine, True), *other_snapshots(self._dir, self._pid)]
 
     def render(self) -> tuple[bytes, str]:
         return generate_latest(self._registry), CONTENT_TYPE_LATEST

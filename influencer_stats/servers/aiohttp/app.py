@@ -1,8 +1,8 @@
 """The API on aiohttp.web.
 
 Routed by hand, as the ASGI and RSGI apps are: one catch-all route matches
-the path with ``ROUTES.match``, decoded as uvicorn and Granian decode it
-(aiohttp's router would match ``%2F`` inside an id and refuse ``{`` in one).
+the path as received with ``ROUTES.match_raw``, which decodes the id only once
+split off (aiohttp's router would refuse ``{`` in one).
 
 No answer names the versions of Python and aiohttp, which aiohttp sends in a
 ``Server`` header by default (``Python/3.11 aiohttp/3.14.5``): the app's
@@ -57,13 +57,13 @@ async def _read_body(request: web.Request, limit: int) -> bytes | None:
 
 
 async def _dispatch(request: web.Request) -> web.Response:
-    """Every request: ``ROUTES.match`` on the percent-decoded path, then ``HttpApi``."""
+    """Every request: ``ROUTES.match_raw`` on the path as received, then ``HttpApi``."""
     api, headers, method = request.app[_API], request.headers, request.method
     # CONNECT's target is authority-form for aiohttp (an empty URL path): take it as sent.
-    path = unquote(request.rel_url.raw_path or request.raw_path.partition("?")[0])
-    route, collection_id = ROUTES.match(path)
+    raw_path = request.rel_url.raw_path or request.raw_path.partition("?")[0]
+    route, collection_id = ROUTES.match_raw(raw_path)
     if route is None:
-        return _response(api.unmatched(path, method, headers.get("x-request-id")))
+        return _response(api.unmatched(unquote(raw_path), method, headers.get("x-request-id")))
     authorization = headers.getall("authorization", None)  # every line, joined (Incoming)
     incoming = Incoming(
         route,
@@ -74,6 +74,7 @@ async def _dispatch(request: web.Request) -> web.Response:
         partial(_read_body, request),
         query=request.rel_url.raw_query_string,
         traceparent=headers.get("traceparent") if api.traced else None,
+        content_type=headers.get("content-type"),
     )
     try:
         reply = await api.serve(incoming)

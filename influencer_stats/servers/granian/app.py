@@ -2,7 +2,12 @@
 
 Granian parses HTTP and manages connections in Rust; Python sees one call per
 request with the parsed scope and answers with one ``response_bytes``. Routing
-is ``ROUTES.match``, as in the ASGI app; everything else is ``HttpApi``.
+is ``ROUTES.match``; everything else is ``HttpApi``.
+
+Unlike the other servers, it routes the percent-decoded path: an RSGI scope
+holds no other (Granian 2.8 decodes ``path``, ``%2F`` included, and RSGI 1.2
+has no raw path), so ``/collections/pl%2Fstats`` is the stats of ``pl`` here
+(docs/api.md, "Rules").
 """
 
 from __future__ import annotations
@@ -87,11 +92,11 @@ class RsgiApp:
         route, collection_id = ROUTES.match(scope.path)
         if route is not None:
             # GET and HEAD handlers never read a body: no reader is built for them.
-            read_body = (
-                no_body
-                if method in _BODILESS
-                else partial(_read_body, proto, headers.get("content-length"), self._body_timeout_s)
-            )
+            if method in _BODILESS:
+                read_body, content_type = no_body, None
+            else:
+                read_body = partial(_read_body, proto, headers.get("content-length"), self._body_timeout_s)
+                content_type = headers.get("content-type")
             authorization = headers.get("authorization")
             if authorization is not None:  # every line, joined (see Incoming.authorization)
                 authorization = ", ".join(v for k, v in headers.items() if k == "authorization")
@@ -106,6 +111,7 @@ class RsgiApp:
                 read_body,
                 scope.query_string,
                 headers.get("traceparent") if api.traced else None,
+                content_type,
             )
             try:
                 reply, answered_id = await api.answer(incoming)
