@@ -9,12 +9,14 @@ from influencer_stats.domain.models import (
     CollectionId,
     CollectionSource,
     NotFromASource,
+    RefreshTooSoon,
     SourceNotFound,
     SourceTooLarge,
 )
 from influencer_stats.domain.validation import parse_collection_body, parse_put_body
 from influencer_stats.http import problems
 from influencer_stats.http.openapi_parts import (
+    RETRY_AFTER,
     UNAUTHORIZED_REPLY,
     UPSTREAM_FAILED,
     json_response,
@@ -122,6 +124,12 @@ def operations(collection_id: dict[str, Any], not_found: Reply) -> dict[str, Any
                         problems.for_error(NotFromASource(CollectionId("summer-campaign-2024"))),
                     ),
                     "422": INVALID,
+                    "429": problem_response(
+                        "the source was read less than INFLUENCER_STATS_REFRESH_MIN_INTERVAL ago "
+                        "(nothing read); Retry-After says when it may be again",
+                        problems.for_error(RefreshTooSoon(CollectionId("summer-campaign-2024"), 42)),
+                        **{"Retry-After": RETRY_AFTER},
+                    ),
                 },
             ),
         }
