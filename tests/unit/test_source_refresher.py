@@ -11,7 +11,6 @@ from returns.result import Result, Success
 
 from influencer_stats.algebras import CollectionStore, EventLog
 from influencer_stats.algebras.sources import SourceReader
-
 from influencer_stats.domain.models import (
     CollectionId,
     CollectionNotFound,
