@@ -212,6 +212,14 @@ class Settings:
         low=0,
         high=2_592_000,  # 30 days
     )
+    refresh_min_interval_s: int = integer(
+        "INFLUENCER_STATS_REFRESH_MIN_INTERVAL",
+        60,
+        "POST /collections/{id}/refresh of a source read less than this many seconds ago (in this "
+        "process) answers 429 with Retry-After, reading nothing (0: never)",
+        low=0,
+        high=86_400,
+    )
     history_raw_days: int = integer(
         "INFLUENCER_STATS_HISTORY_RAW_DAYS",
         30,

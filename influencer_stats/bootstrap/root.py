@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import BinaryIO, TypeVar
@@ -80,8 +81,6 @@ def start_snapshots(
     wiring: Wiring, store: CollectionStore, stats: CollectionStatsQuery, history: StatsHistory
 ) -> None:
     """Record every collection's stats in ``history`` each ``snapshot_interval_s``, when set."""
-    import time
-
     from influencer_stats.logic.snapshots import Snapshotter
 
     interval_s = wiring.settings.snapshot_interval_s
@@ -105,8 +104,6 @@ async def build_reader(wiring: Wiring) -> SourceReader:
 
 def start_refreshes(wiring: Wiring, store: CollectionStore, imports: CollectionImports) -> None:
     """Read every collection's playlist or channel again each ``source_refresh_interval_s``, when set."""
-    import time
-
     from influencer_stats.logic.imports import SourceRefresher
 
     interval_s = wiring.settings.source_refresh_interval_s
@@ -171,7 +168,13 @@ async def open_http_api(settings: Settings, stdout: BinaryIO | None = None) -> A
         start_snapshots(wiring, store, stats, history)
         reader = await build_reader(wiring)
         imports = CollectionImports(
-            store, await build_sources(wiring), reader, wiring.log, max_videos=settings.max_videos
+            store,
+            await build_sources(wiring),
+            reader,
+            wiring.log,
+            max_videos=settings.max_videos,
+            refresh_min_interval_s=settings.refresh_min_interval_s,
+            clock=time.monotonic,
         )
         start_refreshes(wiring, store, imports)
         if not METRICS[settings.choices.one("metrics")].silent:  # else nobody would see what they find

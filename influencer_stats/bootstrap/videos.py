@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from influencer_stats.algebras.youtube import VideosListCall
     from influencer_stats.interpreters.stats.cache import CachePolicy
     from influencer_stats.interpreters.videos.aiohttp_client import AiohttpVideosList
+    from influencer_stats.interpreters.videos.call_gate import CallGate
     from influencer_stats.interpreters.videos.httpx_client import HttpxVideosList
     from influencer_stats.interpreters.videos.miss_claims import SharedMisses
     from influencer_stats.interpreters.videos.quota import QuotaBudget
@@ -93,18 +94,37 @@ def _key(settings: Settings) -> str | None:
 
 
 HttpClient = Callable[[Wiring, int], Awaitable["HttpxVideosList | AiohttpVideosList"]]
+#: The process's YouTube connections: a client of one HTTP library, and the gate in front of them.
+Connections = tuple["HttpxVideosList | AiohttpVideosList", "CallGate"]
 
 
-async def http_client(wiring: Wiring, pool: int) -> HttpxVideosList | AiohttpVideosList:
-    """A client of the video client's HTTP library (aiohttp for the fake) with its own pool of
-    ``pool`` connections, closed with the service (its ``get`` is a ``YouTubeGet``)."""
-    libraries = {name: client for name, client, _, _ in _YOUTUBE_CLIENTS}
-    return await libraries.get(wiring.settings.choices.one("video_client"), _aiohttp)(wiring, pool)
+async def youtube_connections(wiring: Wiring, client: HttpClient | None = None) -> Connections:
+    """The process's one pool of ``upstream_connections`` YouTube connections (of ``client``'s
+    library; by default the video client's, aiohttp for the fake), closed with the service, and
+    the ``CallGate`` every call takes a slot of first: as many calls at once as the pool has
+    connections, so no call's timer runs and no unit is spent while it waits for one, and
+    requests (a stats request, each read of a playlist or channel) take turns for them as flows.
+    Shared by ``videos.list`` and the readers of playlists and channels."""
+    from influencer_stats.interpreters.videos.call_gate import CallGate
+
+    if client is None:
+        libraries = {name: library for name, library, _, _ in _YOUTUBE_CLIENTS}
+        client = libraries.get(wiring.settings.choices.one("video_client"), _aiohttp)
+    settings = wiring.settings
+
+    async def build() -> Connections:
+        gate = CallGate(
+            settings.upstream_connections,
+            per_flow=settings.upstream_concurrency,
+            max_waiting=settings.upstream_queue,
+        )
+        return await client(wiring, settings.upstream_connections), gate
+
+    return await wiring.once(f"youtube-connections:{client.__name__}", build)
 
 
 async def _youtube(client: HttpClient, batched: bool, wiring: Wiring) -> VideoStatsSource:
     """``videos.list`` through ``client``: one id per call, or up to 50 when ``batched``."""
-    from influencer_stats.interpreters.videos.call_gate import CallGate
     from influencer_stats.interpreters.videos.youtube_api import MAX_IDS_PER_CALL
     from influencer_stats.interpreters.videos.youtube_source import UpstreamPolicy, YouTubeVideoStatsSource
 
@@ -114,14 +134,8 @@ async def _youtube(client: HttpClient, batched: bool, wiring: Wiring) -> VideoSt
         call_timeout_s=settings.upstream_call_timeout_s,
         retries=settings.upstream_retries,
     )
-    # As many calls at once as the pool has connections, so no call's timer runs while it
-    # waits for one; requests take turns for them.
-    gate = CallGate(
-        settings.upstream_connections,
-        per_flow=settings.upstream_concurrency,
-        max_waiting=settings.upstream_queue,
-    )
-    call = await _governed(wiring, traced_call(wiring, await client(wiring, settings.upstream_connections)))
+    http, gate = await youtube_connections(wiring, client)
+    call = await _governed(wiring, traced_call(wiring, http))
     return YouTubeVideoStatsSource(call, policy, gate, wiring.log, wiring.metrics, clock=time.monotonic)
 
 

@@ -252,6 +252,15 @@ class NotFromASource:
     id: CollectionId
 
 
+@dataclass(frozen=True, slots=True)
+class RefreshTooSoon:
+    """The collection's source was read less than the refresh interval ago; nothing was read.
+    ``retry_after_s``: when a refresh may read it again."""
+
+    id: CollectionId
+    retry_after_s: int
+
+
 UpstreamError = (
     QuotaExceeded
     | QuotaExhausted
@@ -270,7 +279,7 @@ StatsError = CollectionNotFound | StoreUnavailable | UpstreamError
 #: Why a playlist's or channel's videos could not be read.
 ReadError = SourceNotFound | SourceTooLarge | UpstreamError
 #: Why a collection could not be saved from, or refreshed from, its playlist or channel.
-ImportFailure = ReadError | CollectionNotFound | NotFromASource | StoreUnavailable
+ImportFailure = ReadError | CollectionNotFound | NotFromASource | RefreshTooSoon | StoreUnavailable
 
 
 # --- Answers about statistics -------------------------------------------------

@@ -9,6 +9,7 @@ from influencer_stats.domain.models import (
     CollectionId,
     CollectionSource,
     NotFromASource,
+    RefreshTooSoon,
     SourceNotFound,
     SourceTooLarge,
 )
@@ -16,6 +17,7 @@ from influencer_stats.domain.validation import parse_collection_body, parse_put_
 from influencer_stats.http import problems
 from influencer_stats.http.api import MAX_BODY_BYTES
 from influencer_stats.http.openapi_parts import (
+    RETRY_AFTER,
     UNAUTHORIZED_REPLY,
     UPSTREAM_FAILED,
     json_response,
@@ -148,6 +150,12 @@ def operations(collection_id: dict[str, Any], not_found: Reply) -> dict[str, Any
                         problems.for_error(NotFromASource(CollectionId("summer-campaign-2024"))),
                     ),
                     "422": INVALID,
+                    "429": problem_response(
+                        "the source was read less than INFLUENCER_STATS_REFRESH_MIN_INTERVAL ago "
+                        "(nothing read); Retry-After says when it may be again",
+                        problems.for_error(RefreshTooSoon(CollectionId("summer-campaign-2024"), 42)),
+                        **{"Retry-After": RETRY_AFTER},
+                    ),
                 },
             ),
         }

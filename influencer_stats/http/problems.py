@@ -17,6 +17,7 @@ from influencer_stats.domain.models import (
     NotFromASource,
     QuotaExceeded,
     QuotaExhausted,
+    RefreshTooSoon,
     SharedStateUnavailable,
     SourceNotFound,
     SourceTooLarge,
@@ -189,6 +190,15 @@ def for_error(error: StatsError | ImportFailure) -> Reply:
                 "not-from-a-source",
                 "Nothing to refresh from",
                 f"collection {collection_id!r} was saved as a list of ids, not from a playlist or channel",
+            )
+        case RefreshTooSoon(id=collection_id, retry_after_s=retry_after):
+            return problem(
+                429,
+                "refresh-too-soon",
+                "Refreshed too recently",
+                f"collection {collection_id!r} was read from its source less than the refresh "
+                f"interval ago; nothing was read (it may be again in {retry_after} s)",
+                headers=(("retry-after", str(retry_after)),),
             )
         case CollectionNotFound(id=collection_id):
             return problem(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -19,12 +20,14 @@ from influencer_stats.domain.models import (
     ImportFailure,
     KeptSource,
     NotFromASource,
+    RefreshTooSoon,
     RevisionChanged,
     SaveOutcome,
     StoreUnavailable,
     VideoId,
 )
 from influencer_stats.logic.passes import every_collection, every_interval
+from influencer_stats.logic.refreshes import RecentReads, SingleFlight
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +65,12 @@ class CollectionImports:
     outlives its collection. A collection saved as a list of ids
     (``saved_as_ids``, called before such a save, or after a delete) keeps no
     source, so no refresh ever overwrites what a user typed in.
+
+    Refreshes of one collection in this process share one read (``refresh_from``: whoever asks
+    while it runs waits for it), and ``refresh`` (a user's) refuses, with ``RefreshTooSoon``, to
+    read a source this process read (an import or a refresh) less than
+    ``refresh_min_interval_s`` ago (``clock``: monotonic seconds); the refresher's own passes
+    keep their interval and are not refused.
     """
 
     def __init__(
@@ -72,12 +81,17 @@ class CollectionImports:
         log: EventLog,
         *,
         max_videos: int,
+        refresh_min_interval_s: float,
+        clock: Callable[[], float],
     ) -> None:
         self.sources = sources
         self._store = store
         self._reader = reader
         self._log = log
         self._max_videos = max_videos
+        self._flights: SingleFlight[tuple[CollectionId, KeptSource], Result[Imported, ImportFailure]]
+        self._flights = SingleFlight()
+        self._recent: RecentReads[CollectionId] = RecentReads(refresh_min_interval_s, clock)
 
     async def read(
         self, collection_id: CollectionId, source: CollectionSource
@@ -104,12 +118,19 @@ class CollectionImports:
         if found is None:  # saved as ids, or no collection at all?
             exists = await self._store.get(collection_id)
             return Failure(exists.failure() if isinstance(exists, Failure) else NotFromASource(collection_id))
+        wait_s = self._recent.wait_s(collection_id)
+        if wait_s > 0 and not self._flights.running((collection_id, found)):  # joining one is free
+            return Failure(RefreshTooSoon(collection_id, max(1, math.ceil(wait_s))))
         return await self.refresh_from(collection_id, found)
 
     async def refresh_from(
         self, collection_id: CollectionId, kept: KeptSource
     ) -> Result[Imported, ImportFailure]:
-        """``refresh``, given what the caller has just read from ``sources``."""
+        """``refresh``, given what the caller has just read from ``sources`` (never refused for
+        being soon; shared with the refreshes of it under way)."""
+        return await self._flights.run((collection_id, kept), lambda: self._refresh(collection_id, kept))
+
+    async def _refresh(self, collection_id: CollectionId, kept: KeptSource) -> Result[Imported, ImportFailure]:
         before = await self._store.get(collection_id)
         if not isinstance(before, Success):
             return Failure(before.failure())
@@ -143,6 +164,7 @@ class CollectionImports:
         kept = await self.sources.put(collection_id, KeptSource(source, outcome.revision))
         if not isinstance(kept, Success):
             return Failure(kept.failure())
+        self._recent.read(collection_id)
         now = await self._store.get(collection_id)  # a write or a delete may have landed since the save
         match now:
             case Success(Collection(revision=revision)) if revision == outcome.revision:

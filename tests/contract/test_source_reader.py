@@ -181,6 +181,16 @@ async def test_each_call_spends_a_unit_and_none_is_made_past_the_budget(youtube:
     assert youtube.calls() == 4
 
 
+async def test_a_read_the_budget_left_cannot_finish_stops_after_its_first_page(youtube: World) -> None:
+    source = CollectionSource("playlist", "PLcontract250")  # 5 pages; 3 units left after the first
+    await youtube.define(source)
+
+    refused = await youtube.reader.videos(source, 5_000)
+
+    assert isinstance(refused.failure(), QuotaExhausted), refused
+    assert youtube.calls() == 1
+
+
 @pytest.mark.parametrize(
     ("mode", "count", "expected"),
     [
@@ -190,6 +200,7 @@ async def test_each_call_spends_a_unit_and_none_is_made_past_the_budget(youtube:
         ("malformed", 1, InvalidUpstreamData),
         ("bad_count", 1, InvalidUpstreamData),
         ("stall", 1, UpstreamTimeout),
+        ("loop_token", 2, InvalidUpstreamData),  # the second page names its own token again
     ],
 )
 async def test_youtube_failing_is_the_failure_the_stats_would_answer(

@@ -54,7 +54,7 @@ def test_every_server_reads_playlists_and_channels_from_youtube_a_unit_a_call(
     youtube.playlist("PLlaunch", VIDEOS[:120], private=[VIDEOS[5]], deleted=[VIDEOS[6]])
     youtube.channel(CHANNEL, VIDEOS[120:130])
     youtube.playlist("PLhuge", VIDEOS[:101])
-    env = _env(url, INFLUENCER_STATS_MAX_VIDEOS="100")
+    env = _env(url, INFLUENCER_STATS_MAX_VIDEOS="100", INFLUENCER_STATS_REFRESH_MIN_INTERVAL="0")
     with (
         running_service(["--profile", "youtube", "--server", server], tmp_path / "s.log", env=env) as service,
         httpx.Client(base_url=service.url, timeout=30) as http,

@@ -33,6 +33,7 @@ from influencer_stats.interpreters.sources.memory import MemoryCollectionSources
 from influencer_stats.interpreters.videos.fake import FakeVideoStatsSource
 from influencer_stats.logic.imports import CollectionImports
 from influencer_stats.logic.service import GetStats
+from influencer_stats.testing.clock import ManualClock
 from influencer_stats.testing.event_log import CapturingEventLog
 
 ORIGINAL_VIDEOS = ["-4lB5EKS5Uk", "-jlLkTtgWUk", "1FEFpk-uIYo"]
@@ -157,6 +158,8 @@ def service(
     reader: SourceReader | None = None,
     sources: CollectionSources | None = None,
     history_timeout_s: float = 10.0,
+    refresh_min_interval_s: float = 0.0,
+    clock: Callable[[], float] | None = None,
 ) -> Service:
     """The API on a dict store, the stats use case over the fake source and a history in memory,
     unless told otherwise."""
@@ -172,7 +175,15 @@ def service(
         return answer
 
     sources = sources or MemoryCollectionSources(1_000)
-    imports = CollectionImports(store, sources, reader or FakeSourceReader(), log, max_videos=max_videos)
+    imports = CollectionImports(
+        store,
+        sources,
+        reader or FakeSourceReader(),
+        log,
+        max_videos=max_videos,
+        refresh_min_interval_s=refresh_min_interval_s,
+        clock=clock or ManualClock(),
+    )
     api = HttpApi(
         store,
         stats(store, log),

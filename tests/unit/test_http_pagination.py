@@ -38,6 +38,7 @@ from influencer_stats.interpreters.sources.memory import MemoryCollectionSources
 from influencer_stats.interpreters.videos.fake import FakeVideoStatsSource
 from influencer_stats.logic.imports import CollectionImports
 from influencer_stats.logic.service import GetStats
+from influencer_stats.testing.clock import ManualClock
 from influencer_stats.testing.event_log import CapturingEventLog
 
 ID_CHARACTERS = "-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz"
@@ -165,7 +166,15 @@ def api(store: DictCollectionStore) -> HttpApi:
         store,
         GetStats(store, FakeVideoStatsSource(), log),
         MemoryStatsHistory(Retention(raw_s=86_400.0, keep_s=86_400.0), max_collections=10),
-        CollectionImports(store, MemoryCollectionSources(10), FakeSourceReader(), log, max_videos=10),
+        CollectionImports(
+            store,
+            MemoryCollectionSources(10),
+            FakeSourceReader(),
+            log,
+            max_videos=10,
+            refresh_min_interval_s=0,
+            clock=ManualClock(),
+        ),
         log,
         NoMetrics(),
         {},

@@ -33,6 +33,7 @@ from influencer_stats.interpreters.readers.youtube_wire import (
     parse_uploads,
     playlist_url,
 )
+from influencer_stats.interpreters.videos.call_gate import CallGate
 from influencer_stats.testing.event_log import CapturingEventLog
 
 ROOT = "http://127.0.0.1:1/youtube/v3"
@@ -176,6 +177,9 @@ class Spender:
         self.spent += 1
         return None
 
+    def afford(self, units: int) -> UpstreamError | None:
+        return None if units <= self.left else QuotaExhausted(f"{units} > {self.left}", retry_after_s=60)
+
 
 def ok(body: bytes) -> Result[Answered, UpstreamError]:
     return Success((200, body))
@@ -194,7 +198,7 @@ def pages_of(playlist: str, videos: list[VideoId], total: int | None = None) -> 
 
 
 def reader(
-    get: ScriptedGet, spender: Spender | None = None, **options: float
+    get: ScriptedGet, spender: Spender | None = None, gate: CallGate | None = None, **options: float
 ) -> tuple[YouTubeSourceReader, list[float]]:
     slept: list[float] = []
 
@@ -205,7 +209,9 @@ def reader(
         get,
         ROOT,
         CapturingEventLog(),
+        gate or CallGate(4, per_flow=4, max_waiting=8),
         spend=None if spender is None else spender.spend,
+        afford=None if spender is None else spender.afford,
         call_timeout_s=options.get("call_timeout_s", 5.0),
         deadline_s=options.get("deadline_s", 30.0),
         retries=int(options.get("retries", 2)),
@@ -257,13 +263,13 @@ async def test_a_list_whose_count_understates_it_is_refused_once_it_passes_the_l
 
 
 async def test_pages_that_never_end_are_invalid_data_after_twice_the_pages_the_limit_needs() -> None:
-    looping = page([item(video(1), "private")], 1, "again")
-    get = ScriptedGet(
-        {
-            playlist_url(ROOT, PLAYLIST.id, None): [ok(looping)],
-            playlist_url(ROOT, PLAYLIST.id, "again"): [ok(looping)],
-        }
-    )
+    def next_of(n: int) -> bytes:  # each page a new token, each with an item (a private one)
+        return page([item(video(1), "private")], 1, f"T{n + 1}")
+
+    script = {
+        playlist_url(ROOT, PLAYLIST.id, None if n == 0 else f"T{n}"): [ok(next_of(n))] for n in range(9)
+    }
+    get = ScriptedGet(script)
     read, _ = reader(get)
 
     assert isinstance((await read.videos(PLAYLIST, 100)).failure(), InvalidUpstreamData)
@@ -326,7 +332,13 @@ async def test_a_call_past_its_timeout_or_a_read_past_the_deadline_is_an_upstrea
 ) -> None:
     hanging = Hanging()
     read = YouTubeSourceReader(
-        hanging, ROOT, CapturingEventLog(), call_timeout_s=call_timeout_s, deadline_s=deadline_s, retries=0
+        hanging,
+        ROOT,
+        CapturingEventLog(),
+        CallGate(1, per_flow=1, max_waiting=1),
+        call_timeout_s=call_timeout_s,
+        deadline_s=deadline_s,
+        retries=0,
     )
 
     assert isinstance((await read.videos(PLAYLIST, 10)).failure(), UpstreamTimeout)

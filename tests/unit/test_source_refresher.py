@@ -9,6 +9,8 @@ from typing import Any
 
 from returns.result import Result, Success
 
+from influencer_stats.algebras import CollectionStore, EventLog
+from influencer_stats.algebras.sources import SourceReader
 from influencer_stats.domain.models import (
     CollectionId,
     CollectionNotFound,
@@ -48,13 +50,21 @@ class GrowingReader:
         return Success(tuple(V[: self.reads.count(source.id)]))
 
 
+def new_imports(
+    store: CollectionStore, sources: MemoryCollectionSources, reader: SourceReader, log: EventLog
+) -> CollectionImports:
+    return CollectionImports(
+        store, sources, reader, log, max_videos=100, refresh_min_interval_s=0, clock=ManualClock()
+    )
+
+
 class Setup:
     def __init__(self, *, short: bool = False) -> None:
         self.store = DictCollectionStore()
         self.sources = MemoryCollectionSources(100)
         self.reader = GrowingReader()
         self.log = CapturingEventLog()
-        self.imports = CollectionImports(self.store, self.sources, self.reader, self.log, max_videos=100)
+        self.imports = new_imports(self.store, self.sources, self.reader, self.log)
         self.clock = ManualClock(START)
         self.short = short
 
@@ -90,7 +100,7 @@ async def test_a_pass_refreshes_each_collection_read_from_a_source_and_leaves_id
 async def test_one_refresh_per_collection_per_interval_whoever_takes_the_pass() -> None:
     setup = Setup()
     await setup.imports.read(A, CollectionSource("playlist", "PLa"))
-    other = CollectionImports(setup.store, setup.sources, setup.reader, setup.log, max_videos=100)
+    other = new_imports(setup.store, setup.sources, setup.reader, setup.log)
 
     first, second = await setup.refresher().take(7), await setup.refresher(other).take(7)
     later = await setup.refresher().take(8)
@@ -145,7 +155,7 @@ class DeletingBeforeSave(DictCollectionStore):
 async def test_a_collection_deleted_as_its_refresh_saves_stays_deleted() -> None:
     setup = Setup()
     store = DeletingBeforeSave()
-    imports = CollectionImports(store, setup.sources, setup.reader, setup.log, max_videos=100)
+    imports = new_imports(store, setup.sources, setup.reader, setup.log)
     await imports.read(A, CollectionSource("playlist", "PLa"))
     store.sources = setup.sources
 

@@ -219,3 +219,20 @@ async def test_latency_applies_to_the_new_endpoints(session: aiohttp.ClientSessi
 
     assert status == 200
     assert elapsed >= 0.15
+
+
+async def test_loop_token_makes_each_page_name_the_token_it_was_asked_with(
+    yt: RunningDouble, session: aiohttp.ClientSession
+) -> None:
+    yt.state.set_playlist(PLAYLIST, ids(120))
+    await set_fault(session, yt, mode="loop_token", count=3)
+
+    first = json.loads((await get_playlist_items(session, yt, PLAYLIST, max_results=50))[1])
+    token = first["nextPageToken"]
+    again = json.loads((await get_playlist_items(session, yt, PLAYLIST, max_results=50, page_token=token))[1])
+    channel_status, _ = await get_channels(session, yt, CHANNEL)  # no pages: left alone (consumes one)
+    after = json.loads((await get_playlist_items(session, yt, PLAYLIST, max_results=50, page_token=token))[1])
+
+    assert again["nextPageToken"] == token and again["items"] == first["items"]
+    assert channel_status == 200
+    assert after["nextPageToken"] != token  # the fault consumed: pages go on

@@ -81,6 +81,13 @@ class QuotaBudget:
         """The ledger says ``spent`` units of ``day`` are spent."""
         self._seen_day, self._seen_spent = day, spent
 
+    def left(self) -> int:
+        """The units left of today's budget as this process last saw the ledger (all of them on
+        a day it has seen nothing spent)."""
+        if not self._seen_day or self.now()[0] != self._seen_day:
+            return self.units
+        return max(0, self.units - self._seen_spent)
+
     def short(self) -> bool:
         """Whether spending runs ahead of the day (freshness is being stretched): background
         work that would spend units (a snapshot) waits."""
@@ -164,6 +171,22 @@ class QuotaSpender:
                     retry_after_s=max(1, math.ceil(seconds_left)),
                 )
         return SharedStateUnavailable("the shared quota count did not answer; no YouTube call was made")
+
+    def afford(self, units: int) -> QuotaExhausted | None:
+        """``None`` when ``units`` more calls fit in what is left of today's budget (as the ledger
+        last answered this process: right after a ``spend``, now), else the ``QuotaExhausted`` to
+        answer instead of starting them: a read that cannot finish spends nothing more."""
+        budget = self._budget
+        left = budget.left()
+        if units <= left:
+            return None
+        _, seconds_left = budget.now()
+        return QuotaExhausted(
+            f"reading it needs {units:,} more YouTube units and {left:,} are left of this service's "
+            f"budget of {budget.units:,} for today; no more were spent on it (the budget resets at "
+            "midnight Pacific time)",
+            retry_after_s=max(1, math.ceil(seconds_left)),
+        )
 
 
 class QuotaGovernor:

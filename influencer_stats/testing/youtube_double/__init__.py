@@ -49,8 +49,10 @@ the current "API key not valid" body), ``server_error`` (500 backendError),
 ``"-5"``; ``"abc"`` is the other useful value; on playlistItems.list the first
 item's ``contentDetails.videoId`` becomes ``bad_value``, on channels.list its
 ``relatedPlaylists.uploads``; an answer without items is unchanged) and
-``reset`` (the connection is aborted without any response). ``malformed`` and
-``bad_count`` spoil only a 200 answer: a request the endpoint refuses (400,
+``reset`` (the connection is aborted without any response) and ``loop_token``
+(playlistItems.list only: each page names as its next the token it was asked
+with, the first page its own, so a reader following tokens reads the same page
+forever). ``malformed``, ``bad_count`` and ``loop_token`` spoil only a 200 answer: a request the endpoint refuses (400,
 404) gets its error as usual. A fault is consumed when the request arrives,
 before any other check, so ``count`` always means "the next count requests".
 

@@ -27,6 +27,7 @@ from influencer_stats.testing.youtube_double.errors import (
     rate_limit_body,
     too_many_body,
 )
+from influencer_stats.testing.youtube_double.listings import page_token
 from influencer_stats.testing.youtube_double.replies import abort_connection, bytes_response, json_response
 from influencer_stats.testing.youtube_double.state import DoubleState
 from influencer_stats.testing.youtube_double.wire import JsonObject, dump_json
@@ -93,6 +94,8 @@ def create_app(state: DoubleState, *, require_key: str | None = None, latency_ms
             return bytes_response(whole[: max(len(whole) // 2, 1)])
         if fault.mode == "bad_count":
             spoil_first_item(body, endpoint.bad_field, fault.bad_value)
+        if fault.mode == "loop_token" and endpoint.pages:
+            body["nextPageToken"] = query.get("pageToken") or page_token(0)
         return bytes_response(dump_json(body))
 
     def handler(endpoint: Endpoint) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:

@@ -59,6 +59,8 @@ class Endpoint:
     answer: Callable[[DoubleState, Query, list[str]], Answer]
     #: Where, in the first item, ``bad_count`` writes its value.
     bad_field: tuple[str, ...]
+    #: Whether it answers in pages (``pageToken``): what ``loop_token`` loops.
+    pages: bool = False
 
 
 def spoil_first_item(body: JsonObject, field: tuple[str, ...], value: str) -> None:
@@ -147,6 +149,7 @@ PLAYLIST_ITEMS: Final = Endpoint(
     ),
     answer=_answer_playlist_items,
     bad_field=("contentDetails", "videoId"),
+    pages=True,
 )
 CHANNELS: Final = Endpoint(
     path=CHANNELS_PATH,

@@ -41,6 +41,7 @@ FaultMode = Literal[
     "malformed",
     "bad_count",
     "reset",
+    "loop_token",
 ]
 FAULT_MODES: Final[tuple[FaultMode, ...]] = get_args(FaultMode)
 
