@@ -247,7 +247,9 @@ class Settings:
         low=1,
         high=YOUTUBE_DAY_S,
     )
-    redis_timeout_s: float = seconds("INFLUENCER_STATS_REDIS_TIMEOUT", 0.5, "every Redis call (no retries)")
+    redis_timeout_s: float = seconds(
+        "INFLUENCER_STATS_REDIS_TIMEOUT", 0.5, "every Redis call (sent again only if none of it was sent)"
+    )
     redis_connections: int = integer("INFLUENCER_STATS_REDIS_CONNECTIONS", 64, "Redis pool size per process")
     keepalive_s: float = seconds(
         "INFLUENCER_STATS_KEEPALIVE", 5.0, "idle keep-alive connections close after this"

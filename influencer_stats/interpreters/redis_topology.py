@@ -18,9 +18,11 @@ and a read over many slots goes through ``read_many``.
   instead, up to ``timeout_s`` (``BoundedCluster``). Credentials and TLS come
   from ``REDIS_URL``; a Cluster has one database.
 
-Each call is bounded by ``timeout_s`` (connect, read, write). Calls are not
-retried on one server or Sentinel (a fault is the caller's answer: a 503, a
-cache miss); the Cluster client retries a call a few times only across a
+Each call is bounded by ``timeout_s`` (connect, read, write). On one server or
+Sentinel a call is retried only when none of it was sent (its pooled connection
+found closed as it was written: ``redis_faults.retry_unsent``), once, on a fresh
+connection; a connection whose peer is gone is replaced before a command is sent
+on it; any other fault is the caller's answer (a 503, a cache miss). The Cluster client retries a call a few times only across a
 failover of the shard it was sent to (``CLUSTER_RETRIES``), the only way it
 learns the new slot map.
 """
@@ -37,10 +39,10 @@ from redis.asyncio.cluster import ClusterNode, ClusterPipeline, RedisCluster
 from redis.asyncio.connection import SSLConnection, parse_url
 from redis.asyncio.retry import Retry
 from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool, SentinelManagedConnection
-from redis.backoff import ExponentialBackoff, NoBackoff
+from redis.backoff import ExponentialBackoff
 from redis.typing import EncodableT
 
-from influencer_stats.interpreters.redis_faults import RaisesClosedTransport, blocking_pool
+from influencer_stats.interpreters.redis_faults import RaisesClosedTransport, blocking_pool, retry_unsent
 
 #: What every Redis interpreter is given: a client of one server (Sentinel's included) or of a Cluster.
 RedisClient: TypeAlias = redis.Redis | RedisCluster
@@ -51,7 +53,7 @@ CLUSTER_RETRIES: Final = 3
 
 def _common(timeout_s: float) -> dict[str, Any]:
     return {
-        "retry": Retry(NoBackoff(), 0),  # the timeout bounds each call; no hidden retries
+        "retry": retry_unsent(),  # the timeout bounds each call; sent again only if none of it was sent
         "socket_timeout": timeout_s,
         "socket_connect_timeout": timeout_s,
         "health_check_interval": 30,
