@@ -117,7 +117,8 @@ class Settings:
         "INFLUENCER_STATS_REDIS_WAIT_REPLICAS",
         0,
         "a collection write is acknowledged once this many replicas have it (WAIT, up to half "
-        "of INFLUENCER_STATS_REDIS_TIMEOUT), else it answers 503; 0: once the primary has it",
+        "of INFLUENCER_STATS_REDIS_TIMEOUT), else it answers 503, and /readyz fails (redis-replicas) "
+        "while fewer are online; 0: once the primary has it",
         low=0,
         high=16,
     )

@@ -208,6 +208,27 @@ async def primaries(client: RedisClient) -> list[Address]:
     return [(str(options.get("host", "localhost")), int(options.get("port", 6379)))]
 
 
+async def fewest_replicas(client: RedisClient) -> int:
+    """How many replicas are online (``INFO replication``) at the primary that has the fewest:
+    the one server, the primary the sentinels name, or each primary of the Cluster in turn."""
+    if not isinstance(client, RedisCluster):
+        return _online(await client.info("replication"))
+    await client.initialize()  # once: the slot map
+    return min(
+        [_online(await client.info("replication", target_nodes=node)) for node in client.get_primaries()],
+        default=0,
+    )
+
+
+def _online(replication: dict[str, Any]) -> int:
+    """The replicas ``INFO replication`` lists as ``online`` (``slave<n>:ip=…,state=online,…``)."""
+    return sum(
+        1
+        for name, replica in replication.items()
+        if name.startswith("slave") and isinstance(replica, dict) and replica.get("state") == "online"
+    )
+
+
 def credentials(url: str) -> list[str]:
     """``AUTH``'s arguments for ``url``: the user (if any) and the password, or none."""
     options = parse_url(url)

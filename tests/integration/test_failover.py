@@ -159,6 +159,7 @@ def assert_failed_over_cleanly(
     written = load.acknowledged()
     assert len(written) >= 20
     for service in services:
+        assert http.get(f"{service.url}/readyz").json()["checks"]["redis-replicas"] == "ok"
         for collection, expected in written.items():
             assert http.get(f"{service.url}/collections/{collection}").json() == {"videos": expected}
         assert set(written) <= listed_ids(http, service.url)
