@@ -12,11 +12,13 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -247,8 +249,19 @@ def test_while_redis_is_down_requests_fail_fast_and_afterwards_the_service_recov
                 assert http.get(f"{service.url}/collections/{cid}/stats").json() == expected_stats(videos)
             assert http.put(f"{service.url}/collections/after", json={"videos": []}).status_code == 201
         assert "Traceback" not in service.output()
+        failed = [e for e in _events(service.output()) if e["event"] == "request.failed"]
+        assert {(e["level"], e["status"], e["problem"]) for e in failed} == {  # each 503 heard of
+            ("warning", 503, "urn:influencer-stats:problem:store-unavailable"),
+            ("warning", 503, "urn:influencer-stats:problem:not-ready"),  # /readyz, naming redis
+        }
+        assert all(e["request_id"] for e in failed)
         host, port = url.removeprefix("redis://").split(":")
         assert redis_command(host, int(port), "EXISTS", "is:col:{after}") == b"1"
+
+
+def _events(output: str) -> list[dict[str, Any]]:
+    """The JSON log lines of a service's output."""
+    return [json.loads(line) for line in output.splitlines() if line.startswith("{")]
 
 
 @pytest.mark.parametrize("server", SERVERS)
