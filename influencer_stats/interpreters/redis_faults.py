@@ -131,6 +131,11 @@ _CONNECTIONS: Final[dict[type[AbstractConnection], type[AbstractConnection]]] = 
 }
 
 
+def ours(connection_class: type[AbstractConnection]) -> type[AbstractConnection]:
+    """The connection class built here in place of redis-py's ``connection_class`` (a Cluster's nodes)."""
+    return _CONNECTIONS.get(connection_class, connection_class)
+
+
 def blocking_pool(url: str, **options: Any) -> redis.BlockingConnectionPool:
     """``redis.BlockingConnectionPool.from_url(url, **options)``, its connections raising a
     closed transport as ``redis.ConnectionError`` (see the module)."""

@@ -24,7 +24,7 @@ found closed as it was written: ``redis_faults.retry_unsent``), once, on a fresh
 connection; a connection whose peer is gone is replaced before a command is sent
 on it; any other fault is the caller's answer (a 503, a cache miss). The Cluster client retries a call a few times only across a
 failover of the shard it was sent to (``CLUSTER_RETRIES``), the only way it
-learns the new slot map.
+learns the new slot map; its nodes' connections are replaced before sending too.
 """
 
 from __future__ import annotations
@@ -42,7 +42,12 @@ from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool, SentinelMan
 from redis.backoff import ExponentialBackoff
 from redis.typing import EncodableT
 
-from influencer_stats.interpreters.redis_faults import RaisesClosedTransport, blocking_pool, retry_unsent
+from influencer_stats.interpreters.redis_faults import (
+    RaisesClosedTransport,
+    blocking_pool,
+    ours,
+    retry_unsent,
+)
 
 #: What every Redis interpreter is given: a client of one server (Sentinel's included) or of a Cluster.
 RedisClient: TypeAlias = redis.Redis | RedisCluster
@@ -110,6 +115,12 @@ class BoundedCluster(RedisCluster):
 
     def __init__(self, *args: Any, turns: int, wait_s: float, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        # Every node's connections are ours (``redis_faults``): one whose peer is gone is opened
+        # afresh before a command is sent on it. The nodes learnt later are built from
+        # ``connection_kwargs`` (the dict the nodes manager holds too); the startup ones exist.
+        self.connection_kwargs["connection_class"] = ours(self.connection_kwargs["connection_class"])
+        for node in self.nodes_manager.startup_nodes.values():
+            node.connection_class = self.connection_kwargs["connection_class"]
         self._turns = asyncio.Semaphore(turns)
         self._wait_s = wait_s
 
