@@ -18,13 +18,14 @@ and a read over many slots goes through ``read_many``.
   instead, up to ``timeout_s`` (``BoundedCluster``). Credentials and TLS come
   from ``REDIS_URL``; a Cluster has one database.
 
-Each call is bounded by ``timeout_s`` (connect, read, write). On one server or
-Sentinel a call is retried only when none of it was sent (its pooled connection
-found closed as it was written: ``redis_faults.retry_unsent``), once, on a fresh
-connection; a connection whose peer is gone is replaced before a command is sent
-on it; any other fault is the caller's answer (a 503, a cache miss). The Cluster client retries a call a few times only across a
-failover of the shard it was sent to (``CLUSTER_RETRIES``), the only way it
-learns the new slot map; its nodes' connections are replaced before sending too.
+Each call is bounded by ``timeout_s`` (connect, read, write). On every topology a
+pooled connection Redis closed (a restart, a failover, a reset) is opened afresh
+before a command is sent on it (``redis_faults``). On one server or Sentinel a
+call is retried only when none of it was sent (its connection found closed as it
+was written: ``redis_faults.retry_unsent``), once, on a fresh connection; any
+other fault is the caller's answer (a 503, a cache miss). The Cluster client
+retries a call a few times only across a failover of the shard it was sent to
+(``CLUSTER_RETRIES``), the only way it learns the new slot map.
 """
 
 from __future__ import annotations
