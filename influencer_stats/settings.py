@@ -117,7 +117,8 @@ class Settings:
         "INFLUENCER_STATS_REDIS_WAIT_REPLICAS",
         0,
         "a collection write is acknowledged once this many replicas have it (WAIT, up to half "
-        "of INFLUENCER_STATS_REDIS_TIMEOUT), else it answers 503; 0: once the primary has it",
+        "of INFLUENCER_STATS_REDIS_TIMEOUT), else it answers 503, and /readyz fails (redis-replicas) "
+        "while fewer are online; 0: once the primary has it",
         low=0,
         high=16,
     )
@@ -260,7 +261,9 @@ class Settings:
         low=1,
         high=YOUTUBE_DAY_S,
     )
-    redis_timeout_s: float = seconds("INFLUENCER_STATS_REDIS_TIMEOUT", 0.5, "every Redis call (no retries)")
+    redis_timeout_s: float = seconds(
+        "INFLUENCER_STATS_REDIS_TIMEOUT", 0.5, "every Redis call (sent again only if none of it was sent)"
+    )
     redis_connections: int = integer("INFLUENCER_STATS_REDIS_CONNECTIONS", 64, "Redis pool size per process")
     keepalive_s: float = seconds(
         "INFLUENCER_STATS_KEEPALIVE", 5.0, "idle keep-alive connections close after this"

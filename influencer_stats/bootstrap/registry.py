@@ -79,7 +79,9 @@ class Entry(Generic[B]):
     - ``paths``: the settings (``Settings`` field names) that name files it writes;
       its builder creates their folders. Tests point every declared path into a
       temporary folder, and fail when a build writes anything into the checkout.
-    - ``ready``: the readiness checks its builder puts in ``wiring.checks`` (``/readyz``).
+    - ``ready``: the readiness checks its builder puts in ``wiring.checks`` (``/readyz``) with
+      the default settings; one a setting adds is not declared (the redis store's
+      ``redis-replicas``, with ``INFLUENCER_STATS_REDIS_WAIT_REPLICAS``).
     - ``silent``: a logger that writes nothing, or metrics that record nothing, by design.
     - ``scenario``: for a wrapper, the contract suite's scenario that reaches its
       own behaviour (``failing``, ``repeated``, ``concurrent``, ``flood`` …).

@@ -49,7 +49,7 @@ async def _redis(wiring: Wiring) -> CollectionStore:
     from influencer_stats.interpreters.collections.redis_store import RedisCollectionStore
 
     settings = wiring.settings
-    return RedisCollectionStore(
+    store = RedisCollectionStore(
         await wiring.redis(),
         wiring.redis_keys(),
         wait_replicas=settings.redis_wait_replicas,
@@ -57,3 +57,6 @@ async def _redis(wiring: Wiring) -> CollectionStore:
             1, round(1000 * settings.redis_timeout_s / 2)
         ),  # WAIT ends well before the call's timeout
     )
+    if settings.redis_wait_replicas:  # a check the setting adds (not declared: none by default)
+        wiring.checks["redis-replicas"] = store.replicated
+    return store

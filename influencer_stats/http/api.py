@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from random import getrandbits as _random_bits
 from typing import TYPE_CHECKING
 
+import orjson
+
 from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, EventLog, Metrics
 from influencer_stats.algebras.event_log import LOG_CONTEXT
 from influencer_stats.algebras.history import StatsHistory
@@ -139,6 +141,14 @@ def _error_text(exc: Exception, presented: str | None) -> str:
     return text if len(text) <= 300 else text[:300] + "…"
 
 
+def _problem_of(reply: Reply) -> dict[str, object]:
+    """The members of ``reply``'s problem document (empty for any other body)."""
+    if reply.content_type != problems.PROBLEM_JSON:
+        return {}
+    document = orjson.loads(reply.body)
+    return document if isinstance(document, dict) else {}
+
+
 def new_request_id() -> str:
     """16 hex digits; unique enough to correlate logs, cheap (no syscall), not a secret."""
     return f"{_random_bits(64):016x}"
@@ -153,6 +163,8 @@ class HttpApi:
     Bearer <token>`` (compared in constant time), checked before the handler
     runs; reads stay open. With ``tracing``, each request is answered inside its span (the
     trace id bound to its log lines); without, ``serve`` is the plain path, with no layer added.
+    Each 5xx answer and each refused write (a 4xx to PUT, DELETE, POST or PATCH) is a
+    ``request.failed`` warning (``_failed``).
     """
 
     max_body_bytes = MAX_BODY_BYTES
@@ -247,20 +259,25 @@ class HttpApi:
                 reply = refusal
             else:
                 reply = await plan.handler(self, incoming)
+            # The status read once, for the metrics too: a 2xx costs one comparison more, no more.
+            if (status := reply.status) >= 400 and (status >= 500 or method in _WRITES):
+                self._failed(reply, route.template, method)
         except BodyIncomplete as exc:
             # The client went away mid-upload: its request, not a server error; nothing was stored.
             self.log.debug("http.body_incomplete", route=route.template, detail=str(exc))
             reply = problems.body_incomplete()
+            status = reply.status
         except Exception as exc:  # noqa: BLE001 - the edge is where bugs stop
             error = _error_text(exc, incoming.authorization)
             self.log.error("http.unhandled_error", route=route.template, error=error)
             reply = problems.internal_error()
+            status = reply.status
         finally:
             LOG_CONTEXT.reset(bound)
         if plan is None:
-            self.metrics.request(route.template, _method_label(method), reply.status, _clock() - started)
+            self.metrics.request(route.template, _method_label(method), status, _clock() - started)
         else:
-            plan.record(reply.status, _clock() - started)
+            plan.record(status, _clock() - started)
         return reply, request_id
 
     def unmatched(self, path: str, method: str, request_id: str | None) -> Reply:
@@ -287,7 +304,28 @@ class HttpApi:
         ``route`` is the metrics label: the template, or ``"unmatched"``.
         """
         self.metrics.request(route, _method_label(method), reply.status, 0.0)
-        return with_request_id(reply, _request_id(request_id))
+        request_id = _request_id(request_id)
+        if reply.status >= 500 or (reply.status >= 400 and method in _WRITES):
+            self._failed(reply, route, method, request_id=request_id)
+        return with_request_id(reply, request_id)
+
+    def _failed(self, reply: Reply, route: str, method: str, **fields: object) -> None:
+        """A warning (``request.failed``) for a 5xx answer or a refused write, which otherwise no
+        log line would tell of (a bug's 500 has its own, ``http.unhandled_error``): the status,
+        the problem's type, and for a 5xx its detail (what failed: ``redis: ConnectionError``,
+        written by the service, never the client's input). Through the process's log stack, so
+        rate-limited like every event (``--logger dropping``)."""
+        problem = _problem_of(reply)
+        if reply.status >= 500:
+            fields["detail"] = problem.get("detail")
+        self.log.warning(
+            "request.failed",
+            status=reply.status,
+            problem=problem.get("type"),
+            route=route,
+            method=_method_label(method),
+            **fields,
+        )
 
     def _unauthorized(self, authorization: str | None) -> Reply | None:
         if self._write_token is None:

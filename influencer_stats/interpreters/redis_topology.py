@@ -18,11 +18,14 @@ and a read over many slots goes through ``read_many``.
   instead, up to ``timeout_s`` (``BoundedCluster``). Credentials and TLS come
   from ``REDIS_URL``; a Cluster has one database.
 
-Each call is bounded by ``timeout_s`` (connect, read, write). Calls are not
-retried on one server or Sentinel (a fault is the caller's answer: a 503, a
-cache miss); the Cluster client retries a call a few times only across a
-failover of the shard it was sent to (``CLUSTER_RETRIES``), the only way it
-learns the new slot map.
+Each call is bounded by ``timeout_s`` (connect, read, write). On every topology a
+pooled connection Redis closed (a restart, a failover, a reset) is opened afresh
+before a command is sent on it (``redis_faults``). On one server or Sentinel a
+call is retried only when none of it was sent (its connection found closed as it
+was written: ``redis_faults.retry_unsent``), once, on a fresh connection; any
+other fault is the caller's answer (a 503, a cache miss). The Cluster client
+retries a call a few times only across a failover of the shard it was sent to
+(``CLUSTER_RETRIES``), the only way it learns the new slot map.
 """
 
 from __future__ import annotations
@@ -37,10 +40,15 @@ from redis.asyncio.cluster import ClusterNode, ClusterPipeline, RedisCluster
 from redis.asyncio.connection import SSLConnection, parse_url
 from redis.asyncio.retry import Retry
 from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool, SentinelManagedConnection
-from redis.backoff import ExponentialBackoff, NoBackoff
+from redis.backoff import ExponentialBackoff
 from redis.typing import EncodableT
 
-from influencer_stats.interpreters.redis_faults import RaisesClosedTransport, blocking_pool
+from influencer_stats.interpreters.redis_faults import (
+    RaisesClosedTransport,
+    blocking_pool,
+    ours,
+    retry_unsent,
+)
 
 #: What every Redis interpreter is given: a client of one server (Sentinel's included) or of a Cluster.
 RedisClient: TypeAlias = redis.Redis | RedisCluster
@@ -51,7 +59,7 @@ CLUSTER_RETRIES: Final = 3
 
 def _common(timeout_s: float) -> dict[str, Any]:
     return {
-        "retry": Retry(NoBackoff(), 0),  # the timeout bounds each call; no hidden retries
+        "retry": retry_unsent(),  # the timeout bounds each call; sent again only if none of it was sent
         "socket_timeout": timeout_s,
         "socket_connect_timeout": timeout_s,
         "health_check_interval": 30,
@@ -108,6 +116,12 @@ class BoundedCluster(RedisCluster):
 
     def __init__(self, *args: Any, turns: int, wait_s: float, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        # Every node's connections are ours (``redis_faults``): one whose peer is gone is opened
+        # afresh before a command is sent on it. The nodes learnt later are built from
+        # ``connection_kwargs`` (the dict the nodes manager holds too); the startup ones exist.
+        self.connection_kwargs["connection_class"] = ours(self.connection_kwargs["connection_class"])
+        for node in self.nodes_manager.startup_nodes.values():
+            node.connection_class = self.connection_kwargs["connection_class"]
         self._turns = asyncio.Semaphore(turns)
         self._wait_s = wait_s
 
@@ -204,6 +218,27 @@ async def primaries(client: RedisClient) -> list[Address]:
     if "path" in options:
         return [str(options["path"])]
     return [(str(options.get("host", "localhost")), int(options.get("port", 6379)))]
+
+
+async def fewest_replicas(client: RedisClient) -> int:
+    """How many replicas are online (``INFO replication``) at the primary that has the fewest:
+    the one server, the primary the sentinels name, or each primary of the Cluster in turn."""
+    if not isinstance(client, RedisCluster):
+        return _online(await client.info("replication"))
+    await client.initialize()  # once: the slot map
+    return min(
+        [_online(await client.info("replication", target_nodes=node)) for node in client.get_primaries()],
+        default=0,
+    )
+
+
+def _online(replication: dict[str, Any]) -> int:
+    """The replicas ``INFO replication`` lists as ``online`` (``slave<n>:ip=…,state=online,…``)."""
+    return sum(
+        1
+        for name, replica in replication.items()
+        if name.startswith("slave") and isinstance(replica, dict) and replica.get("state") == "online"
+    )
 
 
 def credentials(url: str) -> list[str]:

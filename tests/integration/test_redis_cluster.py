@@ -17,6 +17,8 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 from redis.asyncio.cluster import RedisCluster
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
 from returns.result import Failure, Success
 
 from influencer_stats.bootstrap.wiring import CLUSTER_VIDEO_SHARDS
@@ -49,6 +51,7 @@ from influencer_stats.interpreters.videos.video_cache_redis import (
 from influencer_stats.testing.clock import ManualClock
 from influencer_stats.testing.event_log import CapturingEventLog
 from influencer_stats.testing.stats_query import ScriptedStatsQuery, stats_of
+from tests.containers import redis_command
 from tests.redis_cluster_nodes import ClusterTopology, redis_cluster
 from tests.shared_redis import unique_prefix
 
@@ -220,3 +223,33 @@ async def test_more_calls_at_once_than_a_node_has_connections_wait_their_turn(
 
     assert counted == [1] * len(names)  # redis-py alone: MaxConnectionsError past two per node
     assert read == [[b"1"] * len(names)] * 20
+
+
+async def test_the_replicas_check_fails_while_a_shard_has_fewer_replicas_than_a_write_waits_for(
+    client: RedisCluster, keys: RedisKeys
+) -> None:
+    durable = RedisCollectionStore(client, keys, wait_replicas=1, wait_ms=50)  # this Cluster has none
+    plain = RedisCollectionStore(client, keys, wait_replicas=0, wait_ms=50)
+
+    assert (await durable.replicated(), await plain.replicated()) == (False, True)
+
+
+async def test_connections_every_node_closed_are_opened_afresh_before_the_next_command_with_no_retry(
+    client: RedisCluster, keys: RedisKeys, topology: ClusterTopology
+) -> None:
+    names = [f"{keys.prefix}:r{n}" for n in range(60)]  # every shard
+    # One at a time: a fresh client's first calls at once race its learning the slot map (redis-py
+    # closes the connections of the startup nodes it replaces, under calls still using them).
+    assert [await client.incr(name) for name in names] == [1] * len(names)
+    client.retry = Retry(NoBackoff(), 0)  # no retry across a failover to hide a failed call
+    opened = [c for node in client.get_nodes() for c in node._connections if c.is_connected]
+    assert opened
+
+    for node in topology.nodes:  # as a restart of every node does to the connections kept
+        redis_command(node.host, node.port, "CLIENT", "KILL", "TYPE", "normal")
+    for _ in range(1_000):  # bounded: until the loop has read each connection's end
+        if all(c._reader is None or c._reader.at_eof() for c in opened):
+            break
+        await asyncio.sleep(0.001)
+
+    assert await asyncio.gather(*(client.incr(name) for name in names)) == [2] * len(names)

@@ -26,7 +26,7 @@ from influencer_stats.domain.models import (
 )
 from influencer_stats.interpreters.redis_faults import REDIS_FAULTS, store_unavailable
 from influencer_stats.interpreters.redis_keys import RedisKeys, as_text
-from influencer_stats.interpreters.redis_topology import RedisClient
+from influencer_stats.interpreters.redis_topology import RedisClient, fewest_replicas
 
 #: Ids copied from the set index into the sorted one per round trip.
 _CATCH_UP_CHUNK = 1_000
@@ -179,6 +179,14 @@ class RedisCollectionStore:
         """Whether Redis answers (for ``/readyz``)."""
         try:
             return bool(await self._redis.ping())
+        except REDIS_FAULTS:
+            return False
+
+    async def replicated(self) -> bool:
+        """Whether each primary a write goes to has ``wait_replicas`` replicas online, so a write
+        can be acknowledged (for ``/readyz``; without them every write answers 503)."""
+        try:
+            return await fewest_replicas(self._redis) >= self._wait_replicas
         except REDIS_FAULTS:
             return False
 
