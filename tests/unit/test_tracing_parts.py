@@ -1,6 +1,8 @@
-"""Tracing's small parts: a cache's decision as span attributes, and the extra it needs."""
+"""Tracing's small parts: a cache's decision as span attributes, the extra it needs, the last flush's bound."""
 
 from __future__ import annotations
+
+import threading
 
 import pytest
 
@@ -40,3 +42,30 @@ def test_choosing_otel_without_the_extra_installed_is_refused_naming_it(
 
     with pytest.raises(ConfigError, match=r"pip install 'influencer-stats\[otel\]'"):
         resolve({}, {"tracing": "otel"})
+
+
+def test_the_last_flush_gets_two_seconds_or_half_the_graceful_shutdown_if_less() -> None:
+    assert tracing.flush_budget_s(resolve({})) == tracing.FLUSH_S == 2.0
+    assert tracing.flush_budget_s(resolve({"INFLUENCER_STATS_GRACEFUL_SHUTDOWN": "1"})) == 0.5
+
+
+async def test_a_shutdown_that_ends_within_its_budget_is_waited_for() -> None:
+    ended: list[str] = []
+
+    await tracing.shut_down_within(lambda: ended.append("shut down"), 60.0)
+
+    assert ended == ["shut down"]
+
+
+async def test_a_shutdown_still_blocked_at_its_budget_is_left_to_the_process_exit() -> None:
+    release, ended = threading.Event(), threading.Event()
+
+    def blocked() -> None:  # an export to a collector that never answers
+        release.wait(60.0)
+        ended.set()
+
+    await tracing.shut_down_within(blocked, 0.01)
+
+    assert not ended.is_set()
+    release.set()
+    assert ended.wait(60.0)
