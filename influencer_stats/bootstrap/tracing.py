@@ -64,9 +64,23 @@ async def _none(_: Resources) -> Tracer | None:
     return None
 
 
+#: Where the otel extra comes from: the checkout (the package is not on the package index) or the image.
+INSTALL_OTEL = (
+    "make run EXTRAS=otel or pip install -e '.[otel]' in the checkout, docker build --build-arg EXTRAS=otel"
+)
+
+
+def _importable(module: str) -> bool:
+    """Whether ``module`` is installed; ``find_spec`` of a dotted name raises when a parent is missing."""
+    try:
+        return find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
+
+
 def _sdk_installed(_: Settings) -> str | None:
-    if find_spec("opentelemetry.sdk") is None or find_spec("opentelemetry.exporter.otlp.proto.http") is None:
-        return "needs the otel extra: pip install 'influencer-stats[otel]'"
+    if not (_importable("opentelemetry.sdk") and _importable("opentelemetry.exporter.otlp.proto.http")):
+        return f"needs the otel extra: {INSTALL_OTEL}"
     return None
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 import pytest
 
@@ -35,13 +36,24 @@ def test_tracing_is_off_unless_chosen() -> None:
     assert resolve({"INFLUENCER_STATS_TRACING": "otel"}).choices.one("tracing") == "otel"
 
 
-def test_choosing_otel_without_the_extra_installed_is_refused_naming_it(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(tracing, "find_spec", lambda _: None)
+def _missing(name: str) -> None:
+    """``find_spec`` where no opentelemetry is installed: a dotted name's parent cannot be imported."""
+    raise ModuleNotFoundError(f"No module named {name.split('.')[0]!r}", name=name.split(".")[0])
 
-    with pytest.raises(ConfigError, match=r"pip install 'influencer-stats\[otel\]'"):
+
+@pytest.mark.parametrize("find_spec", [lambda _: None, _missing], ids=["sdk-missing", "package-missing"])
+def test_choosing_otel_without_the_extra_installed_is_refused_naming_an_install_that_works(
+    monkeypatch: pytest.MonkeyPatch, find_spec: Callable[[str], None]
+) -> None:
+    monkeypatch.setattr(tracing, "find_spec", find_spec)
+
+    with pytest.raises(ConfigError) as refused:
         resolve({}, {"tracing": "otel"})
+
+    message = str(refused.value)
+    assert message.startswith("tracing 'otel' needs the otel extra: ")
+    assert "pip install -e '.[otel]'" in message and "--build-arg EXTRAS=otel" in message
+    assert "\n" not in message
 
 
 def test_the_last_flush_gets_two_seconds_or_half_the_graceful_shutdown_if_less() -> None:
