@@ -6,7 +6,7 @@ socket nothing accepts from) or at one that is down (a port nothing listens on: 
 refused). It serves some traced requests, whose spans wait for the exporter's schedule (a minute:
 nothing is sent before the stop), then gets SIGTERM: it exits 0 well inside the graceful shutdown,
 since the last flush is capped (``bootstrap.tracing.flush_budget_s``), where the SDK's own bounds
-held it 10 to 30 s and a worker was killed.
+held it 7 to 12 s on this machine (30 s reported, and a worker killed).
 """
 
 from __future__ import annotations
@@ -77,6 +77,8 @@ def test_sigterm_exits_0_promptly_with_the_collector_silent_or_down(
                 assert (saved.status_code, answer.status_code) == (201, 200), answer.text
         code, took = _stop_timed(service.process)
 
+    # A worker held past the graceful shutdown fails both: Granian kills it only after that long,
+    # --workers then exits 1. (Not Granian's "Killing worker" line: it prints it too for a worker
+    # already exiting but not yet reaped when it looks again 1 ms after the join, under load.)
     assert code == 0, service.output()[-2000:]
     assert took < STOPS_WITHIN_S, f"{server} took {took:.1f}s to stop"
-    assert "kill" not in service.output().lower()  # no worker outlived its stop
