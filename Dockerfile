@@ -2,6 +2,7 @@
 #
 #   docker build -t influencer-stats .
 #   docker run -p 8080:8080 influencer-stats            # the demo profile: no other service needed
+#   docker build --build-arg EXTRAS=otel -t influencer-stats .   # with the otel extra (--tracing otel)
 #
 # BASE is any image with Python 3.11+ on PATH as `python` (with the venv module). Users keep
 # the default; where Docker Hub is unreachable the tests build on a local Debian base:
@@ -15,9 +16,11 @@ ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONDONTWRITEBYTECODE=1
 RUN python -m venv /opt/venv
 WORKDIR /src
 # Runtime dependencies first, exactly as locked (requirements/run.txt: pinned, hashed, never the
-# dev set): this layer is rebuilt when the lock changes, not on every code change.
-COPY requirements/run.txt ./requirements/run.txt
-RUN /opt/venv/bin/pip install --require-hashes -r requirements/run.txt
+# dev set): this layer is rebuilt when the lock changes, not on every code change. EXTRAS=otel
+# installs requirements/otel.txt instead: the same set and the otel extra, as the tests run it.
+ARG EXTRAS=
+COPY requirements/run.txt requirements/otel.txt ./requirements/
+RUN /opt/venv/bin/pip install --require-hashes -r "requirements/${EXTRAS:-run}.txt"
 COPY pyproject.toml ./
 # Then the project as a wheel (its dependencies are installed already). pip and setuptools leave
 # the venv: nothing installs packages at run time.

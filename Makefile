@@ -19,9 +19,13 @@ $(UV):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check "uv==$(UV_VERSION)"
 
-# Running: only the runtime set (no mypy, pytest, matplotlib, schemathesis).
-$(VENV)/.run-installed: requirements/run.txt pyproject.toml | $(UV)
-	$(UV) pip install --quiet --python $(PY) --require-hashes -r requirements/run.txt
+# Running: only the runtime set (no mypy, pytest, matplotlib, schemathesis). EXTRAS=otel: the
+# runtime set and the otel extra (requirements/otel.txt, at the versions the tests run).
+EXTRAS ?=
+RUN_LOCK := requirements/$(or $(EXTRAS),run).txt
+RUN_INSTALLED := $(VENV)/.run-installed$(EXTRAS:%=-%)
+$(RUN_INSTALLED): $(RUN_LOCK) pyproject.toml | $(UV)
+	$(UV) pip install --quiet --python $(PY) --require-hashes -r $(RUN_LOCK)
 	$(UV) pip install --quiet --python $(PY) --no-deps -e .
 	touch $@
 
@@ -29,11 +33,11 @@ $(VENV)/.run-installed: requirements/run.txt pyproject.toml | $(UV)
 $(VENV)/.dev-installed: requirements/dev.txt pyproject.toml | $(UV)
 	$(UV) pip install --quiet --python $(PY) --require-hashes -r requirements/dev.txt
 	$(UV) pip install --quiet --python $(PY) --no-deps -e .
-	touch $@ $(VENV)/.run-installed
+	touch $@ $(VENV)/.run-installed $(VENV)/.run-installed-otel
 
 install: $(VENV)/.dev-installed
 
-run: $(VENV)/.run-installed
+run: $(RUN_INSTALLED)
 	$(PY) main.py $(ARGS)
 
 test: $(VENV)/.dev-installed
@@ -52,6 +56,8 @@ lock: | $(UV)
 		--custom-compile-command "make lock" pyproject.toml -o requirements/run.txt
 	$(UV) pip compile --quiet --universal --python-version 3.11 --generate-hashes \
 		--custom-compile-command "make lock" --extra dev pyproject.toml -o requirements/dev.txt
+	$(UV) pip compile --quiet --universal --python-version 3.11 --generate-hashes \
+		--custom-compile-command "make lock" --extra otel -c requirements/dev.txt pyproject.toml -o requirements/otel.txt
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

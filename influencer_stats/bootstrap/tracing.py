@@ -4,16 +4,18 @@ With ``none`` (the default) no traced layer is built: the edge serves without a 
 every stack is what it would be without this module. With ``otel`` the root builds the SDK's
 tracer provider here, the only place that reads the standard ``OTEL_*`` variables (the SDK reads
 them as it is built: ``OTEL_EXPORTER_OTLP_ENDPOINT``, ``OTEL_SERVICE_NAME``, ``OTEL_TRACES_SAMPLER``
-…), with the OTLP/HTTP exporter behind a ``BatchSpanProcessor``, flushed and shut down on exit;
-the traced layers get its tracer.
+…), with the OTLP/HTTP exporter behind a ``BatchSpanProcessor``, flushed and shut down on exit
+within ``flush_budget_s`` (what is still unsent then is dropped: a collector down or silent must
+not hold the stop); the traced layers get its tracer.
 """
 
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Awaitable, Callable
 from importlib.util import find_spec
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from influencer_stats.algebras import CollectionStatsQuery, VideoStatsSource
 from influencer_stats.algebras.tracing import RequestTracing
@@ -31,6 +33,30 @@ TracingBuilder = Callable[[Resources], Awaitable["Tracer | None"]]
 TRACING: Registry[TracingBuilder] = Registry("tracing")
 #: The service's name in traces unless OTEL_SERVICE_NAME (or OTEL_RESOURCE_ATTRIBUTES) names it.
 SERVICE_NAME = "influencer-stats"
+#: The exporter's last flush at exit takes at most this long (less with a short graceful shutdown).
+FLUSH_S: Final = 2.0
+
+
+def flush_budget_s(settings: Settings) -> float:
+    """How long the last flush may take: well inside the graceful shutdown, which it follows.
+
+    The SDK's own bounds do not hold it: its shutdown waits 30 s for the batch thread, whose
+    every batch waits the exporter's timeout (10 s; a silent collector answers never) or retries
+    for it (a collector down); Granian kills a worker after the graceful shutdown, ``--workers``
+    after it and ``CLEANUP_S``, ``docker stop`` after 10 s.
+    """
+    return min(FLUSH_S, settings.graceful_shutdown_s / 2)
+
+
+async def shut_down_within(shutdown: Callable[[], object], seconds: float) -> None:
+    """Run ``shutdown`` in a daemon thread of its own; wait for it ``seconds`` at most, off the loop.
+
+    One it has not finished by then is left to the process's exit (a daemon thread holds none),
+    and the loop's executor is not held either: it only waited on the join.
+    """
+    thread = threading.Thread(target=shutdown, name="otel-shutdown", daemon=True)
+    thread.start()
+    await asyncio.to_thread(thread.join, seconds)
 
 
 @TRACING.add("none", "no spans: no traced layer is built, nothing is paid per request")
@@ -38,9 +64,23 @@ async def _none(_: Resources) -> Tracer | None:
     return None
 
 
+#: Where the otel extra comes from: the checkout (the package is not on the package index) or the image.
+INSTALL_OTEL = (
+    "make run EXTRAS=otel or pip install -e '.[otel]' in the checkout, docker build --build-arg EXTRAS=otel"
+)
+
+
+def _importable(module: str) -> bool:
+    """Whether ``module`` is installed; ``find_spec`` of a dotted name raises when a parent is missing."""
+    try:
+        return find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
+
+
 def _sdk_installed(_: Settings) -> str | None:
-    if find_spec("opentelemetry.sdk") is None or find_spec("opentelemetry.exporter.otlp.proto.http") is None:
-        return "needs the otel extra: pip install 'influencer-stats[otel]'"
+    if not (_importable("opentelemetry.sdk") and _importable("opentelemetry.exporter.otlp.proto.http")):
+        return f"needs the otel extra: {INSTALL_OTEL}"
     return None
 
 
@@ -64,7 +104,9 @@ async def _otel(resources: Resources) -> Tracer:
     provider = TracerProvider(resource=described, shutdown_on_exit=False)
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
     # Off the loop: the last export blocks (and a receiver may be served by this very loop).
-    resources.exits.push_async_callback(asyncio.to_thread, provider.shutdown)
+    resources.exits.push_async_callback(
+        shut_down_within, provider.shutdown, flush_budget_s(resources.settings)
+    )
     return provider.get_tracer("influencer_stats", version())
 
 

@@ -34,7 +34,15 @@ def declared(extra: str | None) -> list[Requirement]:
 
 
 @pytest.mark.parametrize(
-    ("lock", "extra"), [("run.txt", None), ("dev.txt", None), ("dev.txt", "dev"), ("dev.txt", "otel")]
+    ("lock", "extra"),
+    [
+        ("run.txt", None),
+        ("dev.txt", None),
+        ("dev.txt", "dev"),
+        ("dev.txt", "otel"),
+        ("otel.txt", None),
+        ("otel.txt", "otel"),
+    ],
 )
 def test_every_declared_dependency_is_pinned_within_its_bounds(lock: str, extra: str | None) -> None:
     locked = pins(lock)
@@ -54,9 +62,20 @@ def test_running_installs_nothing_only_tests_need_and_the_same_versions_as_testi
 
 
 def test_the_optional_tracing_extra_is_tested_but_not_installed_for_running() -> None:
-    # `make run` and the image install run.txt: tracing=otel there says to install the extra.
+    # `make run` and the image install run.txt unless EXTRAS=otel: tracing=otel there says how to.
     run, dev = pins("run.txt"), pins("dev.txt")
     otel = {canonicalize_name(requirement.name) for requirement in declared("otel")}
 
     assert otel <= dev.keys()
     assert otel.isdisjoint(run)
+
+
+def test_the_otel_lock_is_the_running_set_and_the_otel_extra_at_the_versions_tested() -> None:
+    # `make run EXTRAS=otel` and `docker build --build-arg EXTRAS=otel` install otel.txt.
+    run, otel, dev = pins("run.txt"), pins("otel.txt"), pins("dev.txt")
+    extra = {canonicalize_name(requirement.name) for requirement in declared("otel")}
+
+    assert run.items() <= otel.items()
+    assert extra <= otel.keys()
+    assert {name: dev.get(name) for name in otel} == otel
+    assert {"mypy", "pytest", "matplotlib", "schemathesis"}.isdisjoint(otel)
