@@ -130,7 +130,9 @@ class CollectionImports:
         being soon; shared with the refreshes of it under way)."""
         return await self._flights.run((collection_id, kept), lambda: self._refresh(collection_id, kept))
 
-    async def _refresh(self, collection_id: CollectionId, kept: KeptSource) -> Result[Imported, ImportFailure]:
+    async def _refresh(
+        self, collection_id: CollectionId, kept: KeptSource
+    ) -> Result[Imported, ImportFailure]:
         before = await self._store.get(collection_id)
         if not isinstance(before, Success):
             return Failure(before.failure())
