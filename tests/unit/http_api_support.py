@@ -142,6 +142,14 @@ class Service:
     async def get(self, path: str, *, request_id: str | None = None) -> Reply:
         return await self.request("GET", path, request_id=request_id)
 
+    async def refresh(self, collection_id: str, *, authorization: str | None = None) -> Reply:
+        """A refresh as clients send it: ``{}`` as JSON."""
+        path = f"/collections/{collection_id}/refresh"
+        body = Body.json({})
+        return await self.request(
+            "POST", path, body, authorization=authorization, content_type="application/json"
+        )
+
 
 def _use_case(store: CollectionStore, log: EventLog) -> CollectionStatsQuery:
     return GetStats(store, FakeVideoStatsSource(), log)

@@ -46,10 +46,7 @@ class ScriptedReader:
 
 async def refresh(api: Service, collection_id: str, authorization: str | None = None) -> Reply:
     """A refresh as clients send it: ``{}`` as JSON."""
-    path = f"/collections/{collection_id}/refresh"
-    return await api.request(
-        "POST", path, Body.json({}), authorization=authorization, content_type="application/json"
-    )
+    return await api.refresh(collection_id, authorization=authorization)
 
 
 async def test_a_playlist_is_read_and_saved_with_its_source_shown_on_every_read() -> None:

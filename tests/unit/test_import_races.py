@@ -158,7 +158,7 @@ async def race(order: str, first: str, second: str) -> tuple[Service, TurnSource
     if first != "import":
         assert (await api.put(C, {"playlist": PLAYLIST})).status == 201
     requests = {
-        "refresh": lambda: api.request("POST", f"/collections/{C}/refresh"),
+        "refresh": lambda: api.refresh(C),
         "import": lambda: api.put(C, {"playlist": PLAYLIST}),
         "ids": lambda: api.put(C, {"videos": IDS}),
         "delete": lambda: api.request("DELETE", f"/collections/{C}"),
@@ -193,7 +193,7 @@ async def test_ids_put_during_a_refresh_are_what_stays_whatever_the_order(order:
     assert refreshed.status in (200, 409), refreshed
     assert shown(await api.get(f"/collections/{C}")) == {"videos": IDS}  # no source shown
     assert not await kept_is_the_collections(api, sources)  # a refresh had nothing to read
-    again = await api.request("POST", f"/collections/{C}/refresh")
+    again = await api.refresh(C)
     assert again.status == 409
     assert shown(await api.get(f"/collections/{C}")) == {"videos": IDS}
     assert (await sources.get(C)).unwrap() is None  # a stranger's source left behind: tidied by then
@@ -233,4 +233,4 @@ async def test_an_import_racing_a_put_of_ids_leaves_one_of_them_whole(order: str
         {"videos": await playlist_videos(), "source": {"playlist": PLAYLIST}},
     )
     if (await api.get(f"/collections/{C}")).status == 200 and not await kept_is_the_collections(api, sources):
-        assert (await api.request("POST", f"/collections/{C}/refresh")).status == 409
+        assert (await api.refresh(C)).status == 409

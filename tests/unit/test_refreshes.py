@@ -72,12 +72,12 @@ async def test_a_users_refresh_within_the_interval_is_429_with_retry_after_the_r
     await api.put("c", {"playlist": "PLa"})
     clock.now += 20.5
 
-    early = await api.request("POST", "/collections/c/refresh")
+    early = await api.refresh("c")
     background = await api.api.imports.refresh_from(C, await _kept(api))
     clock.now += 59.0
     still = await api.api.imports.refresh(C)
     clock.now += 1.0
-    later = await api.request("POST", "/collections/c/refresh")
+    later = await api.refresh("c")
 
     problem = assert_problem(early, 429)
     assert problem["type"] == "urn:influencer-stats:problem:refresh-too-soon"
@@ -94,7 +94,7 @@ async def test_an_interval_of_0_never_refuses() -> None:
     api = service(reader=reader, refresh_min_interval_s=0, clock=ManualClock())
     await api.put("c", {"playlist": "PLa"})
 
-    assert [(await api.request("POST", "/collections/c/refresh")).status for _ in range(3)] == [200] * 3
+    assert [(await api.refresh("c")).status for _ in range(3)] == [200] * 3
 
 
 async def test_a_shared_run_goes_on_while_one_caller_waits_and_is_cancelled_when_none_does() -> None:
