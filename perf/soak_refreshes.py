@@ -54,15 +54,17 @@ async def _client(http: httpx.AsyncClient, name: str, number: int, stop_at: floa
         if turn % 2 == 0:
             ids = (synthetic_video_id(10_000_000 + 1_000 * number + turn % 1_000),)
             *refreshes, put = await asyncio.gather(
-                http.post(f"{path}/refresh"),
-                http.post(f"{path}/refresh"),
+                http.post(f"{path}/refresh", json={}),
+                http.post(f"{path}/refresh", json={}),
                 http.put(path, json={"videos": ids}),
             )
             storm.counts[f"ids {put.status_code}"] += 1
             if put.status_code in (200, 201):
                 storm.last[name] = ids
         else:
-            *refreshes, deleted = await asyncio.gather(http.post(f"{path}/refresh"), http.delete(path))
+            *refreshes, deleted = await asyncio.gather(
+                http.post(f"{path}/refresh", json={}), http.delete(path)
+            )
             storm.counts[f"delete {deleted.status_code}"] += 1
             if deleted.status_code == 204:
                 storm.last[name] = "deleted"
@@ -123,6 +125,7 @@ def refresh_storm_phase(
         port, log = free_port(), work / "service-refresh-storms.log"
         settings = {
             "INFLUENCER_STATS_SOURCE_REFRESH_INTERVAL": str(INTERVAL_S),
+            "INFLUENCER_STATS_REFRESH_MIN_INTERVAL": "0",  # every refresh reads: the races are the point
             "REDIS_URL": f"redis://{HOST}:{redis_port}/0",
             "INFLUENCER_STATS_REDIS_PREFIX": PREFIX,
         }

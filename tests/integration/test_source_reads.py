@@ -105,7 +105,7 @@ def test_a_read_the_budget_left_cannot_finish_stops_after_its_first_page(
 
 async def _refreshes(url: str, n: int) -> list[httpx.Response]:
     async with httpx.AsyncClient(base_url=url, timeout=30) as http:
-        return list(await asyncio.gather(*(http.post("/collections/c/refresh") for _ in range(n))))
+        return list(await asyncio.gather(*(http.post("/collections/c/refresh", json={}) for _ in range(n))))
 
 
 def test_refreshes_share_a_read_a_soon_one_is_429_and_a_looping_token_is_502_at_once(
@@ -118,7 +118,7 @@ def test_refreshes_share_a_read_a_soon_one_is_429_and_a_looping_token_is_502_at_
         httpx.Client(base_url=service.url, timeout=30) as http,
     ):
         assert http.put("/collections/c", json={"playlist": "PLc"}).status_code == 201
-        soon = http.post("/collections/c/refresh")
+        soon = http.post("/collections/c/refresh", json={})
         calls_after_soon = youtube.counters()["playlist_items_calls"]
     with running_service(
         ["--profile", "youtube"], tmp_path / "t.log", env=_env(url, INFLUENCER_STATS_REFRESH_MIN_INTERVAL="0")
