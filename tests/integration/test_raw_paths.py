@@ -11,15 +11,28 @@ Granian that hands over the raw path shows up. In-process: tests/unit/test_http_
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
 
 import httpx
 import pytest
 
 from tests.raw_http import RawAnswer, raw_request, request_bytes
-from tests.support import RunningService
+from tests.support import SERVERS, RunningService, running_service
 
 JSON = b"Content-Type: application/json"
 VIDEOS = ["-4lB5EKS5Uk", "-jlLkTtgWUk"]
+
+
+@pytest.fixture(scope="module", params=SERVERS)
+def service(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[RunningService]:
+    """The default profile on each server, every refresh read (none refused as too soon after the
+    import: what a refresh takes is the point here)."""
+    log = tmp_path_factory.mktemp("service") / "service.log"
+    env = {"INFLUENCER_STATS_REFRESH_MIN_INTERVAL": "0"}
+    with running_service(["--server", request.param], log, env=env) as running:
+        yield running
 
 
 def _server(request: pytest.FixtureRequest) -> str:
