@@ -49,11 +49,13 @@ async def test_a_background_task_that_never_ends_fails_the_close_after_the_last_
 ) -> None:
     monkeypatch.setattr(wiring, "CANCEL_AGAIN_S", 0.01)
     seen: list[str] = []
+    exits = AsyncExitStack()
+    _resources(exits).background(_swallowing(wiring.CANCELS, seen), "deaf")
+    await asyncio.sleep(0)
+    [task] = [t for t in asyncio.all_tasks() if t.get_name() == "deaf"]
+
     with pytest.raises(RuntimeError, match="background task deaf still runs after 10 cancels"):
-        async with AsyncExitStack() as exits:
-            _resources(exits).background(_swallowing(wiring.CANCELS, seen), "deaf")
-            await asyncio.sleep(0)
-            [task] = [t for t in asyncio.all_tasks() if t.get_name() == "deaf"]
+        await exits.aclose()
 
     assert seen == ["swallowed"] * wiring.CANCELS
     task.cancel()  # the one more it ends on
@@ -65,7 +67,9 @@ async def test_a_background_task_that_failed_fails_the_close_with_its_error() ->
     async def failing() -> None:
         raise ValueError("broken")
 
+    exits = AsyncExitStack()
+    _resources(exits).background(failing(), "failing")
+    await asyncio.sleep(0)
+
     with pytest.raises(ValueError, match="broken"):
-        async with AsyncExitStack() as exits:
-            _resources(exits).background(failing(), "failing")
-            await asyncio.sleep(0)
+        await exits.aclose()
