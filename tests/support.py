@@ -109,7 +109,13 @@ class RunningService:
         return self.log_path.read_text(errors="replace")
 
 
-def wait_until_healthy(url: str, process: subprocess.Popen[bytes], timeout: float = 20.0) -> None:
+#: How long a service started by a test may take to answer: as long as the service gives its workers
+#: to listen (``serving.workers``). 20 s was too short on a busy machine: the parent and two spawned
+#: workers each import the whole service, 18 s on two cores busy with other tests.
+START_TIMEOUT_S = 60.0
+
+
+def wait_until_healthy(url: str, process: subprocess.Popen[bytes], timeout: float = START_TIMEOUT_S) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:

@@ -36,6 +36,7 @@ from influencer_stats.settings import Choices, Settings
 from tests.support import (
     ROOT,
     SERVERS,
+    START_TIMEOUT_S,
     RunningService,
     children_of,
     expected_stats,
@@ -79,7 +80,7 @@ def _requests_by_pid(directory: Path, route: str | None = None) -> dict[int, flo
 
 def _wait_until_every_worker_listens(service: RunningService) -> None:
     """The start-up line says so (``running_service`` returns once /healthz answers: once one listens)."""
-    assert _wait_for(lambda: LISTENING in service.output(), 10), service.output()
+    assert _wait_for(lambda: LISTENING in service.output(), START_TIMEOUT_S), service.output()
 
 
 def _requests_on_connections_opened_at_once(service: RunningService, count: int, path: str) -> list[int]:
