@@ -14,6 +14,8 @@ from influencer_stats.config.unknown import warn_unknown_variables
 #: The exit code when stdout is closed before everything is printed (``… --print-settings | head -1``):
 #: 128 + SIGPIPE, what ``cat`` or ``seq`` end with there, without a traceback.
 CLOSED_STDOUT = 141
+#: The exit code of a Ctrl-C before the service serves: 128 + SIGINT, as a shell reports it.
+INTERRUPTED = 130
 
 
 def run(argv: Sequence[str] | None = None, prog: str = "influencer-stats") -> int:
@@ -23,6 +25,10 @@ def run(argv: Sequence[str] | None = None, prog: str = "influencer-stats") -> in
             return _run(sys.argv[1:] if argv is None else argv, prog)
         finally:
             sys.stdout.flush()  # a closed stdout shows here, where it is caught, not at exit
+    except KeyboardInterrupt:
+        # Ctrl-C before the server took the signal over (while importing, resolving): nothing to
+        # drain, no traceback. Once it serves, Ctrl-C stops it gracefully and it exits 0.
+        return INTERRUPTED
     except BrokenPipeError:
         # Whatever is still buffered goes nowhere, so the interpreter's last flush cannot fail either.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
