@@ -80,7 +80,9 @@ def test_a_database_file_that_is_not_sqlite_is_one_line_naming_the_setting_and_e
 
 
 @contextmanager
-def _own_process_group(server: str, workers: str, tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], Path]]:
+def _own_process_group(
+    server: str, workers: str, tmp_path: Path
+) -> Iterator[tuple[subprocess.Popen[bytes], Path]]:
     """The service in a process group of its own (as a shell's job is), serving; its output's file."""
     port = free_port()
     log = tmp_path / "service.log"

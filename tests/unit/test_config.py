@@ -335,3 +335,12 @@ def test_the_near_cache_over_tls_is_refused_for_its_plain_tracking_connection() 
         resolve({"REDIS_URL": "rediss://redis.example:6380/0"}, {"cache": "near,redis"})
 
     assert resolve({}, {"cache": "near,redis"}).choices["cache"] == ("near", "redis")
+
+
+@pytest.mark.parametrize("written", ["INFO", "Info", "info"])
+def test_a_word_setting_is_read_in_any_case(written: str) -> None:
+    assert (
+        resolve({"INFLUENCER_STATS_LOG_LEVEL": written, "INFLUENCER_STATS_GRANIAN_TASKS": "RUST"}).log_level
+        == "info"
+    )
+    assert resolve({"INFLUENCER_STATS_GRANIAN_TASKS": "RUST"}).granian_tasks == "rust"
