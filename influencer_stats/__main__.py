@@ -6,11 +6,6 @@ import os
 import sys
 from collections.abc import Sequence
 
-from influencer_stats.config.cli import describe_profiles, describe_settings, list_choices, parse_command_line
-from influencer_stats.config.env_file import load_env_file
-from influencer_stats.config.resolve import ConfigError, resolve_sources
-from influencer_stats.config.unknown import warn_unknown_variables
-
 #: The exit code when stdout is closed before everything is printed (``… --print-settings | head -1``):
 #: 128 + SIGPIPE, what ``cat`` or ``seq`` end with there, without a traceback.
 CLOSED_STDOUT = 141
@@ -36,6 +31,18 @@ def run(argv: Sequence[str] | None = None, prog: str = "influencer-stats") -> in
 
 
 def _run(argv: Sequence[str], prog: str) -> int:
+    # Imported here, inside ``run``'s handler of KeyboardInterrupt: a Ctrl-C while they load (the
+    # better part of a second) ended in a traceback through every module being imported.
+    from influencer_stats.config.cli import (
+        describe_profiles,
+        describe_settings,
+        list_choices,
+        parse_command_line,
+    )
+    from influencer_stats.config.env_file import load_env_file
+    from influencer_stats.config.resolve import ConfigError, resolve_sources
+    from influencer_stats.config.unknown import warn_unknown_variables
+
     command = parse_command_line(argv, prog)
     if command.action == "list_profiles":
         print(describe_profiles())
