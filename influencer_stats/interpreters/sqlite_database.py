@@ -56,6 +56,9 @@ class SqliteDatabase:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=FULL")
             db.execute("PRAGMA busy_timeout=5000")
+            # Writable, here and now: a read-only file or folder fails at open, not at the first write.
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("ROLLBACK")
             return db
 
         loop = asyncio.get_running_loop()
