@@ -79,6 +79,32 @@ def test_a_database_file_that_is_not_sqlite_is_one_line_naming_the_setting_and_e
     assert db.read_text().startswith("these are my notes")  # left as it was
 
 
+@pytest.mark.parametrize("workers", WORKERS)
+def test_uvicorn_main_app_says_why_the_database_cannot_open_once_and_exits_1(
+    workers: str, tmp_path: Path
+) -> None:
+    db = tmp_path / "notes.txt"
+    db.write_text("these are my notes, not a database; " * 20)
+    argv = [sys.executable, "-m", "uvicorn", "main:app", "--workers", workers, "--port", str(free_port())]
+
+    result = subprocess.run(
+        argv,
+        cwd=ROOT,
+        env={**os.environ, **redirected_paths(tmp_path / "files"), "INFLUENCER_STATS_DB": str(db)},
+        capture_output=True,
+        text=True,
+        timeout=90,
+        check=False,
+    )
+
+    assert result.returncode == 1, result.stderr[-3000:]
+    line = f"main:app: error: INFLUENCER_STATS_DB={db}: cannot open the database: file is not a database\n"
+    assert result.stderr.count(line) == 1, result.stderr[
+        -3000:
+    ]  # uvicorn's supervisor says its own INFO lines
+    assert "Traceback" not in result.stderr + result.stdout
+
+
 @contextmanager
 def _own_process_group(
     server: str, workers: str, tmp_path: Path
