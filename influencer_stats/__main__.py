@@ -6,14 +6,11 @@ import os
 import sys
 from collections.abc import Sequence
 
-from influencer_stats.config.cli import describe_profiles, describe_settings, list_choices, parse_command_line
-from influencer_stats.config.env_file import load_env_file
-from influencer_stats.config.resolve import ConfigError, resolve_sources
-from influencer_stats.config.unknown import warn_unknown_variables
-
 #: The exit code when stdout is closed before everything is printed (``… --print-settings | head -1``):
 #: 128 + SIGPIPE, what ``cat`` or ``seq`` end with there, without a traceback.
 CLOSED_STDOUT = 141
+#: The exit code of a Ctrl-C before the service serves: 128 + SIGINT, as a shell reports it.
+INTERRUPTED = 130
 
 
 def run(argv: Sequence[str] | None = None, prog: str = "influencer-stats") -> int:
@@ -23,6 +20,10 @@ def run(argv: Sequence[str] | None = None, prog: str = "influencer-stats") -> in
             return _run(sys.argv[1:] if argv is None else argv, prog)
         finally:
             sys.stdout.flush()  # a closed stdout shows here, where it is caught, not at exit
+    except KeyboardInterrupt:
+        # Ctrl-C before the server took the signal over (while importing, resolving): nothing to
+        # drain, no traceback. Once it serves, Ctrl-C stops it gracefully and it exits 0.
+        return INTERRUPTED
     except BrokenPipeError:
         # Whatever is still buffered goes nowhere, so the interpreter's last flush cannot fail either.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -30,6 +31,18 @@ def run(argv: Sequence[str] | None = None, prog: str = "influencer-stats") -> in
 
 
 def _run(argv: Sequence[str], prog: str) -> int:
+    # Imported here, inside ``run``'s handler of KeyboardInterrupt: a Ctrl-C while they load (the
+    # better part of a second) ended in a traceback through every module being imported.
+    from influencer_stats.config.cli import (
+        describe_profiles,
+        describe_settings,
+        list_choices,
+        parse_command_line,
+    )
+    from influencer_stats.config.env_file import load_env_file
+    from influencer_stats.config.resolve import ConfigError, resolve_sources
+    from influencer_stats.config.unknown import warn_unknown_variables
+
     command = parse_command_line(argv, prog)
     if command.action == "list_profiles":
         print(describe_profiles())

@@ -12,7 +12,7 @@ As with ``influencer-stats``: one start-up line once uvicorn listens (with
 uvicorn's address and, under ``--workers N``, its N; uvicorn's supervisors
 still log their own "running on" line at INFO), no access log, uvicorn's own
 messages only from WARNING up, and a refused setting prints one line and exits
-2, under uvicorn's ``--workers`` too (``serving.uvicorn_supervisors``); under
+2 (a folder or database the settings name that cannot be used: 1), under uvicorn's ``--workers`` too (``serving.uvicorn_supervisors``); under
 ``--reload`` the reloader stops, and exits 0. SIGTERM ends it with 0. With ``--no-server-header`` the headers are
 those of ``influencer-stats``; with ``--http
 influencer_stats.serving.uvicorn:EnvironmentProtocol`` its connection limits.
@@ -24,18 +24,23 @@ import os
 import sys
 from typing import Any, NoReturn
 
+from influencer_stats.bootstrap.startup import StartupError
 from influencer_stats.config.resolve import ConfigError, resolve
 from influencer_stats.config.unknown import warn_unknown_variables
 
 PROG = "influencer_stats.asgi"
 
 
-def _refuse(prog: str, message: str) -> NoReturn:
+def _tell(prog: str, message: str, code: int) -> None:
     from influencer_stats.serving.uvicorn_supervisors import end_the_supervisor, says_why
 
     if says_why():  # once, not once per uvicorn worker
         print(f"{prog}: error: {message}", file=sys.stderr, flush=True)
-    end_the_supervisor(2)
+    end_the_supervisor(code)
+
+
+def _refuse(prog: str, message: str) -> NoReturn:
+    _tell(prog, message, 2)
     raise SystemExit(2)
 
 
@@ -65,7 +70,12 @@ def create_app(prog: str = PROG) -> Any:
     quiet_logging(settings)  # one process: the start-up line once uvicorn listens
     announce_once(settings)  # uvicorn's --workers or --reload: its first child, once it listens
     exit_0_on_sigterm()
-    return app_around(settings, chosen.app)
+
+    def failed(failure: StartupError) -> NoReturn:  # the API cannot open: said as a refused setting
+        _tell(prog, str(failure), failure.code)
+        os._exit(failure.code)  # in uvicorn's lifespan, where a SystemExit is reported as a crash
+
+    return app_around(settings, chosen.app, failed)
 
 
 def __getattr__(name: str) -> Any:

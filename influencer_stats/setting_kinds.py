@@ -113,12 +113,14 @@ def optional_text(env: str, doc: str) -> str | None:
 
 
 def one_of(env: str, default: str, doc: str, options: tuple[str, ...]) -> str:
-    """One of a closed set of words."""
+    """One of a closed set of words, in any case (``INFO`` is ``info``)."""
+    by_case = {option.casefold(): option for option in options}
 
     def parse(raw: str) -> str:
-        if raw not in options:
+        found = by_case.get(raw.casefold())
+        if found is None:
             raise ValueError(f"{env} must be {' or '.join(options)}")
-        return raw
+        return found
 
     result: str = _declare(default, Spec(env, doc, parse, "/".join(options)))
     return result

@@ -29,6 +29,8 @@ async def _prometheus(resources: Resources) -> AllMetrics:
     from influencer_stats.version import version
 
     settings = resources.settings
+    if settings.prometheus_multiproc_dir:
+        _writable(settings.prometheus_multiproc_dir)
     metrics = PrometheusMetrics(
         ROUTES,
         settings.prometheus_multiproc_dir,
@@ -40,6 +42,22 @@ async def _prometheus(resources: Resources) -> AllMetrics:
         resources.exits.callback(metrics.publish)  # runs last: the final values of this worker
         resources.background(_publish_forever(metrics), "metrics-publisher")
     return metrics
+
+
+def _writable(folder: str) -> None:
+    """``StartupError`` unless a file can be written in ``folder`` (each worker writes its metrics
+    there: else its snapshots fail while it serves, and its last one with a traceback at its end)."""
+    import tempfile
+
+    from influencer_stats.bootstrap.startup import StartupError
+
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as error:
+        raise StartupError.of(
+            "prometheus_multiproc_dir", folder, "cannot write a file in it", error
+        ) from None
 
 
 @METRICS.add("none", "records nothing; /metrics says so", silent=True)

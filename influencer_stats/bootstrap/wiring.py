@@ -86,13 +86,21 @@ class Resources:
         file is this resource's, so several builders may declare it (one format: SQLite's).
         """
         if self._shared.sqlite is None:
+            import sqlite3
             from pathlib import Path
 
+            from influencer_stats.bootstrap.startup import StartupError
             from influencer_stats.interpreters.sqlite_database import SqliteDatabase
 
             path = Path(self.settings.db_path)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            database = await SqliteDatabase.open(path)
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                raise StartupError.of("db_path", path, f"cannot create folder {path.parent}", error) from None
+            try:
+                database = await SqliteDatabase.open(path)
+            except (OSError, sqlite3.Error) as error:
+                raise StartupError.of("db_path", path, "cannot open the database", error) from None
             self.exits.push_async_callback(database.close)
             self.checks["sqlite"] = database.ping
             self._shared.sqlite = database

@@ -38,6 +38,9 @@ def _connect(path: Path, *, read_only: bool) -> sqlite3.Connection:
         else:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=FULL")
+            # Writable, here and now: a read-only file or folder fails at open, not at the first write.
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("ROLLBACK")
     except BaseException:
         db.close()
         raise

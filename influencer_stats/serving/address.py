@@ -1,11 +1,14 @@
-"""Where the service listens: one line when it does, one line and exit 1 when it cannot."""
+"""Where the service listens: one line when it does, one line and exit 1 when it cannot (or cannot start)."""
 
 from __future__ import annotations
 
 import os
 import socket
 import sys
+from contextlib import suppress
+from typing import NoReturn
 
+from influencer_stats.bootstrap.startup import StartupError
 from influencer_stats.settings import Settings
 
 
@@ -56,3 +59,15 @@ def claim_the_address(host: str, port: int) -> socket.socket | None:
             claim.close()
         raise cannot_listen(host, port, error) from None
     return claim
+
+
+def exit_saying(failure: StartupError) -> NoReturn:
+    """One line on stderr (``influencer-stats: error: VARIABLE=value: why``), then exit with its code.
+
+    At once (``os._exit``): from inside a server's lifespan a ``SystemExit`` is caught and
+    reported as a crash. The API's resources are closed already; the log is flushed here.
+    """
+    with suppress(OSError, ValueError):
+        sys.stdout.flush()
+    print(f"influencer-stats: error: {failure}", file=sys.stderr, flush=True)
+    os._exit(failure.code)

@@ -38,8 +38,10 @@ import time
 from collections.abc import Callable, Collection
 from contextlib import suppress
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, NoReturn
 
+from influencer_stats.bootstrap.startup import StartupError
+from influencer_stats.serving.address import exit_saying
 from influencer_stats.settings import Settings
 
 #: After the graceful shutdown, how long a worker may take to close its pools and flush its log.
@@ -50,6 +52,8 @@ PARENT_POLL_S: Final = 0.2
 _WATCH_POLL_S: Final = 0.2
 #: Beats the parent reads at once before it judges again (a flood cannot hold the watch).
 _MAX_READS: Final = 1024
+#: The longest message a worker sends (``Lifeline.failed``); a beat is empty.
+_MAX_SAID: Final = 4096
 #: Linux's ``struct ucred``: pid, uid, gid.
 _CREDENTIALS: Final = struct.Struct("3i")
 _HAS_HEARTBEAT: Final = sys.platform == "linux"
@@ -88,6 +92,16 @@ class Lifeline:
             name="parent-watch",
             daemon=True,
         ).start()
+
+    def failed(self, failure: StartupError) -> NoReturn:
+        """In a worker whose API cannot open (``serving.server.app_around``): tell the parent (a
+        datagram carrying the line and the code, read by its ``Watchdog``), which says it once and
+        exits with the code; say it here where there is no heartbeat. Exits at once."""
+        if self.address is None:
+            exit_saying(failure)
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sender, suppress(OSError):
+            sender.sendto(f"{failure.code} {failure}".encode(), self.address)
+        os._exit(failure.code)
 
     def beat_on(self, loop: asyncio.AbstractEventLoop) -> Callable[[], None]:
         """In a worker process, from its event loop's thread: from now on ``loop``, while it runs,
@@ -171,6 +185,9 @@ class Watchdog:
     def __init__(self, heartbeats: Heartbeats, receiver: socket.socket | None) -> None:
         self.heartbeats = heartbeats
         self._receiver = receiver
+        #: The first worker's ``Lifeline.failed``: the line saying why, and the exit code.
+        self.failure: tuple[str, int] | None = None
+        self._reading = threading.Lock()  # the watch's thread and ``failed_to_start`` both read
 
     @classmethod
     def open(cls, lifeline: Lifeline, clock: Callable[[], float] = time.monotonic) -> Watchdog:
@@ -193,17 +210,30 @@ class Watchdog:
             time.sleep(wait_s)
             return
         readable, _, _ = select.select([self._receiver], [], [], wait_s)
-        if not readable:
-            return
+        if readable:
+            with self._reading:
+                self._read(self._receiver)
+
+    def _read(self, receiver: socket.socket) -> None:
         for _ in range(_MAX_READS):
             try:
-                _, ancillary, _, _ = self._receiver.recvmsg(1, socket.CMSG_SPACE(_CREDENTIALS.size))
+                said, ancillary, _, _ = receiver.recvmsg(_MAX_SAID, socket.CMSG_SPACE(_CREDENTIALS.size))
             except (BlockingIOError, InterruptedError):
                 return
+            if said and self.failure is None:  # a beat is empty
+                code, _, line = said.decode(errors="replace").partition(" ")
+                self.failure = (line, int(code) if code.isdigit() else 1)
             for level, kind, data in ancillary:
                 if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS:
                     pid, _, _ = _CREDENTIALS.unpack(data[: _CREDENTIALS.size])
                     self.heartbeats.beat(pid)
+
+    def failed_to_start(self) -> tuple[str, int] | None:
+        """A worker's ``Lifeline.failed``, read now if it has come (from any thread)."""
+        if self._receiver is not None:
+            with self._reading:
+                self._read(self._receiver)
+        return self.failure
 
     def wake(self) -> None:
         """Make a ``receive`` waiting in another thread return now (a beat of this process's own)."""

@@ -12,11 +12,11 @@ import logging
 import signal
 import socket
 import threading
-from collections.abc import Callable
-from contextlib import suppress
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from types import FrameType
-from typing import Any
+from typing import Any, Final
 
 import uvicorn
 from uvicorn.config import STARTUP_FAILURE
@@ -132,18 +132,37 @@ class _Announcing(logging.Filter):
         return record.levelno >= self._level
 
 
+#: What stops the service gracefully, on every server: SIGTERM, Ctrl-C, and the terminal hanging up.
+STOPPING_SIGNALS: Final = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
 class _Server(uvicorn.Server):
-    """uvicorn's server, calling ``listening`` once it listens; SIGTERM ends it with 0."""
+    """uvicorn's server, calling ``listening`` once it listens; SIGTERM, SIGINT and SIGHUP end it
+    gracefully, with 0."""
 
     def __init__(self, config: uvicorn.Config, listening: Callable[[], None]) -> None:
         super().__init__(config)
         self._listening = listening
 
+    @contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        # uvicorn captures SIGINT and SIGTERM; SIGHUP killed the process at once (129), no drain.
+        with super().capture_signals():
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            previous = signal.signal(signal.SIGHUP, self.handle_exit)
+            try:
+                yield
+            finally:
+                signal.signal(signal.SIGHUP, previous)
+
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         super().handle_exit(sig, frame)
-        if sig == signal.SIGTERM:
-            # uvicorn raises a stopping signal again once it has shut down, so SIGTERM ended the
-            # process with 143; a stop asked for and done gracefully exits 0, as on every other server.
+        if sig in STOPPING_SIGNALS and sig in self._captured_signals:
+            # uvicorn raises a stopping signal again once it has shut down: SIGTERM ended the
+            # process with 143, and Ctrl-C (SIGINT) with a KeyboardInterrupt traceback and 130. A
+            # stop asked for and done gracefully exits 0, as on every other server.
             self._captured_signals.remove(sig)
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
@@ -191,15 +210,13 @@ def run(settings: Settings, app: AppOf, worker: Callable[[Worker], None]) -> Non
 def serve_worker(worker: Worker, app: AppOf) -> None:
     """In one of several worker processes: settings from the environment, the port shared."""
     settings = settings_from_environment()
-    server = _Server(_config(settings, app_around(settings, app)), worker.listening)
+    server = _Server(_config(settings, app_around(settings, app, worker.failed)), worker.listening)
     try:
         sock = reuse_port_socket(settings.host, settings.port)
     except OSError as error:
         if error.errno not in CANNOT_LISTEN:
             raise
         worker.cannot_listen(error)
-    # uvicorn re-raises the SIGINT it stopped on (a terminal's Ctrl-C reaches every worker): not an error here.
-    with suppress(KeyboardInterrupt):
-        server.run(sockets=[sock])
+    server.run(sockets=[sock])  # a terminal's Ctrl-C reaches every worker: each stops gracefully
     if not server.started:
         raise SystemExit(STARTUP_FAILURE)

@@ -10,7 +10,7 @@ waiting, and 32 keep-alive connections opened at once all went to one of
 two workers.
 
 The parent only supervises: it announces the service once every worker
-listens, forwards SIGTERM/SIGINT as SIGTERM, waits for the workers (at most
+listens, forwards SIGTERM/SIGINT/SIGHUP as SIGTERM, waits for the workers (at most
 the graceful shutdown and ``CLEANUP_S``, then kills them), and exits 1 if a
 worker fails to start, dies, stops answering (``serving.lifeline``: its event
 loop no longer beats; it is killed) or must be killed: whatever restarts the
@@ -29,11 +29,13 @@ import socket
 import sys
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from types import FrameType
 from typing import Final, NoReturn
 
+from influencer_stats.bootstrap.startup import StartupError
 from influencer_stats.serving.address import announce, cannot_listen
 from influencer_stats.serving.lifeline import CLEANUP_S, Lifeline, Watch, Watchdog, silence
 from influencer_stats.settings import Settings
@@ -44,6 +46,10 @@ CANNOT_LISTEN: Final = (errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.EACCES)
 _START_TIMEOUT_S: Final = 60.0
 _POLL_S: Final = 0.2
 _READY: Final = "ready"
+#: What stops the service gracefully: SIGTERM, Ctrl-C, the terminal hanging up (forwarded as SIGTERM).
+_STOPPING: Final = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+#: What a terminal sends the whole process group.
+_FROM_THE_TERMINAL: Final = (signal.SIGINT, signal.SIGHUP)
 
 
 class Worker:
@@ -57,6 +63,13 @@ class Worker:
         """Tell the parent this worker listens; call it from the worker's event loop, which beats from then on."""
         self._parent.send(_READY)
         self._lifeline.beat_on(asyncio.get_running_loop())
+
+    def failed(self, failure: StartupError) -> NoReturn:
+        """The API cannot open (``serving.server.app_around``): tell the parent, which says it once
+        and exits with its code, and exit at once (a ``SystemExit`` would be reported as a crash)."""
+        with suppress(OSError):  # the parent is gone, or stopped reading: it stops anyway
+            self._parent.send((str(failure), failure.code))
+        os._exit(failure.code)
 
     def cannot_listen(self, error: OSError) -> NoReturn:
         """Tell the parent why the port cannot be bound (it says so, once), and exit 1."""
@@ -97,14 +110,23 @@ class _Workers:
         self.signals.append(sig)
 
     def start(self) -> None:
-        for number in range(1, self._settings.workers + 1):
-            mine, theirs = self._context.Pipe()
-            process = self._context.Process(
-                target=_run, args=(self._target, theirs, self._lifeline), name=f"worker-{number}"
-            )
-            process.start()
-            theirs.close()  # the worker's copy is its only one
-            self._workers.append((process, mine))
+        # Each worker starts with Ctrl-C and the hang-up ignored (an ignored signal stays ignored
+        # through exec, so Python installs no KeyboardInterrupt): the terminal sends them to the
+        # whole process group, and one arriving while a worker imports ended it with a traceback.
+        # Its server handles them once it serves; before that, this process stops it.
+        ignored = {sig: signal.signal(sig, signal.SIG_IGN) for sig in _FROM_THE_TERMINAL}
+        try:
+            for number in range(1, self._settings.workers + 1):
+                mine, theirs = self._context.Pipe()
+                process = self._context.Process(
+                    target=_run, args=(self._target, theirs, self._lifeline), name=f"worker-{number}"
+                )
+                process.start()
+                theirs.close()  # the worker's copy is its only one
+                self._workers.append((process, mine))
+        finally:
+            for sig, handler in ignored.items():
+                signal.signal(sig, handler)
 
     def wait_until_listening(self) -> str | None:
         """None once every worker listens (or a signal came); else why the start failed, in a line."""
@@ -122,6 +144,10 @@ class _Workers:
                     said = None
                 if isinstance(said, int):
                     raise cannot_listen(self._settings.host, self._settings.port, OSError(said, ""))
+                if isinstance(said, tuple):  # Worker.failed: the settings cannot start, in any worker
+                    line, code = said
+                    print(f"influencer-stats: error: {line}", file=sys.stderr, flush=True)
+                    raise SystemExit(code)
                 if said != _READY:
                     process.join(_POLL_S)
                     return f"worker {process.pid} exited with code {process.exitcode} before it listened"
@@ -180,14 +206,14 @@ def _run(target: Callable[[Worker], None], parent: Connection, lifeline: Lifelin
 
 
 def supervise(settings: Settings, target: Callable[[Worker], None]) -> None:
-    """Run ``target`` (a module-level function) in ``settings.workers`` processes until SIGTERM/SIGINT."""
+    """Run ``target`` (a module-level function) in ``settings.workers`` processes until SIGTERM/SIGINT/SIGHUP."""
     lifeline = Lifeline.of(settings)
     try:
         watchdog = Watchdog.open(lifeline)
     except OSError as error:  # its name is the address's (see serving.lifeline): held elsewhere
         raise cannot_listen(settings.host, settings.port, error) from None
     workers = _Workers(settings, target, lifeline, watchdog)
-    previous = {sig: signal.signal(sig, workers.on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    previous = {sig: signal.signal(sig, workers.on_signal) for sig in _STOPPING}
     failure: str | None = None
     try:
         workers.start()

@@ -335,3 +335,11 @@ def test_the_near_cache_over_tls_is_refused_for_its_plain_tracking_connection() 
         resolve({"REDIS_URL": "rediss://redis.example:6380/0"}, {"cache": "near,redis"})
 
     assert resolve({}, {"cache": "near,redis"}).choices["cache"] == ("near", "redis")
+
+
+@pytest.mark.parametrize(("level", "tasks"), [("INFO", "RUST"), ("Info", "Rust"), ("info", "rust")])
+def test_a_word_setting_is_read_in_any_case(level: str, tasks: str) -> None:
+    settings = resolve({"INFLUENCER_STATS_LOG_LEVEL": level, "INFLUENCER_STATS_GRANIAN_TASKS": tasks})
+
+    assert settings.log_level == "info"
+    assert settings.granian_tasks == "rust"

@@ -12,25 +12,66 @@ from influencer_stats.config.resolve import ConfigError
 from influencer_stats.config.unknown import known_variables, unknown_variables, warn_unknown_variables
 
 
-def test_an_env_file_s_lines_are_read_as_docker_and_dotenv_read_them(tmp_path: Path) -> None:
+def test_an_env_file_s_lines_are_read_as_docker_run_env_file_reads_them(tmp_path: Path) -> None:
     path = tmp_path / ".env"
-    path.write_text(
-        "# a comment\n"
-        "\n"
-        "INFLUENCER_STATS_PORT=9000\n"
-        "export INFLUENCER_STATS_HOST = 0.0.0.0\n"
-        'YOUTUBE_API_KEY="a key with = and # inside"\n'
-        "INFLUENCER_STATS_REDIS_PREFIX='quoted'\n"
-        "INFLUENCER_STATS_WRITE_TOKEN=\n"
+    path.write_bytes(
+        b"\xef\xbb\xbf# a comment after a byte-order mark\n"
+        b"\n"
+        b"   # an indented comment\n"
+        b"INFLUENCER_STATS_PORT=9000\r\n"
+        b"  INFLUENCER_STATS_HOST=0.0.0.0\n"
+        b"YOUTUBE_API_KEY=a key with = and # inside\n"
+        b'INFLUENCER_STATS_REDIS_PREFIX=it\'s "literal"\n'
+        b"INFLUENCER_STATS_WRITE_TOKEN=\n"
+        b"HOME\n"  # a name alone passes the environment's through: it is there already
     )
 
     assert read_env_file(str(path)) == {
         "INFLUENCER_STATS_PORT": "9000",
         "INFLUENCER_STATS_HOST": "0.0.0.0",
         "YOUTUBE_API_KEY": "a key with = and # inside",
-        "INFLUENCER_STATS_REDIS_PREFIX": "quoted",
+        "INFLUENCER_STATS_REDIS_PREFIX": 'it\'s "literal"',
         "INFLUENCER_STATS_WRITE_TOKEN": "",
     }
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        (
+            "export INFLUENCER_STATS_HOST=0.0.0.0",
+            "no 'export' before the key (Docker's --env-file refuses it): write INFLUENCER_STATS_HOST=…",
+        ),
+        (
+            'YOUTUBE_API_KEY="abc"',
+            "YOUTUBE_API_KEY's value is in quotes, which Docker's --env-file keeps in the value: "
+            "write it without them",
+        ),
+        (
+            "INFLUENCER_STATS_REDIS_PREFIX='stats:'",
+            "INFLUENCER_STATS_REDIS_PREFIX's value is in quotes, which Docker's --env-file keeps in the value: "
+            "write it without them",
+        ),
+        (
+            "INFLUENCER_STATS_LOG_LEVEL=info ",
+            "INFLUENCER_STATS_LOG_LEVEL's value ends in whitespace, which Docker's --env-file keeps in the value",
+        ),
+        (
+            "INFLUENCER_STATS_PORT = 9000",
+            "no space before '=' (Docker's --env-file refuses it): write INFLUENCER_STATS_PORT=9000",
+        ),
+    ],
+)
+def test_a_line_docker_would_refuse_or_read_otherwise_is_refused_naming_the_line(
+    tmp_path: Path, line: str, message: str
+) -> None:
+    path = tmp_path / ".env"
+    path.write_text(f"INFLUENCER_STATS_CACHE_TTL=7\n{line}\n")
+
+    with pytest.raises(ConfigError) as raised:
+        read_env_file(str(path))
+
+    assert str(raised.value) == f"--env-file {path}: line 2: {message}"
 
 
 def test_the_environment_wins_over_the_env_file(tmp_path: Path) -> None:

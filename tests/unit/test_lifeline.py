@@ -167,3 +167,29 @@ def test_stopping_a_watch_wakes_it_at_once_and_leaves_the_watchdog_to_close() ->
         assert "watchdog" not in [thread.name for thread in threading.enumerate()]
     finally:
         watchdog.close()
+
+
+@linux_only
+def test_a_worker_that_cannot_start_tells_the_watchdog_why_and_exits_with_the_code() -> None:
+    from influencer_stats.bootstrap.startup import CONFIGURATION, StartupError
+
+    lifeline = _lifeline()
+    watchdog = Watchdog.open(lifeline)
+    try:
+        assert watchdog.failed_to_start() is None  # nothing said yet
+        child = os.fork()
+        if child == 0:  # the worker: says why, exits at once
+            lifeline.failed(
+                StartupError(
+                    "db_path", "/x/y.db", "cannot create folder /x: Permission denied", CONFIGURATION
+                )
+            )
+        _, status = os.waitpid(child, 0)
+
+        assert os.waitstatus_to_exitcode(status) == CONFIGURATION
+        assert watchdog.failed_to_start() == (
+            "INFLUENCER_STATS_DB=/x/y.db: cannot create folder /x: Permission denied",
+            CONFIGURATION,
+        )
+    finally:
+        watchdog.close()

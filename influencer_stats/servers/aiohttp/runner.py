@@ -52,7 +52,8 @@ def _worker(worker: Worker) -> None:
     settings = settings_from_environment()
     _use_uvloop()
     try:
-        asyncio.run(_serve(settings, app_around(settings, app), worker.listening, reuse_port=True))
+        opened = app_around(settings, app, worker.failed)
+        asyncio.run(_serve(settings, opened, worker.listening, reuse_port=True))
     except _BindError as failed:
         worker.cannot_listen(failed.error)
 
@@ -73,13 +74,13 @@ async def _serve(
     *,
     reuse_port: bool,
 ) -> None:
-    """Open the API (the app's cleanup context), listen, call ``listening``, serve until SIGTERM or SIGINT.
+    """Open the API (the app's cleanup context), listen, call ``listening``, serve until SIGTERM, SIGINT or SIGHUP.
 
     A worker sends itself SIGTERM when its parent is gone (``serving.lifeline``).
     """
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # SIGHUP: the terminal hung up
         loop.add_signal_handler(sig, stop.set)
     runner = web.AppRunner(
         app,

@@ -12,6 +12,7 @@ others and exits 1, as when a worker dies.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import resource
 import signal
@@ -109,9 +110,20 @@ def run(settings: Settings) -> None:
 
     watching = Watch(watchdog, lambda: _serving_workers(server), kill_silent)
     server.on_startup(watching.start)
+    server.on_startup(_stop_on_sighup(server))
+    quiet = _QuietWhenSaid(watchdog)
+    logging.getLogger("_granian").addFilter(quiet)
     try:
         server.serve()
+    except SystemExit as exiting:
+        failure = watchdog.failed_to_start()
+        if failure is None:
+            raise
+        # A worker's settings cannot start (Lifeline.failed): its line once, its code.
+        print(f"influencer-stats: error: {failure[0]}", file=sys.stderr, flush=True)
+        raise SystemExit(failure[1]) from exiting
     finally:
+        logging.getLogger("_granian").removeFilter(quiet)
         stopped.set()
         watching.stop()
         if announcer.is_alive():
@@ -123,13 +135,38 @@ def run(settings: Settings) -> None:
             print(f"influencer-stats: error: {silent[0]}; stopped the others", file=sys.stderr, flush=True)
 
 
+class _QuietWhenSaid(logging.Filter):
+    """Drops Granian's "Unexpected exit from worker-N" when that worker said why (``Lifeline.failed``):
+    the runner says it, in one line."""
+
+    def __init__(self, watchdog: Watchdog) -> None:
+        super().__init__()
+        self._watchdog = watchdog
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not str(record.msg).startswith("Unexpected exit from worker"):
+            return True
+        return self._watchdog.failed_to_start() is None
+
+
+def _stop_on_sighup(server: AbstractServer[Any]) -> Callable[[], None]:
+    """A startup hook: SIGHUP (the terminal hung up) stops Granian as SIGTERM does, instead of
+    respawning its workers (Granian's own SIGHUP, set just before the hooks run)."""
+
+    def stop_on_sighup() -> None:
+        signal.signal(signal.SIGHUP, server.signal_handler_interrupt)
+
+    return stop_on_sighup
+
+
 def worker_app() -> Any:
     """The app factory Granian's workers import by name: the API on RSGI, settings from the
-    environment, the worker tied to this process by its lifeline."""
+    environment, the worker tied to this process by its lifeline (which tells this process
+    why, when the API cannot open)."""
     settings = settings_from_environment()
     lifeline = Lifeline.of(settings)
     lifeline.hold()
-    return _Beating(app_around(settings, app), lifeline)
+    return _Beating(app_around(settings, app, lifeline.failed), lifeline)
 
 
 class _Beating:

@@ -1,0 +1,232 @@
+"""What a first run meets (issue 31): a start-up that cannot open its files, Ctrl-C, a hang-up.
+
+Each as a real process on every server, in one process and with two workers:
+one line naming the setting and its exit code, never a traceback; SIGINT
+(Ctrl-C, to the process or the whole process group as a terminal sends it)
+and SIGHUP drain as SIGTERM does and exit 0.
+"""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.declared_paths import redirected_paths
+from tests.support import ROOT, SERVERS, free_port, wait_until_healthy
+
+WORKERS = ["1", "2"]
+
+
+def _start_with_db(server: str, workers: str, db: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "main.py", "--server", server, "--store", "sqlite", "--workers", workers]
+    env = {**os.environ, **redirected_paths(tmp_path / "files"), "INFLUENCER_STATS_DB": str(db)}
+    return subprocess.run(
+        [*argv, "--port", str(free_port())],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=90,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("workers", WORKERS)
+@pytest.mark.parametrize("server", SERVERS)
+def test_a_data_folder_that_cannot_be_created_is_one_line_naming_the_setting_and_exit_1(
+    server: str, workers: str, tmp_path: Path
+) -> None:
+    # As root no mode makes a folder unwritable: a folder under a regular file cannot be made either.
+    (tmp_path / "a-file").write_text("not a folder\n")
+    db = tmp_path / "a-file" / "data" / "stats.sqlite3"
+
+    result = _start_with_db(server, workers, db, tmp_path)
+
+    assert result.returncode == 1, result.stderr[-3000:]
+    assert result.stderr == (
+        f"influencer-stats: error: INFLUENCER_STATS_DB={db}: "
+        f"cannot create folder {db.parent}: Not a directory\n"
+    )
+    assert "Traceback" not in result.stdout
+
+
+@pytest.mark.parametrize("workers", WORKERS)
+@pytest.mark.parametrize("server", SERVERS)
+def test_a_database_file_that_is_not_sqlite_is_one_line_naming_the_setting_and_exit_1(
+    server: str, workers: str, tmp_path: Path
+) -> None:
+    db = tmp_path / "notes.txt"
+    db.write_text("these are my notes, not a database; " * 20)
+
+    result = _start_with_db(server, workers, db, tmp_path)
+
+    assert result.returncode == 1, result.stderr[-3000:]
+    assert result.stderr == (
+        f"influencer-stats: error: INFLUENCER_STATS_DB={db}: cannot open the database: file is not a database\n"
+    )
+    assert "Traceback" not in result.stdout
+    assert db.read_text().startswith("these are my notes")  # left as it was
+
+
+@pytest.mark.parametrize("server", SERVERS)
+def test_a_metrics_folder_workers_cannot_write_in_is_one_line_naming_it_and_exit_1(
+    server: str, tmp_path: Path
+) -> None:
+    # It served, and each worker's last metrics snapshot ended in a traceback at shutdown.
+    (tmp_path / "a-file").write_text("not a folder\n")
+    folder = tmp_path / "a-file" / "metrics"
+    argv = [sys.executable, "main.py", "--server", server, "--store", "sqlite", "--workers", "2"]
+
+    result = subprocess.run(
+        [*argv, "--port", str(free_port())],
+        cwd=ROOT,
+        env={**os.environ, **redirected_paths(tmp_path / "files"), "PROMETHEUS_MULTIPROC_DIR": str(folder)},
+        capture_output=True,
+        text=True,
+        timeout=90,
+        check=False,
+    )
+
+    assert result.returncode == 1, result.stderr[-3000:]
+    assert result.stderr == (
+        f"influencer-stats: error: PROMETHEUS_MULTIPROC_DIR={folder}: cannot write a file in it: Not a directory\n"
+    )
+
+
+@pytest.mark.parametrize("workers", WORKERS)
+def test_uvicorn_main_app_says_why_the_database_cannot_open_once_and_exits_1(
+    workers: str, tmp_path: Path
+) -> None:
+    db = tmp_path / "notes.txt"
+    db.write_text("these are my notes, not a database; " * 20)
+    argv = [sys.executable, "-m", "uvicorn", "main:app", "--workers", workers, "--port", str(free_port())]
+
+    result = subprocess.run(
+        argv,
+        cwd=ROOT,
+        env={**os.environ, **redirected_paths(tmp_path / "files"), "INFLUENCER_STATS_DB": str(db)},
+        capture_output=True,
+        text=True,
+        timeout=90,
+        check=False,
+    )
+
+    assert result.returncode == 1, result.stderr[-3000:]
+    line = f"main:app: error: INFLUENCER_STATS_DB={db}: cannot open the database: file is not a database\n"
+    assert result.stderr.count(line) == 1, result.stderr[
+        -3000:
+    ]  # uvicorn's supervisor says its own INFO lines
+    assert "Traceback" not in result.stderr + result.stdout
+
+
+@contextmanager
+def _own_process_group(
+    server: str, workers: str, tmp_path: Path
+) -> Iterator[tuple[subprocess.Popen[bytes], Path]]:
+    """The service in a process group of its own (as a shell's job is), serving; its output's file."""
+    port = free_port()
+    log = tmp_path / "service.log"
+    argv = [sys.executable, "main.py", "--server", server, "--store", "sqlite", "--workers", workers]
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [*argv, "--port", str(port)],
+            cwd=ROOT,
+            env={**os.environ, **redirected_paths(tmp_path / "files")},
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        wait_until_healthy(f"http://127.0.0.1:{port}", process, timeout=60)
+        assert httpx.put(f"http://127.0.0.1:{port}/collections/kept", json={"videos": []}).status_code == 201
+        yield process, log
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(10)
+
+
+@pytest.mark.parametrize(
+    ("sent", "to_the_group"),
+    [
+        (signal.SIGHUP, False),  # the hang-up: exited at once with 129, nothing drained
+        (signal.SIGINT, True),  # Ctrl-C as a terminal sends it: every process of the group
+    ],
+    ids=["sighup", "sigint-to-the-group"],
+)
+@pytest.mark.parametrize("workers", WORKERS)
+@pytest.mark.parametrize("server", SERVERS)
+def test_sighup_and_ctrl_c_drain_every_server_as_sigterm_does_and_exit_0(
+    server: str, workers: str, sent: signal.Signals, to_the_group: bool, tmp_path: Path
+) -> None:
+    with _own_process_group(server, workers, tmp_path) as (process, log):
+        if to_the_group:
+            os.killpg(process.pid, sent)
+        else:
+            process.send_signal(sent)
+        code = process.wait(60)
+    output = log.read_text(errors="replace")
+
+    assert code == 0, output[-3000:]
+    assert "Traceback" not in output
+    # Each worker shut down gracefully (its lifespan closed the API), none was killed.
+    assert output.count('"event":"service.stopping"') == int(workers), output[-3000:]
+
+
+def _read_until(fd: int, wanted: bytes, timeout_s: float) -> bytes:
+    """What the terminal shows until ``wanted`` appears (or the time is up, or the program ends)."""
+    seen = b""
+    deadline = time.monotonic() + timeout_s
+    while wanted not in seen and time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:  # EIO: the program has ended and closed the terminal
+                break
+            if not chunk:
+                break
+            seen += chunk
+    return seen
+
+
+def test_ctrl_c_in_a_terminal_ends_the_default_server_cleanly_with_0(tmp_path: Path) -> None:
+    # `make run` then Ctrl-C: uvicorn raised the SIGINT again once it had drained, and the
+    # single process (the default: starlette, one worker) ended in a KeyboardInterrupt traceback, 130.
+    port = free_port()
+    controller, terminal = pty.openpty()
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "main.py", "--store", "sqlite", "--port", str(port)],
+            cwd=ROOT,
+            env={**os.environ, **redirected_paths(tmp_path / "files")},
+            stdin=terminal,
+            stdout=terminal,
+            stderr=terminal,
+            start_new_session=True,
+            preexec_fn=lambda: __import__("fcntl").ioctl(0, __import__("termios").TIOCSCTTY, 0),
+        )
+        os.close(terminal)
+        shown = _read_until(controller, b"listening on", 60)
+        wait_until_healthy(f"http://127.0.0.1:{port}", process, timeout=60)
+        os.write(controller, b"\x03")  # Ctrl-C: the terminal sends SIGINT to its foreground group
+        code = process.wait(60)
+        shown += _read_until(controller, b"\0", 2)
+    finally:
+        os.close(controller)
+    text = shown.decode(errors="replace")
+
+    assert code == 0, text[-3000:]
+    assert "Traceback" not in text and "KeyboardInterrupt" not in text
+    assert text.count('"event":"service.stopping"') == 1, text[-3000:]
