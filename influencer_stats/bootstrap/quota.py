@@ -35,7 +35,10 @@ async def quota_spender(wiring: Wiring) -> QuotaSpender | None:
 
 def _one_budget(settings: Settings) -> str | None:
     """A count per process would let N workers spend N budgets."""
-    if settings.workers > 1 and settings.quota_per_day > 0 and settings.choices.one("video_client") != "fake":
+    from influencer_stats.bootstrap.videos import VIDEO_CLIENTS  # it imports this module
+
+    spends = VIDEO_CLIENTS[settings.choices.one("video_client")].spends_quota
+    if settings.workers > 1 and settings.quota_per_day > 0 and spends:
         return f"counts quota units in each process: with --workers {settings.workers} use --quota redis"
     return None
 

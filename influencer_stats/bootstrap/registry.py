@@ -61,6 +61,9 @@ class Declared(TypedDict, total=False):
     ready: tuple[str, ...]
     silent: bool
     scenario: str | None
+    shared: bool
+    bumps_versions: bool
+    spends_quota: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +88,14 @@ class Entry(Generic[B]):
     - ``silent``: a logger that writes nothing, or metrics that record nothing, by design.
     - ``scenario``: for a wrapper, the contract suite's scenario that reaches its
       own behaviour (``failing``, ``repeated``, ``concurrent``, ``flood`` …).
+    - ``shared``: a store whose collections other workers and hosts write too, through a
+      server: the root warns when a ``per_process`` stats cache sits over it.
+    - ``bumps_versions``: a store or stats cache that bumps a collection's Redis version on
+      each write, so the near-cache above it need not bump it again.
+    - ``spends_quota``: a video client whose calls spend the day's YouTube quota: with
+      ``--workers`` > 1 and a budget, the ``memory`` quota ledger is refused.
+
+    The root learns what a choice implies only from these, never from its name.
 
     Every builder closes what it opens on ``wiring.exits``.
     """
@@ -99,6 +110,9 @@ class Entry(Generic[B]):
     ready: tuple[str, ...] = ()
     silent: bool = False
     scenario: str | None = None
+    shared: bool = False
+    bumps_versions: bool = False
+    spends_quota: bool = False
 
     def problem(self, settings: Settings) -> str | None:
         """Why this entry cannot run with ``settings`` (exit 2 at start-up), or None."""

@@ -186,7 +186,10 @@ async def open_http_api(settings: Settings, stdout: BinaryIO | None = None) -> A
             profile=settings.profile,
             **{name: settings.choices.text(name) for name in SLOTS},
         )
-        if settings.choices.one("store") == "redis" and "stats" in settings.choices["cache"]:
+        per_process_cache = any(
+            STATS_WRAPPERS[name].per_process is not None for name in settings.choices["cache"]
+        )
+        if STORES[settings.choices.one("store")].shared and per_process_cache:
             log.warning(
                 "config.single_process_cache",
                 detail="the stats cache is per process but the store is shared: with several workers "

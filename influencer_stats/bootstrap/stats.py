@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from influencer_stats.algebras import CollectionStatsQuery
 from influencer_stats.bootstrap.registry import Registry
+from influencer_stats.bootstrap.stores import STORES
 from influencer_stats.bootstrap.wiring import Wiring
 from influencer_stats.domain.models import CollectionId
 from influencer_stats.settings import Settings
@@ -54,6 +55,7 @@ async def _in_process(wiring: Wiring, inner: CollectionStatsQuery) -> Collection
     "redis",
     "shared by workers and hosts through Redis, versioned (read-your-writes)",
     ready=("redis",),
+    bumps_versions=True,
     scenario="repeated",
 )
 async def _redis(wiring: Wiring, inner: CollectionStatsQuery) -> CollectionStatsQuery:
@@ -114,7 +116,9 @@ async def _near(wiring: Wiring, inner: CollectionStatsQuery) -> CollectionStatsQ
         log=wiring.log,
     )
     cache = settings.choices["cache"]
-    bumped_below = settings.choices.one("store") == "redis" or "redis" in cache[cache.index("near") :]
+    bumped_below = STORES[settings.choices.one("store")].bumps_versions or any(
+        STATS_WRAPPERS[name].bumps_versions for name in cache[cache.index("near") + 1 :]
+    )
     near = NearCachedStats(
         inner,
         None if bumped_below else client,  # the Redis store or cache bumps every version already

@@ -44,7 +44,13 @@ async def _sqlite(wiring: Wiring) -> CollectionStore:
     return await SqliteCollectionStore.create(await wiring.sqlite())
 
 
-@STORES.add("redis", "shared by every worker and host (REDIS_URL)", ready=("redis",))
+@STORES.add(
+    "redis",
+    "shared by every worker and host (REDIS_URL)",
+    ready=("redis",),
+    shared=True,
+    bumps_versions=True,
+)
 async def _redis(wiring: Wiring) -> CollectionStore:
     from influencer_stats.interpreters.collections.redis_store import RedisCollectionStore
 

@@ -173,7 +173,12 @@ def bounded(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
 
 for _name, _client, _batched, _doc in _YOUTUBE_CLIENTS:
     VIDEO_CLIENTS.register(
-        _name, partial(_youtube, _client, _batched), _doc, wrappers=("breaker",), check=needs_key
+        _name,
+        partial(_youtube, _client, _batched),
+        _doc,
+        wrappers=("breaker",),
+        check=needs_key,
+        spends_quota=True,
     )
 
 

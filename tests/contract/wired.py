@@ -3,7 +3,7 @@
 A suite parametrized over ``SLOT.names()`` meets every registered interpreter by
 construction: registering a name is enough for it to be tested. Each one is built
 by the root's own builder against local doubles: every path an entry declares in
-a temporary folder, the shared Redis (only for names that say ``redis``), the
+a temporary folder, the shared Redis (only for choices whose ``ready`` checks it), the
 YouTube double.
 """
 
@@ -51,7 +51,7 @@ async def wired(
         "INFLUENCER_STATS_REDIS_PREFIX": unique_prefix(),
         **(environ or {}),
     }
-    if any("redis" in name for name in flags.values()) or _any_ready_on_redis(flags):
+    if _any_ready_on_redis(flags):
         environ["REDIS_URL"] = shared_redis_url()
     if youtube_url is not None:
         environ |= {"YOUTUBE_API_URL": youtube_url, "YOUTUBE_API_KEY": KEY}

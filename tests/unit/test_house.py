@@ -105,3 +105,35 @@ def test_each_file_setting_is_written_by_one_builder_or_through_its_shared_resou
     )
 
     assert (unshared, direct) == ([], [])
+
+
+def _literals(node: ast.expr) -> list[str]:
+    """The string literals ``node`` is, or lists (``x in ("redis", "sqlite")``)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return [value for element in node.elts for value in _literals(element)]
+    return []
+
+
+def test_the_composition_root_never_compares_a_choice_by_its_name() -> None:
+    # What a choice implies is declared on its entry (``registry.Entry``) and read from there;
+    # ``store == "redis"`` would miss the next store that does the same.
+    names = {name for slot in SLOTS.values() for name in slot.names()}
+    found = []
+    for path in sorted((PACKAGE / "bootstrap").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Compare):
+                operands = [node.left, *node.comparators]
+            elif isinstance(node, ast.MatchValue):
+                operands = [node.value]
+            else:
+                continue
+            found += [
+                f"{path.relative_to(PACKAGE)}:{node.lineno} {literal!r}"
+                for operand in operands
+                for literal in _literals(operand)
+                if literal in names
+            ]
+
+    assert found == []
