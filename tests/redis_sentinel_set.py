@@ -116,7 +116,7 @@ class SentinelTopology:
         )
 
     def wait_for_replica_of(self, node: Endpoint, primary: Endpoint, timeout_s: float) -> None:
-        """Until `node` is a replica of `primary` with its link up (e.g. a thawed old primary,
+        """Until `node` is a replica of `primary` with its link up and writes flowing (e.g. a thawed old primary,
         which the sentinels reconfigure). Raises TimeoutError after `timeout_s`."""
 
         def linked() -> bool:
@@ -125,6 +125,9 @@ class SentinelTopology:
                 replication.get("role") == "slave"
                 and replication.get("master_port") == str(primary.port)
                 and replication.get("master_link_status") == "up"
+                # and what the services' writes wait for: a replica acknowledging a write to the
+                # primary (the replica's link being up may come a second before it)
+                and replication_flows(primary, 1, "failover-probe")
             )
 
         wait_until(f"{node.port} a replica of {primary.port}", linked, timeout_s, self.diagnose)
