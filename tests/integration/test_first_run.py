@@ -28,18 +28,22 @@ from tests.support import ROOT, SERVERS, free_port, wait_until_healthy
 WORKERS = ["1", "2"]
 
 
-def _start_with_db(server: str, workers: str, db: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
-    argv = [sys.executable, "main.py", "--server", server, "--store", "sqlite", "--workers", workers]
-    env = {**os.environ, **redirected_paths(tmp_path / "files"), "INFLUENCER_STATS_DB": str(db)}
+def _start(argv: list[str], tmp_path: Path, settings: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``argv`` on a free port, its files under ``tmp_path``, with ``settings``: how it ended."""
     return subprocess.run(
         [*argv, "--port", str(free_port())],
         cwd=ROOT,
-        env=env,
+        env={**os.environ, **redirected_paths(tmp_path / "files"), **settings},
         capture_output=True,
         text=True,
         timeout=90,
         check=False,
     )
+
+
+def _start_with_db(server: str, workers: str, db: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "main.py", "--server", server, "--store", "sqlite", "--workers", workers]
+    return _start(argv, tmp_path, {"INFLUENCER_STATS_DB": str(db)})
 
 
 @pytest.mark.parametrize("workers", WORKERS)
@@ -88,15 +92,7 @@ def test_a_metrics_folder_workers_cannot_write_in_is_one_line_naming_it_and_exit
     folder = tmp_path / "a-file" / "metrics"
     argv = [sys.executable, "main.py", "--server", server, "--store", "sqlite", "--workers", "2"]
 
-    result = subprocess.run(
-        [*argv, "--port", str(free_port())],
-        cwd=ROOT,
-        env={**os.environ, **redirected_paths(tmp_path / "files"), "PROMETHEUS_MULTIPROC_DIR": str(folder)},
-        capture_output=True,
-        text=True,
-        timeout=90,
-        check=False,
-    )
+    result = _start(argv, tmp_path, {"PROMETHEUS_MULTIPROC_DIR": str(folder)})
 
     assert result.returncode == 1, result.stderr[-3000:]
     assert result.stderr == (
@@ -110,17 +106,9 @@ def test_uvicorn_main_app_says_why_the_database_cannot_open_once_and_exits_1(
 ) -> None:
     db = tmp_path / "notes.txt"
     db.write_text("these are my notes, not a database; " * 20)
-    argv = [sys.executable, "-m", "uvicorn", "main:app", "--workers", workers, "--port", str(free_port())]
+    argv = [sys.executable, "-m", "uvicorn", "main:app", "--workers", workers]
 
-    result = subprocess.run(
-        argv,
-        cwd=ROOT,
-        env={**os.environ, **redirected_paths(tmp_path / "files"), "INFLUENCER_STATS_DB": str(db)},
-        capture_output=True,
-        text=True,
-        timeout=90,
-        check=False,
-    )
+    result = _start(argv, tmp_path, {"INFLUENCER_STATS_DB": str(db)})
 
     assert result.returncode == 1, result.stderr[-3000:]
     line = f"main:app: error: INFLUENCER_STATS_DB={db}: cannot open the database: file is not a database\n"
