@@ -129,6 +129,16 @@ def wait_until_healthy(url: str, process: subprocess.Popen[bytes], timeout: floa
     raise TimeoutError(f"{url} did not become healthy within {timeout}s")
 
 
+def every_worker_started(output: Callable[[], str], workers: int) -> None:
+    """Wait until each of ``workers`` processes has said it started (one answering is not all of them).
+
+    A signal that reaches a worker still importing finds no lifespan to drain, and the server
+    kills it: a test counting graceful stops must not send one before every worker is up.
+    """
+    started = wait_for(lambda: output().count('"event":"service.started"') == workers, START_TIMEOUT_S)
+    assert started, output()[-3000:]
+
+
 @contextmanager
 def running_service(
     args: Sequence[str],

@@ -11,7 +11,15 @@ import httpx
 import pytest
 
 from tests.declared_paths import redirected_paths
-from tests.support import ROOT, SERVERS, free_port, running_service, stop, wait_until_healthy
+from tests.support import (
+    ROOT,
+    SERVERS,
+    every_worker_started,
+    free_port,
+    running_service,
+    stop,
+    wait_until_healthy,
+)
 
 
 def _main(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -142,6 +150,7 @@ def test_a_closed_stdout_does_not_fail_a_request_or_the_shutdown(server: str, tm
 def test_sigterm_stops_every_server_with_exit_code_0(server: str, workers: str, tmp_path: Path) -> None:
     args = ["--server", server, "--store", "sqlite", "--workers", workers]
     with running_service(args, tmp_path / "stop.log") as service:
+        every_worker_started(service.output, int(workers))
         httpx.put(f"{service.url}/collections/last", json={"videos": []})
 
     # running_service ends it with SIGTERM; uvicorn (starlette, asgi) used to raise it again: 143.

@@ -34,7 +34,15 @@ from tests.containers import (
     require_docker,
 )
 from tests.integration.resetting_relay import ResettingRelay
-from tests.support import SERVERS, RunningService, expected_stats, free_port, running_service, wait_for
+from tests.support import (
+    SERVERS,
+    RunningService,
+    every_worker_started,
+    expected_stats,
+    free_port,
+    running_service,
+    wait_for,
+)
 
 FAKE_VIDEOS = {"INFLUENCER_STATS_VIDEO_CLIENT": "fake"}
 PROBLEM = "application/problem+json"
@@ -134,8 +142,7 @@ def test_uvicorn_with_two_workers_answers_every_read_with_the_latest_write(
         running_service([], tmp_path / "uvicorn.log", env=env, command=command) as service,
         httpx.Client(base_url=service.url, timeout=10, limits=one_shot) as http,
     ):
-        both_up = wait_for(lambda: service.output().count('"event":"service.started"') == 2, 10)
-        assert both_up, service.output()
+        every_worker_started(service.output, 2)
         for n in range(1, 41):
             videos = videos_of(n % 7)
             assert http.put("/collections/multi", json={"videos": videos}).status_code in (200, 201)

@@ -23,7 +23,7 @@ import httpx
 import pytest
 
 from tests.declared_paths import redirected_paths
-from tests.support import ROOT, SERVERS, free_port, wait_until_healthy
+from tests.support import ROOT, SERVERS, every_worker_started, free_port, wait_until_healthy
 
 WORKERS = ["1", "2"]
 
@@ -137,6 +137,7 @@ def _own_process_group(
         )
     try:
         wait_until_healthy(f"http://127.0.0.1:{port}", process, timeout=60)
+        every_worker_started(lambda: log.read_text(errors="replace"), int(workers))
         assert httpx.put(f"http://127.0.0.1:{port}/collections/kept", json={"videos": []}).status_code == 201
         yield process, log
     finally:

@@ -21,7 +21,7 @@ import httpx
 import pytest
 
 from influencer_stats.bootstrap.tracing import FLUSH_S
-from tests.support import SERVERS, free_port, running_service
+from tests.support import SERVERS, every_worker_started, free_port, running_service
 
 GRACEFUL_S = 10.0
 #: Well below the graceful shutdown: the capped flush, the server's own stop and a loaded machine.
@@ -70,6 +70,7 @@ def test_sigterm_exits_0_promptly_with_the_collector_silent_or_down(
     args = ["--profile", "demo", "--server", server, "--tracing", "otel", "--workers", str(workers)]
     env = {"OTEL_EXPORTER_OTLP_ENDPOINT": collectors[collector], **OTEL}
     with running_service(args, tmp_path / "service.log", env=env) as service:
+        every_worker_started(service.output, workers)
         with httpx.Client(base_url=service.url, timeout=10) as http:
             for n in range(REQUESTS):
                 saved = http.put(f"/collections/traced-{n}", json={"videos": VIDEOS})
