@@ -17,7 +17,7 @@ export UV_NATIVE_TLS := 1
 export UV_COMPILE_BYTECODE := 1
 ARGS ?=
 
-.PHONY: run test unit install lock clean
+.PHONY: run test unit slices install lock clean
 
 $(UV):
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +54,11 @@ test: $(VENV)/.dev-installed
 unit: $(VENV)/.dev-installed
 	$(PY) -m pytest -q $(ARGS) tests/unit
 	$(PY) -m pytest -q $(ARGS) tests/contract -k "not redis"
+
+# Each slice removed alone in a scratch copy, then all of them: ruff, mypy, lint-imports and the
+# unit and contract suites on what is left (scripts/slices.py; `make test` runs it too).
+slices: $(VENV)/.dev-installed
+	$(PY) scripts/slices.py check $(ARGS)
 
 lock: | $(UV)
 	$(UV) pip compile --quiet --universal --python-version 3.11 --generate-hashes \

@@ -46,7 +46,7 @@ def _refuse(prog: str, message: str) -> NoReturn:
 
 def create_app(prog: str = PROG) -> Any:
     """The chosen ASGI server's app around the API of the settings in the environment; exits 2 on a refusal."""
-    from influencer_stats.bootstrap.servers import SERVERS
+    from influencer_stats.bootstrap.slots import SLOTS
     from influencer_stats.servers import server as server_named
     from influencer_stats.serving.server import app_around
     from influencer_stats.serving.uvicorn import exit_0_on_sigterm, quiet_logging
@@ -61,7 +61,7 @@ def create_app(prog: str = PROG) -> Any:
     server = settings.choices.one("server")
     chosen = server_named(server)
     if not chosen.asgi:
-        asgi = " or ".join(entry.name for entry in SERVERS if server_named(entry.name).asgi)
+        asgi = " or ".join(entry.name for entry in SLOTS["server"].registry if server_named(entry.name).asgi)
         _refuse(
             prog,
             f"server {server!r} is not an ASGI application; "

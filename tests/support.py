@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from influencer_stats.algebras.metrics import RequestRecorder
-from influencer_stats.bootstrap.servers import SERVERS as SERVER_REGISTRY
+from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.bootstrap.videos import VIDEO_CLIENTS, needs_key
 from perf.procs import free_port, stop
 from tests.declared_paths import redirected_paths
@@ -38,7 +38,7 @@ __all__ = [
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Every registered server: suites that run against "each server" take this list.
-SERVERS = list(SERVER_REGISTRY.names())
+SERVERS = list(SLOTS["server"].names())
 #: The video clients that call videos.list over HTTP (not the offline fake): each asks for a key.
 YOUTUBE_CLIENTS = tuple(entry.name for entry in VIDEO_CLIENTS if entry.check is needs_key)
 

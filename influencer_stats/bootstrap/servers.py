@@ -16,6 +16,5 @@ from influencer_stats.bootstrap.registry import Registry
 SERVERS: Registry[str] = Registry("server")
 
 SERVERS.register("starlette", "influencer_stats.servers.starlette", "Starlette on uvicorn")
-SERVERS.register("aiohttp", "influencer_stats.servers.aiohttp", "aiohttp.web")
 SERVERS.register("asgi", "influencer_stats.servers.asgi", "hand-routed ASGI on uvicorn")
 SERVERS.register("granian", "influencer_stats.servers.granian", "Granian, a Rust HTTP server, through RSGI")

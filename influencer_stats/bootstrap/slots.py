@@ -1,4 +1,7 @@
-"""Every slot of the service, in order: the one list config, CLI, logs and tests read."""
+"""Every slot of the service, in order: the one list config, CLI, logs and tests read.
+
+Importing it loads the installed slices, so every registry read through ``SLOTS`` is whole.
+"""
 
 from __future__ import annotations
 
@@ -12,11 +15,15 @@ from influencer_stats.bootstrap.quota import QUOTA_LEDGERS
 from influencer_stats.bootstrap.readers import READERS
 from influencer_stats.bootstrap.registry import Slot
 from influencer_stats.bootstrap.servers import SERVERS
+from influencer_stats.bootstrap.slices import load
 from influencer_stats.bootstrap.sources import SOURCES
 from influencer_stats.bootstrap.stats import STATS_WRAPPERS
 from influencer_stats.bootstrap.stores import STORES
 from influencer_stats.bootstrap.tracing import TRACING
 from influencer_stats.bootstrap.videos import VIDEO_CACHES, VIDEO_CLIENTS, VIDEO_WRAPPERS
+
+#: The installed slices, their entries now in the registries above (``bootstrap/slices``).
+SLICES: Final = load()
 
 SLOTS: Final[Mapping[str, Slot]] = {
     slot.name: slot

@@ -13,7 +13,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-from influencer_stats.bootstrap.servers import SERVERS
+from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.serving.environment import export, metrics_directory
 from influencer_stats.serving.server import Server, app_around
 from influencer_stats.settings import Settings
@@ -21,8 +21,9 @@ from influencer_stats.settings import Settings
 
 def server(name: str) -> Server:
     """The server registered as ``name`` (its module imported now)."""
-    found = import_module(SERVERS[name].build).SERVER
-    assert isinstance(found, Server), f"{SERVERS[name].build}.SERVER is not a Server"
+    module = SLOTS["server"].registry[name].build
+    found = import_module(module).SERVER
+    assert isinstance(found, Server), f"{module}.SERVER is not a Server"
     return found
 
 

@@ -54,7 +54,10 @@ async def wired(
     if _any_ready_on_redis(flags):
         environ["REDIS_URL"] = shared_redis_url()
     if youtube_url is not None:
-        environ |= {"YOUTUBE_API_URL": youtube_url, "YOUTUBE_API_KEY": KEY}
+        # The double answers in milliseconds; a second per call (the default) failed a suite on two
+        # busy cores. A case about timeouts sets its own.
+        patient = {"INFLUENCER_STATS_UPSTREAM_TIMEOUT": "10", "INFLUENCER_STATS_UPSTREAM_DEADLINE": "20"}
+        environ = {**patient, **environ, "YOUTUBE_API_URL": youtube_url, "YOUTUBE_API_KEY": KEY}
     settings = resolve(environ, {"logger": "silent", "metrics": "none", "video_client": "fake", **flags})
     async with open_wiring(settings, stdout or io.BytesIO()) as wiring:
         yield wiring

@@ -1,8 +1,8 @@
 """What a hostile client can cost the aiohttp and Granian servers, over real sockets.
 
-Found on aiohttp 3.14 and Granian 2.8.9 (the fixes are in their runners,
-``influencer_stats/servers/aiohttp/`` and ``servers/granian/``, and in the body
-reads of their adapters): headers trickled in for 30 s (Granian) or a body
+Found on aiohttp 3.14 and Granian 2.8.9 (the fixes are in their runners, in
+their rooms under ``influencer_stats/servers/``, and in the body reads of their
+adapters): headers trickled in for 30 s (Granian) or a body
 forever (both); Granian kept a connection that never spoke open forever and,
 with 2,200 slow uploads, made ``/healthz`` wait ~15 s; a second Granian on
 the same port started and split the traffic; Granian answered a 100 KB header

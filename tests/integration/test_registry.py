@@ -29,7 +29,6 @@ from returns.result import Success
 from influencer_stats.bootstrap.logs import LOGGERS
 from influencer_stats.bootstrap.registry import Entry, Slot
 from influencer_stats.bootstrap.root import open_http_api
-from influencer_stats.bootstrap.servers import SERVERS
 from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.config.resolve import resolve
 from influencer_stats.domain.models import CollectionId
@@ -228,7 +227,7 @@ async def _asgi_lifespan(app: Any) -> list[str]:
     return sent
 
 
-@pytest.mark.parametrize("server", SERVERS.names())
+@pytest.mark.parametrize("server", SLOTS["server"].names())
 def test_every_registered_server_opens_and_closes_the_api_in_its_application(
     server: str, environ: dict[str, str]
 ) -> None:

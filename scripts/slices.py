@@ -1,0 +1,238 @@
+"""Remove the service's slices, and prove each can go (``make slices``).
+
+    python scripts/slices.py list                 every installed slice and its files
+    python scripts/slices.py files NAME           the files removing NAME deletes
+    python scripts/slices.py remove NAME... DEST  a copy of the checkout without them, in DEST
+    python scripts/slices.py check [NAME...]      remove each alone, then all, and run the checks
+
+A removal is what ARCHITECTURE.md says by hand: delete the files the slice declares
+(``SLICE.files`` in ``influencer_stats/bootstrap/slices/<name>.py``, that module among them) and
+its one line in ``INSTALLED``, then regenerate the configuration tables. ``check`` does it in a
+scratch copy, then looks for any file left that still names one of the slice's modules (and
+names it), then runs ruff, mypy (strict), lint-imports and the unit and contract suites on what
+is left, two removals at a time. It fails when any removal fails, or when the whole takes longer
+than ``--budget`` seconds (600: 17 removals of two minutes each on two cores, all fits).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+SLICES = Path("influencer_stats/bootstrap/slices")
+#: What a copy leaves out: the venv, caches, and what git ignores anyway.
+LEFT_OUT = {".git", ".venv", ".ruff_cache", ".pytest_cache", "__pycache__", "node_modules", ".mypy_cache"}
+#: What is searched for a module name that outlived its slice.
+SEARCHED = {".py", ".toml", ".cfg", ".ini", ".yaml", ".yml"}
+
+
+@dataclass(frozen=True)
+class Declared:
+    name: str
+    doc: str
+    files: tuple[str, ...]
+    modules: tuple[str, ...]
+
+
+def installed(root: Path) -> list[Declared]:
+    """The slices installed in the checkout at ``root``, read by importing its list there."""
+    code = (
+        "import json\n"
+        "from influencer_stats.bootstrap.slices import load\n"
+        "print(json.dumps([[s.name, s.doc, list(s.files), list(s.modules)] for s in load()]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return [Declared(n, d, tuple(f), tuple(m)) for n, d, f, m in json.loads(done.stdout)]
+
+
+def files_of(root: Path, declared: Declared) -> list[Path]:
+    """Every file (relative to ``root``) removing the slice deletes: what it declares and its module."""
+    found = {SLICES / f"{declared.name}.py"}
+    for pattern in declared.files:
+        matched = sorted(root.glob(pattern))
+        if not matched:
+            raise SystemExit(f"slice {declared.name}: {pattern!r} matches no file")
+        for path in matched:
+            walked = [p for p in path.rglob("*") if p.is_file()] if path.is_dir() else [path]
+            found |= {p.relative_to(root) for p in walked if "__pycache__" not in p.parts}
+    return sorted(found)
+
+
+def copy_checkout(dest: Path) -> None:
+    def ignored(_: str, names: list[str]) -> set[str]:
+        return {n for n in names if n in LEFT_OUT or n.endswith(".pyc")}
+
+    shutil.copytree(ROOT, dest, ignore=ignored, symlinks=True, dirs_exist_ok=True)
+
+
+def remove(dest: Path, slices: Sequence[Declared]) -> None:
+    """Delete each slice's files and its line in ``INSTALLED`` in ``dest``; regenerate the tables."""
+    for declared in slices:
+        for path in files_of(dest, declared):
+            (dest / path).unlink()
+        listing = dest / SLICES / "__init__.py"
+        line = re.compile(rf'^ *"{re.escape(declared.name)}",.*\n', re.MULTILINE)
+        text = listing.read_text()
+        if len(line.findall(text)) != 1:
+            raise SystemExit(f'slice {declared.name}: not one line "{declared.name}", in {listing}')
+        listing.write_text(line.sub("", text))
+    for folder in sorted({p for p in dest.rglob("*") if p.is_dir()}, reverse=True):
+        if not any(folder.iterdir()):
+            folder.rmdir()
+    env = {**os.environ, "PYTHONPATH": str(dest)}
+    subprocess.run(
+        [sys.executable, "-m", "influencer_stats.config.docs"],
+        cwd=dest,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+
+
+def still_naming(dest: Path, slices: Iterable[Declared]) -> list[str]:
+    """``path:line: text`` for every line left in ``dest`` that names a removed slice's module."""
+    modules = [m for s in slices for m in s.modules]
+    if not modules:
+        return []
+    pattern = re.compile(
+        "|".join(rf"\b{re.escape(m)}\b|\b{re.escape(m.replace('.', '/'))}\b" for m in modules)
+    )
+    hits: list[str] = []
+    for path in sorted(dest.rglob("*")):
+        if path.suffix not in SEARCHED or not path.is_file() or LEFT_OUT & set(path.parts):
+            continue
+        for number, text in enumerate(path.read_text(errors="replace").splitlines(), 1):
+            if pattern.search(text):
+                hits.append(f"{path.relative_to(dest)}:{number}: {text.strip()}")
+    return hits
+
+
+CHECKS = (
+    ("ruff", ["ruff", "check", "--no-cache", "."]),
+    ("ruff format", ["ruff", "format", "--no-cache", "--check", "."]),
+    ("mypy", ["mypy"]),
+    ("lint-imports", ["lint-imports", "--no-cache"]),
+    ("unit", ["python", "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "tests/unit"]),
+    (
+        "contract",
+        ["python", "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "tests/contract", "-k", "not redis"],
+    ),
+)
+
+
+def check_one(slices: Sequence[Declared], label: str) -> tuple[str, bool, str, float]:
+    """Remove ``slices`` in a scratch copy and run every check there: (label, passed, why, seconds)."""
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix=f"slices-{label}-") as scratch:
+        dest = Path(scratch)
+        copy_checkout(dest)
+        if (ROOT / ".mypy_cache").is_dir():  # unchanged modules stay checked: seconds, not a minute
+            shutil.copytree(ROOT / ".mypy_cache", dest / ".mypy_cache")
+        remove(dest, slices)
+        hits = still_naming(dest, slices)
+        if hits:
+            return (
+                label,
+                False,
+                "still reaches into the slice:\n    " + "\n    ".join(hits),
+                time.monotonic() - started,
+            )
+        env = {**os.environ, "PYTHONPATH": str(dest), "PYTHONDONTWRITEBYTECODE": "1"}
+        for name, argv in CHECKS:
+            done = subprocess.run(
+                [str(BIN / argv[0]), *argv[1:]],
+                cwd=dest,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=900,
+            )
+            if done.returncode != 0:
+                tail = (done.stdout + done.stderr).strip().splitlines()[-25:]
+                return label, False, f"{name} failed:\n    " + "\n    ".join(tail), time.monotonic() - started
+    return label, True, "", time.monotonic() - started
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("list")
+    files = commands.add_parser("files")
+    files.add_argument("name")
+    removing = commands.add_parser("remove")
+    removing.add_argument("names", nargs="+")
+    removing.add_argument("dest", type=Path)
+    checking = commands.add_parser("check")
+    checking.add_argument("names", nargs="*")
+    checking.add_argument("--jobs", type=int, default=2)
+    checking.add_argument("--budget", type=float, default=600.0, help="seconds the whole may take")
+    args = parser.parse_args(argv)
+
+    every = {s.name: s for s in installed(ROOT)}
+
+    def named(names: Iterable[str]) -> list[Declared]:
+        unknown = sorted(set(names) - set(every))
+        if unknown:
+            parser.error(f"no slice {', '.join(unknown)}; installed: {', '.join(every)}")
+        return [every[n] for n in names]
+
+    if args.command == "list":
+        for s in every.values():
+            print(f"{s.name}: {s.doc}\n    " + "\n    ".join(str(p) for p in files_of(ROOT, s)))
+        return 0
+    if args.command == "files":
+        print("\n".join(str(p) for p in files_of(ROOT, named([args.name])[0])))
+        return 0
+    if args.command == "remove":
+        if args.dest.exists() and any(args.dest.iterdir()):
+            parser.error(f"{args.dest} is not empty")
+        copy_checkout(args.dest)
+        remove(args.dest, named(args.names))
+        print(f"{args.dest}: the checkout without {', '.join(args.names)}")
+        return 0
+
+    chosen = named(args.names or every)
+    runs = [([s], s.name) for s in chosen]
+    if len(chosen) > 1:
+        runs.append((chosen, "all"))
+    started = time.monotonic()
+    failed = 0
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        for label, passed, why, seconds in pool.map(lambda run: check_one(*run), runs):
+            print(
+                f"{'ok  ' if passed else 'FAIL'} without {label} ({seconds:.0f} s)"
+                + ("" if passed else f": {why}")
+            )
+            failed += not passed
+    took = time.monotonic() - started
+    over = took > args.budget
+    print(f"{len(runs) - failed} of {len(runs)} removals pass, in {took:.0f} s (budget {args.budget:.0f} s)")
+    if over:
+        print(f"over the budget: {took:.0f} s > {args.budget:.0f} s (--budget, or fewer, faster checks)")
+    return 1 if failed or over else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
