@@ -10,7 +10,7 @@ architecture in it:
 - ``minimal`` (:mod:`perf.minimal`): the service written in one module, with no
   architecture, on Granian with the same settings, calling the same YouTube double
   with the same HTTP client as the ``aiohttp-batched`` video client;
-- ``guarded`` (:mod:`perf.guarded`): the service written by hand in one module that keeps,
+- ``guarded`` (:mod:`perf.guarded` and its two parts): the service written by hand that keeps,
   on the measured path, the guarantees ``fast`` keeps there (validation, problem JSON,
   request ids, the stats cache and its headers, metrics, deadlines, the answer's checks,
   the rate-limited log); measured as ``guarded`` (its stats cache on) beside a profile
@@ -51,8 +51,8 @@ RUNS: Final[Mapping[str, str]] = {
     CEILING: "raw ASGI app, constant JSON body, uvicorn",
     RSGI_CEILING: "raw RSGI app, constant JSON body, Granian with the service's settings",
     MINIMAL: "one module, no architecture: a dict, batched aiohttp videos.list calls, Granian (RSGI)",
-    GUARDED: "one module, fast's guarantees by hand, stats cache on: Granian (RSGI), batched aiohttp",
-    GUARDED_UNCACHED: "one module, fast's guarantees by hand, no stats cache: Granian (RSGI), batched aiohttp",
+    GUARDED: "no architecture, fast's guarantees by hand, stats cache on: Granian (RSGI), batched aiohttp",
+    GUARDED_UNCACHED: "no architecture, fast's guarantees by hand, no stats cache: Granian (RSGI), batched aiohttp",
 }
 #: The ``--cache`` each guarded reference runs with.
 GUARDED_CACHE: Final[Mapping[str, str]] = {GUARDED: "stats", GUARDED_UNCACHED: "none"}
@@ -75,7 +75,7 @@ MINIMAL_LEAVES_OUT: Final = (
 )
 
 
-#: What ``perf/guarded.py`` keeps of what ``fast`` does on a stats request (checked against the code of both).
+#: What ``perf/guarded*.py`` keep of what ``fast`` does on a stats request (checked against the code of both).
 GUARDED_KEEPS: Final = (
     "collection ids checked by the service's own rules (`domain.validation.parse_collection_id`): a path "
     "outside ASCII is a 400, an invalid id a 422, an unknown collection a 404, each the service's "
@@ -191,7 +191,7 @@ def references_section(used: Sequence[str], pairs: Sequence[tuple[str, str]]) ->
         "session settings (pool, socket timeouts, API-key header, no redirects), against the same "
         "double, and aggregating the same way: the same JSON, byte for byte. The reference of the "
         "Granian profiles without a stats cache (`cache=none`), whatever their video client.",
-        GUARDED: "`guarded` (`perf/guarded.py`): the service written by hand in one module on Granian "
+        GUARDED: "`guarded` (`perf/guarded.py`): the service written by hand on Granian "
         "with the same arguments, keeping on the measured path the guarantees `fast` keeps there (listed "
         "below), with its stats cache on. The reference of every profile when the run asks for it "
         "(`--reference guarded`) and the profile has a stats cache; its flame graph is recorded too.",

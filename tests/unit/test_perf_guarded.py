@@ -27,7 +27,7 @@ from influencer_stats.http import api, problems
 from influencer_stats.http.routes import COLLECTION, ROUTES, STATS
 from influencer_stats.http.stats_reply import cache_headers
 from influencer_stats.interpreters.metrics.prometheus import METHOD_LABELS
-from perf import guarded
+from perf import guarded_answers as answers
 from perf.flame_shares import function_key, shares
 from perf.model import CEILING, Flame, Measurement
 from perf.options import parse_args
@@ -53,11 +53,11 @@ from tests.unit.test_perf_references import measured
 
 
 def test_guarded_takes_the_services_request_ids_routes_labels_and_body_limit() -> None:
-    assert guarded.REQUEST_ID.pattern == api._REQUEST_ID.pattern
-    assert (guarded.STATS_ROUTE, guarded.COLLECTION_ROUTE) == (STATS, COLLECTION)
+    assert answers.REQUEST_ID.pattern == api._REQUEST_ID.pattern
+    assert (answers.STATS_ROUTE, answers.COLLECTION_ROUTE) == (STATS, COLLECTION)
     assert {STATS, COLLECTION} <= set(ROUTES)
-    assert guarded.METHOD_LABELS == METHOD_LABELS
-    assert guarded.MAX_REQUEST_BODY == api.MAX_BODY_BYTES
+    assert answers.METHOD_LABELS == METHOD_LABELS
+    assert answers.MAX_REQUEST_BODY == api.MAX_BODY_BYTES
     assert len(api.new_request_id()) == 16  # guarded's new ids: 16 hex digits too
 
 
@@ -66,7 +66,7 @@ def test_an_invalid_id_is_the_services_422_byte_for_byte(raw: str) -> None:
     failure = parse_collection_id(raw).failure()
     service = problems.invalid_input(failure)
 
-    assert guarded.invalid(failure) == (service.status, service.content_type, service.headers, service.body)
+    assert answers.invalid(failure) == (service.status, service.content_type, service.headers, service.body)
 
 
 @pytest.mark.parametrize(
@@ -86,13 +86,13 @@ def test_each_failure_is_the_services_problem_byte_for_byte(
 ) -> None:
     service = problems.for_error(error)
 
-    assert guarded.failed(error) == (service.status, service.content_type, service.headers, service.body)
+    assert answers.failed(error) == (service.status, service.content_type, service.headers, service.body)
 
 
 def test_the_path_outside_ascii_is_the_services_400() -> None:
     service = problems.path_not_ascii()
 
-    assert (service.status, service.content_type, service.headers, service.body) == guarded.NOT_ASCII
+    assert (service.status, service.content_type, service.headers, service.body) == answers.NOT_ASCII
 
 
 @pytest.mark.parametrize(
@@ -104,7 +104,7 @@ def test_cache_headers_are_the_services_and_rendered_once_per_whole_second(
 ) -> None:
     from influencer_stats.domain.models import CacheInfo
 
-    entry = guarded.Entry(b"{}", 0.0)
+    entry = answers.Entry(b"{}", 0.0)
     first = entry.reply(ttl_left, age, stale)
     again = entry.reply(ttl_left - 0.001, age + 0.001, stale)  # the same whole seconds
 
@@ -115,7 +115,7 @@ def test_cache_headers_are_the_services_and_rendered_once_per_whole_second(
 def test_metrics_are_recorded_in_the_services_buckets_and_rendered_with_its_names() -> None:
     from influencer_stats.interpreters.metrics.families import LATENCY, LATENCY_BUCKETS, REQUESTS
 
-    metrics = guarded.Metrics()
+    metrics = answers.Metrics()
     metrics.request(STATS, "GET", 200, 0.0004)
     metrics.request(STATS, "GET", 200, 0.003)
     metrics.request(STATS, "GET", 404, 0.0005)
