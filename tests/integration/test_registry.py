@@ -9,7 +9,8 @@ that declares one its builder does not do:
   a folder not yet made): a file written anywhere in the checkout fails, so does a declared file
   not written, or one whose folder the builder did not create;
 - ``/readyz`` checks what its ``ready`` names, no more, and each check answers;
-- once closed, nothing it opened is left: no file descriptor, socket or asyncio task.
+- once closed, nothing it opened is left: no file descriptor, socket, asyncio task or thread (an
+  executor not shut down keeps its threads).
 - it reaches only the servers its ``needs`` name: Redis and the OTLP receiver are started only for
   choices that declare them (``tests/needs.py``); a builder that asks for Redis undeclared fails.
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import io
 import os
+import threading
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -174,23 +176,33 @@ def _tasks() -> set[asyncio.Task[Any]]:
     return {task for task in asyncio.all_tasks() if not task.done()}
 
 
+def _threads() -> set[threading.Thread]:
+    """This process's running threads, but the event loop's default executor's (``asyncio_N``:
+    the loop's own, for ``run_in_executor(None, …)`` and name lookups, closed with the loop)."""
+    return {thread for thread in threading.enumerate() if not thread.name.startswith("asyncio_")}
+
+
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts descriptors in /proc")
 @every_choice
-async def test_closing_a_choice_leaves_no_descriptor_socket_or_task_it_opened(
+async def test_closing_a_choice_leaves_no_descriptor_socket_task_or_thread_it_opened(
     slot: Slot, name: str, settings: Settings
 ) -> None:
-    descriptors, tasks = _descriptors(), _tasks()
+    descriptors, tasks, threads = _descriptors(), _tasks(), _threads()
 
     _served = await _serve(settings, slot.name, name)  # kept alive: the collector closes nothing it holds
 
-    left: tuple[dict[int, str], list[str]] = ({}, [])
+    left: tuple[dict[int, str], list[str], list[str]] = ({}, [], [])
     for _ in range(100):  # bounded: the double's end of a closed connection closes a moment later
         opened = {fd: what for fd, what in _descriptors().items() if descriptors.get(fd) != what}
-        left = opened, sorted(task.get_name() for task in _tasks() - tasks)
-        if left == ({}, []):
+        left = (
+            opened,
+            sorted(task.get_name() for task in _tasks() - tasks),
+            sorted(thread.name for thread in _threads() - threads),  # a thread ending a moment later
+        )
+        if left == ({}, [], []):
             break
         await asyncio.sleep(0.01)
-    assert left == ({}, [])
+    assert left == ({}, [], [])
 
 
 async def _asgi_lifespan(app: Any) -> list[str]:
