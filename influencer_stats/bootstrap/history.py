@@ -40,7 +40,7 @@ async def _sqlite(wiring: Wiring) -> StatsHistory:
     return await SqliteStatsHistory.create(await wiring.sqlite(), retention(wiring))
 
 
-@HISTORIES.add("redis", "shared by every worker and host (REDIS_URL)", ready=("redis",))
+@HISTORIES.add("redis", "shared by every worker and host (REDIS_URL)", ready=("redis",), needs=("redis",))
 async def _redis(wiring: Wiring) -> StatsHistory:
     from influencer_stats.interpreters.history.redis import RedisStatsHistory
 

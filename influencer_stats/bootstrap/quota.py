@@ -51,7 +51,10 @@ async def _memory_ledger(_: Wiring) -> QuotaLedger:
 
 
 @QUOTA_LEDGERS.add(
-    "redis", "units spent today, one count in Redis for every worker and host", ready=("redis",)
+    "redis",
+    "units spent today, one count in Redis for every worker and host",
+    ready=("redis",),
+    needs=("redis",),
 )
 async def _redis_ledger(wiring: Wiring) -> QuotaLedger:
     from influencer_stats.interpreters.videos.quota_redis import RedisQuotaLedger

@@ -64,6 +64,7 @@ class Declared(TypedDict, total=False):
     shared: bool
     bumps_versions: bool
     spends_quota: bool
+    needs: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +95,9 @@ class Entry(Generic[B]):
       each write, so the near-cache above it need not bump it again.
     - ``spends_quota``: a video client whose calls spend the day's YouTube quota: with
       ``--workers`` > 1 and a budget, the ``memory`` quota ledger is refused.
+    - ``needs``: the servers its builder reaches beyond the service (``"redis"``: ``REDIS_URL``;
+      ``"otlp"``: a collector at ``OTEL_EXPORTER_OTLP_ENDPOINT``). Tests start a server only for
+      choices that declare it, and fail a build that reaches an undeclared one.
 
     The root learns what a choice implies only from these, never from its name.
 
@@ -113,6 +117,7 @@ class Entry(Generic[B]):
     shared: bool = False
     bumps_versions: bool = False
     spends_quota: bool = False
+    needs: tuple[str, ...] = ()
 
     def problem(self, settings: Settings) -> str | None:
         """Why this entry cannot run with ``settings`` (exit 2 at start-up), or None."""

@@ -43,7 +43,7 @@ async def _sqlite(wiring: Wiring) -> CollectionSources:
     return await SqliteCollectionSources.create(await wiring.sqlite())
 
 
-@SOURCES.add("redis", "shared by every worker and host (REDIS_URL)", ready=("redis",))
+@SOURCES.add("redis", "shared by every worker and host (REDIS_URL)", ready=("redis",), needs=("redis",))
 async def _redis(wiring: Wiring) -> CollectionSources:
     from influencer_stats.interpreters.sources.redis import RedisCollectionSources
 

@@ -55,6 +55,7 @@ async def _in_process(wiring: Wiring, inner: CollectionStatsQuery) -> Collection
     "redis",
     "shared by workers and hosts through Redis, versioned (read-your-writes)",
     ready=("redis",),
+    needs=("redis",),
     bumps_versions=True,
     scenario="repeated",
 )
@@ -83,6 +84,7 @@ def _near_needs(settings: Settings) -> str | None:
     "near",
     "in process, in front of Redis, kept correct by Redis's invalidations (CLIENT TRACKING): hits without a round trip",
     ready=("redis",),
+    needs=("redis",),
     check=_near_needs,
     scenario="repeated",
 )

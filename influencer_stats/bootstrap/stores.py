@@ -48,6 +48,7 @@ async def _sqlite(wiring: Wiring) -> CollectionStore:
     "redis",
     "shared by every worker and host (REDIS_URL)",
     ready=("redis",),
+    needs=("redis",),
     shared=True,
     bumps_versions=True,
 )

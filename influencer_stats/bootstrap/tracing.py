@@ -88,6 +88,7 @@ def _sdk_installed(_: Settings) -> str | None:
     "otel",
     "OpenTelemetry spans over OTLP/HTTP, set up by the OTEL_* variables (the otel extra)",
     check=_sdk_installed,
+    needs=("otlp",),
 )
 async def _otel(resources: Resources) -> Tracer:
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter

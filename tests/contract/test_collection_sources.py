@@ -44,7 +44,7 @@ async def opener(name: str, tmp_path: Path, prefix: str | None = None) -> AsyncI
     """Open instances of ``name`` over one backend (one SQLite file, one Redis prefix), each with
     its own wiring (its own database connection, its own Redis client), all closed on exit."""
     environ = {"INFLUENCER_STATS_REDIS_PREFIX": prefix or unique_prefix()}
-    if "redis" in SOURCES[name].ready:
+    if "redis" in SOURCES[name].needs:
         environ["REDIS_URL"] = shared_redis_url()
     async with AsyncExitStack() as stack:
 

@@ -51,7 +51,7 @@ async def opener(name: str, tmp_path: Path) -> AsyncIterator[Open]:
     """Open instances of history ``name`` over one backend (one SQLite file, one Redis prefix)."""
     entry = HISTORIES[name]
     environ = {"INFLUENCER_STATS_HISTORY_RAW_DAYS": "2", "INFLUENCER_STATS_HISTORY_KEEP_DAYS": "10"}
-    if "redis" in entry.ready:
+    if "redis" in entry.needs:
         environ["REDIS_URL"] = shared_redis_url()
     async with AsyncExitStack() as stack:
         first = await stack.enter_async_context(wired(tmp_path, {"store": "dict"}, environ=environ))

@@ -3,7 +3,7 @@
 A suite parametrized over ``SLOT.names()`` meets every registered interpreter by
 construction: registering a name is enough for it to be tested. Each one is built
 by the root's own builder against local doubles: every path an entry declares in
-a temporary folder, the shared Redis (only for choices whose ``ready`` checks it), the
+a temporary folder, the shared Redis (only for choices that declare they need it), the
 YouTube double.
 """
 
@@ -26,12 +26,12 @@ from tests.shared_redis import shared_redis_url, unique_prefix
 KEY = "contract-test-key"
 
 
-def _any_ready_on_redis(flags: Mapping[str, str]) -> bool:
-    """Whether a name chosen in ``flags`` checks Redis for ``/readyz`` (it needs one)."""
+def _any_needs_redis(flags: Mapping[str, str]) -> bool:
+    """Whether a name chosen in ``flags`` declares it needs Redis (``Entry.needs``)."""
     for slot, value in flags.items():
         registry = SLOTS[slot].registry if slot in SLOTS else None
         for name in value.split(","):
-            if registry is not None and name in registry and "redis" in registry[name].ready:
+            if registry is not None and name in registry and "redis" in registry[name].needs:
                 return True
     return False
 
@@ -51,7 +51,7 @@ async def wired(
         "INFLUENCER_STATS_REDIS_PREFIX": unique_prefix(),
         **(environ or {}),
     }
-    if _any_ready_on_redis(flags):
+    if _any_needs_redis(flags):
         environ["REDIS_URL"] = shared_redis_url()
     if youtube_url is not None:
         # The double answers in milliseconds; a second per call (the default) failed a suite on two

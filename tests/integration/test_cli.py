@@ -14,6 +14,7 @@ import pytest
 
 from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.bootstrap.tracing import INSTALL_OTEL
+from influencer_stats.config.profiles import PROFILES
 from influencer_stats.config.resolve import resolve
 from tests.support import ROOT, SERVERS, running_double_process, running_service, wait_for
 
@@ -34,10 +35,18 @@ def test_list_profiles_prints_every_profile_with_its_choices() -> None:
     result = run_main("--list-profiles")
 
     assert result.returncode == 0
-    lines = result.stdout.splitlines()
-    assert lines[0].split()[:6] == ["profile", "server", "video-client", "store", "logger", "cache"]
-    assert any(line.split()[:5] == ["demo", "starlette", "fake", "sqlite", "dropping"] for line in lines)
-    assert {line.split()[0] for line in lines[1:]} >= {"demo", "v1", "v5", "fast", "youtube", "distributed"}
+    header, *lines = result.stdout.splitlines()
+    columns = ["profile", *(slot.flag.removeprefix("--") for slot in SLOTS.values()), "description"]
+    assert header.split() == columns
+    rows = {
+        line.split()[0]: dict(zip(columns, line.split(maxsplit=len(columns) - 1), strict=True))
+        for line in lines
+    }
+    assert list(rows) == list(PROFILES)  # the registry, in order
+    for profile in PROFILES.values():
+        shown = {slot: rows[profile.name][SLOTS[slot].flag.removeprefix("--")] for slot in profile.choices}
+        assert shown == dict(profile.choices)
+        assert rows[profile.name]["description"] == profile.description
 
 
 def test_list_choices_prints_json_of_every_slot() -> None:
@@ -51,7 +60,7 @@ def test_list_choices_prints_json_of_every_slot() -> None:
 def test_print_settings_exits_0_without_serving_and_masks_the_key() -> None:
     env = {**os.environ, "YOUTUBE_API_KEY": "secret-key-4321", "INFLUENCER_STATS_CACHE_TTL": "7"}
 
-    result = run_main("--profile", "youtube", "--print-settings", env=env)
+    result = run_main("--profile", list(PROFILES)[-1], "--print-settings", env=env)
 
     assert result.returncode == 0
     assert "secret-key-4321" not in result.stdout

@@ -44,7 +44,7 @@ from influencer_stats.domain.models import (
     VideoId,
 )
 from tests.declared_paths import redirected_paths
-from tests.shared_redis import shared_redis_url, unique_prefix
+from tests.needs import resolve_needing
 
 ONE = CollectionId("one")
 A, B = VideoId("-4lB5EKS5Uk"), VideoId("-jlLkTtgWUk")
@@ -118,28 +118,27 @@ def _refusal(environ: Mapping[str, str], flags: Mapping[str, str]) -> str | None
 
 @pytest.mark.parametrize(("slot", "name"), CASES, ids=[f"{slot}={name}" for slot, name in CASES])
 async def test_state_another_worker_would_not_see_is_declared_and_refuses_several_workers(
-    slot: str, name: str, tmp_path: Path
+    slot: str, name: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     shares, base = OBSERVED[slot]
     environ = {
         **redirected_paths(tmp_path / "files"),  # one file for both instances, as for two workers
-        "REDIS_URL": shared_redis_url(),
-        "INFLUENCER_STATS_REDIS_PREFIX": unique_prefix(),
         "YOUTUBE_API_URL": "http://127.0.0.1:9/youtube/v3/videos",  # never called
     }
     flags = {"logger": "silent", "metrics": "none", **base, slot: name}
-    settings = resolve(environ, flags)
+    settings = resolve_needing(request, environ, flags)  # Redis only when a choice needs it
     async with open_wiring(settings, io.BytesIO()) as one, open_wiring(settings, io.BytesIO()) as two:
         shared = await shares(one, two)
 
-    per_process = SLOTS[slot].registry[name].per_process
+    entry = SLOTS[slot].registry[name]
     refused = _refusal(environ, {**flags, "workers": "2"})
-    if per_process is None:
-        assert shared or refused, "another worker would not see it: declare per_process=(what, instead)"
-    else:
-        what, instead = per_process
-        assert not shared, "two instances share it: it keeps nothing per process"
-        assert (
-            refused
-            == f"{slot.replace('_', ' ')} {name!r} keeps {what} in each process: with --workers 2 use {instead}"
+    this_choice = f"{slot.replace('_', ' ')} {name!r} "  # the refusal is this choice's, no other slot's
+    if entry.per_process is None:
+        assert shared or (refused or "").startswith(this_choice), (
+            f"another worker would not see it and --workers 2 is not refused for it ({refused}):"
+            " declare per_process=(what, instead)"
         )
+    else:
+        what, instead = entry.per_process
+        assert not shared, "two instances share it: it keeps nothing per process"
+        assert refused == f"{this_choice}keeps {what} in each process: with --workers 2 use {instead}"

@@ -9,7 +9,10 @@ that declares one its builder does not do:
   a folder not yet made): a file written anywhere in the checkout fails, so does a declared file
   not written, or one whose folder the builder did not create;
 - ``/readyz`` checks what its ``ready`` names, no more, and each check answers;
-- once closed, nothing it opened is left: no file descriptor, socket or asyncio task.
+- once closed, nothing it opened is left: no file descriptor, socket, asyncio task or thread (an
+  executor not shut down keeps its threads).
+- it reaches only the servers its ``needs`` name: Redis and the OTLP receiver are started only for
+  choices that declare them (``tests/needs.py``); a builder that asks for Redis undeclared fails.
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ from __future__ import annotations
 import asyncio
 import io
 import os
-from collections.abc import AsyncIterator, Iterator
+import threading
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,7 +31,7 @@ import pytest
 from returns.result import Success
 
 from influencer_stats.bootstrap.logs import LOGGERS
-from influencer_stats.bootstrap.registry import Entry, Slot
+from influencer_stats.bootstrap.registry import Slot
 from influencer_stats.bootstrap.root import open_http_api
 from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.config.resolve import resolve
@@ -38,8 +42,7 @@ from influencer_stats.servers import server as server_named
 from influencer_stats.settings import Settings
 from influencer_stats.testing.youtube_double import running_double
 from tests.declared_paths import redirected_paths
-from tests.otlp_receiver import running_receiver
-from tests.shared_redis import shared_redis_url, unique_prefix
+from tests.needs import chosen, resolve_needing
 from tests.support import ROOT
 
 CHOICES = [(slot, name) for slot in SLOTS.values() for name in slot.names() if slot.name != "server"]
@@ -54,35 +57,18 @@ async def double_url() -> AsyncIterator[str]:
         yield double.url
 
 
-@pytest.fixture(autouse=True)
-def otlp_receiver(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Where ``tracing=otel`` exports (the SDK reads OTEL_* from the process's environment)."""
-    with running_receiver() as receiver:
-        monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.url)
-        yield
+@pytest.fixture
+def environ(double_url: str, tmp_path: Path) -> dict[str, str]:
+    return {"YOUTUBE_API_URL": double_url, **redirected_paths(tmp_path / "files")}
 
 
 @pytest.fixture
-def environ(double_url: str, tmp_path: Path) -> dict[str, str]:
-    return {
-        "YOUTUBE_API_URL": double_url,
-        "REDIS_URL": shared_redis_url(),
-        "INFLUENCER_STATS_REDIS_PREFIX": unique_prefix(),  # what one test cached, the next does not find
-        **redirected_paths(tmp_path / "files"),
-    }
-
-
-def _settings(slot: Slot, name: str, environ: dict[str, str]) -> Settings:
+def settings(slot: Slot, name: str, environ: dict[str, str], request: pytest.FixtureRequest) -> Settings:
+    """The choice under test, and the servers its stack declares it needs (``tests/needs.py``):
+    Redis (its own key prefix: what one test cached, the next does not find), an OTLP receiver."""
     # A real client of the same kind, so the wrapper and cache choices are not built around the fake.
     base = {"video_client": "aiohttp-batched"} if slot.name != "video_client" else {}
-    return resolve(environ, {**base, slot.name: name})
-
-
-def _chosen(settings: Settings) -> Iterator[Entry[Any]]:
-    """The registry entry of every choice of ``settings``, every slot."""
-    for slot in SLOTS.values():
-        for name in settings.choices[slot.name]:
-            yield slot.registry[name]
+    return resolve_needing(request, environ, {**base, slot.name: name})
 
 
 @dataclass
@@ -108,9 +94,8 @@ async def _serve(settings: Settings, slot: str, name: str) -> Served:
 
 @every_choice
 async def test_every_registered_choice_builds_serves_stats_and_closes(
-    slot: Slot, name: str, environ: dict[str, str]
+    slot: Slot, name: str, settings: Settings
 ) -> None:
-    settings = _settings(slot, name, environ)
 
     served = await _serve(settings, slot.name, name)
 
@@ -141,10 +126,9 @@ def _checkout() -> dict[str, tuple[int, int]]:
 
 @every_choice
 async def test_a_choice_writes_no_file_into_the_checkout(
-    slot: Slot, name: str, environ: dict[str, str], monkeypatch: pytest.MonkeyPatch
+    slot: Slot, name: str, settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(ROOT)  # where a relative default lands when a user runs main.py
-    settings = _settings(slot, name, environ)
     before = _checkout()
 
     await _serve(settings, slot.name, name)
@@ -156,10 +140,9 @@ async def test_a_choice_writes_no_file_into_the_checkout(
 
 @every_choice
 async def test_a_choice_writes_the_files_it_declares_creating_their_folders(
-    slot: Slot, name: str, environ: dict[str, str]
+    slot: Slot, name: str, settings: Settings
 ) -> None:
-    settings = _settings(slot, name, environ)
-    files = {Path(getattr(settings, path)) for entry in _chosen(settings) for path in entry.paths}
+    files = {Path(getattr(settings, path)) for entry in chosen(settings) for path in entry.paths}
     assert not any(file.parent.exists() for file in files)
 
     await _serve(settings, slot.name, name)
@@ -169,13 +152,12 @@ async def test_a_choice_writes_the_files_it_declares_creating_their_folders(
 
 @every_choice
 async def test_readyz_checks_what_the_choices_declare_and_each_answers(
-    slot: Slot, name: str, environ: dict[str, str]
+    slot: Slot, name: str, settings: Settings
 ) -> None:
-    settings = _settings(slot, name, environ)
 
     served = await _serve(settings, slot.name, name)
 
-    assert served.ready == {check: True for entry in _chosen(settings) for check in entry.ready}
+    assert served.ready == {check: True for entry in chosen(settings) for check in entry.ready}
 
 
 def _descriptors() -> dict[int, str]:
@@ -193,24 +175,33 @@ def _tasks() -> set[asyncio.Task[Any]]:
     return {task for task in asyncio.all_tasks() if not task.done()}
 
 
+def _threads() -> set[threading.Thread]:
+    """This process's running threads, but the event loop's default executor's (``asyncio_N``:
+    the loop's own, for ``run_in_executor(None, …)`` and name lookups, closed with the loop)."""
+    return {thread for thread in threading.enumerate() if not thread.name.startswith("asyncio_")}
+
+
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts descriptors in /proc")
 @every_choice
-async def test_closing_a_choice_leaves_no_descriptor_socket_or_task_it_opened(
-    slot: Slot, name: str, environ: dict[str, str]
+async def test_closing_a_choice_leaves_no_descriptor_socket_task_or_thread_it_opened(
+    slot: Slot, name: str, settings: Settings
 ) -> None:
-    settings = _settings(slot, name, environ)
-    descriptors, tasks = _descriptors(), _tasks()
+    descriptors, tasks, threads = _descriptors(), _tasks(), _threads()
 
     _served = await _serve(settings, slot.name, name)  # kept alive: the collector closes nothing it holds
 
-    left: tuple[dict[int, str], list[str]] = ({}, [])
+    left: tuple[dict[int, str], list[str], list[str]] = ({}, [], [])
     for _ in range(100):  # bounded: the double's end of a closed connection closes a moment later
         opened = {fd: what for fd, what in _descriptors().items() if descriptors.get(fd) != what}
-        left = opened, sorted(task.get_name() for task in _tasks() - tasks)
-        if left == ({}, []):
+        left = (
+            opened,
+            sorted(task.get_name() for task in _tasks() - tasks),
+            sorted(thread.name for thread in _threads() - threads),  # a thread ending a moment later
+        )
+        if left == ({}, [], []):
             break
         await asyncio.sleep(0.01)
-    assert left == ({}, [])
+    assert left == ({}, [], [])
 
 
 async def _asgi_lifespan(app: Any) -> list[str]:
@@ -238,11 +229,11 @@ def test_every_registered_server_opens_and_closes_the_api_in_its_application(
         opened.append(server)
         return open_http_api(settings, io.BytesIO())
 
-    chosen = server_named(server)
-    app = chosen.app(open_and_note, settings)
+    picked = server_named(server)
+    app = picked.app(open_and_note, settings)
     loop = asyncio.new_event_loop()
     try:
-        if chosen.asgi:
+        if picked.asgi:
             sent = loop.run_until_complete(_asgi_lifespan(app))
             assert sent == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
         elif server == "aiohttp":

@@ -19,6 +19,7 @@ import pytest
 
 from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.bootstrap.wiring import SHARED_PATHS
+from tests import needs
 
 PACKAGE = Path(__file__).resolve().parents[2] / "influencer_stats"
 SERVERS = SLOTS["server"].registry
@@ -139,3 +140,8 @@ def test_the_composition_root_never_compares_a_choice_by_its_name() -> None:
             ]
 
     assert found == []
+
+
+def test_every_server_an_entry_needs_is_one_the_tests_start() -> None:
+    needed = {f"{slot.name}={entry.name}": entry.needs for slot in SLOTS.values() for entry in slot.registry}
+    assert {choice: need for choice, need in needed.items() if not set(need) <= set(needs.SERVERS)} == {}
