@@ -24,7 +24,7 @@ table or ``HttpApi``): one class whose ``__rsgi__`` answers each request.
   ``INFLUENCER_STATS_UPSTREAM_TIMEOUT`` and the whole fetch by
   ``INFLUENCER_STATS_UPSTREAM_DEADLINE`` (one ``asyncio.timeout`` when a single call cannot
   outlast the deadline); the answer read within 1 MiB and checked by the service's wire
-  format (:func:`influencer_stats.interpreters.videos.youtube_api.answer`: status, typed
+  format (:func:`influencer_stats.interpreters.youtube.youtube_api.answer`: status, typed
   decoding, canonical counts); a failure is the service's 502/503/504 problem.
 - One ``stats.computed`` line per computed stats (with the request id), through the
   logger ``fast`` uses: the JSON-lines logger under the rate-limit wrapper
@@ -81,7 +81,7 @@ from influencer_stats.interpreters.metrics.families import (
     UPSTREAM,
     UPSTREAM_LATENCY,
 )
-from influencer_stats.interpreters.videos.youtube_api import (
+from influencer_stats.interpreters.youtube.youtube_api import (
     API_KEY_HEADER,
     MAX_BODY_BYTES,
     MAX_IDS_PER_CALL,
