@@ -19,9 +19,9 @@ from tenacity import AsyncRetrying, retry_if_result, stop_after_attempt, wait_ra
 
 from influencer_stats.domain.models import StatsByVideo, UpstreamError, VideoId
 from influencer_stats.interpreters.metrics.noop import NoMetrics
-from influencer_stats.interpreters.videos.call_gate import CallGate
-from influencer_stats.interpreters.videos.youtube_api import MAX_IDS_PER_CALL, is_transient
-from influencer_stats.interpreters.videos.youtube_source import UpstreamPolicy, YouTubeVideoStatsSource
+from influencer_stats.interpreters.youtube.call_gate import CallGate
+from influencer_stats.interpreters.youtube.youtube_api import MAX_IDS_PER_CALL, is_transient
+from influencer_stats.interpreters.youtube.youtube_source import UpstreamPolicy, YouTubeVideoStatsSource
 from influencer_stats.testing.event_log import CapturingEventLog
 
 IDS = [VideoId("-4lB5EKS5Uk")]

@@ -60,7 +60,7 @@ from influencer_stats.domain.models import CollectionId, CollectionNotFound, Ups
 from influencer_stats.domain.validation import parse_collection_body, parse_collection_id
 from influencer_stats.interpreters.logging.dropping import DroppingEventLog
 from influencer_stats.interpreters.logging.structlog_json import StructlogEventLog
-from influencer_stats.interpreters.videos.youtube_api import API_KEY_HEADER
+from influencer_stats.interpreters.youtube.youtube_api import API_KEY_HEADER
 from perf.guarded_answers import (
     COLLECTION_ROUTE,
     JSON,

@@ -5,7 +5,7 @@ One of the three parts of :mod:`perf.guarded` (the app), grouped by concern: her
 each within ``INFLUENCER_STATS_UPSTREAM_TIMEOUT``, the whole within
 ``INFLUENCER_STATS_UPSTREAM_DEADLINE``), the call's session, and the answer read within 1 MiB
 and checked by the service's wire format
-(:func:`influencer_stats.interpreters.videos.youtube_api.answer`).
+(:func:`influencer_stats.interpreters.youtube.youtube_api.answer`).
 
 :class:`GuardedVideos` is a base class of :class:`perf.guarded.Guarded`, not an object it
 holds: ``Guarded.fetch``, ``Guarded.call`` and ``Guarded.videos_list`` are looked up as when
@@ -31,7 +31,7 @@ from influencer_stats.domain.models import (
     UpstreamUnavailable,
     VideoId,
 )
-from influencer_stats.interpreters.videos.youtube_api import (
+from influencer_stats.interpreters.youtube.youtube_api import (
     MAX_BODY_BYTES,
     MAX_IDS_PER_CALL,
     answer,

@@ -32,7 +32,7 @@ from pathlib import Path
 import httpx
 
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
-from influencer_stats.interpreters.videos.youtube_api import MAX_IDS_PER_CALL
+from influencer_stats.interpreters.youtube.youtube_api import MAX_IDS_PER_CALL
 from perf.procs import HOST, free_port, memory_of_tree, running, wait_until_ok
 from perf.service import main_argv, service_env
 from perf.soak_refreshes import refresh_storm_phase

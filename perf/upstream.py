@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
-from influencer_stats.interpreters.videos.youtube_api import MAX_IDS_PER_CALL
+from influencer_stats.interpreters.youtube.youtube_api import MAX_IDS_PER_CALL
 from influencer_stats.testing.nginx_double import nginx_argv, nginx_conf, write_site
 from influencer_stats.testing.youtube_double import VIDEOS_PATH
 from perf.procs import HOST, PYTHON, free_port, running, wait_until_ok

@@ -10,7 +10,7 @@ from influencer_stats.bootstrap.wiring import Wiring
 
 if TYPE_CHECKING:
     from influencer_stats.algebras.quota import QuotaLedger
-    from influencer_stats.interpreters.videos.quota import QuotaSpender
+    from influencer_stats.interpreters.youtube.quota import QuotaSpender
     from influencer_stats.settings import Settings
 
 LedgerBuilder = Callable[[Wiring], Awaitable["QuotaLedger"]]
@@ -20,7 +20,7 @@ QUOTA_LEDGERS: Registry[LedgerBuilder] = Registry("quota")
 async def quota_spender(wiring: Wiring) -> QuotaSpender | None:
     """The process's one spender of the day's budget (its ledger the ``quota`` slot's), shared by
     every kind of YouTube call; ``None`` without a budget."""
-    from influencer_stats.interpreters.videos.quota import QuotaSpender
+    from influencer_stats.interpreters.youtube.quota import QuotaSpender
 
     budget = wiring.quota
     if budget is None:
@@ -45,7 +45,7 @@ def _one_budget(settings: Settings) -> str | None:
 
 @QUOTA_LEDGERS.add("memory", "units spent today, counted in this process", check=_one_budget)
 async def _memory_ledger(_: Wiring) -> QuotaLedger:
-    from influencer_stats.interpreters.videos.quota import MemoryQuotaLedger
+    from influencer_stats.interpreters.youtube.quota import MemoryQuotaLedger
 
     return MemoryQuotaLedger()
 
@@ -57,7 +57,7 @@ async def _memory_ledger(_: Wiring) -> QuotaLedger:
     needs=("redis",),
 )
 async def _redis_ledger(wiring: Wiring) -> QuotaLedger:
-    from influencer_stats.interpreters.videos.quota_redis import RedisQuotaLedger
+    from influencer_stats.interpreters.youtube.quota_redis import RedisQuotaLedger
 
     keys = wiring.redis_keys()
     return RedisQuotaLedger(await wiring.redis(), keys.quota, wiring.log)

@@ -18,11 +18,11 @@ if TYPE_CHECKING:
     from influencer_stats.algebras.video_cache import StaleQueue, VideoEntries
     from influencer_stats.algebras.youtube import VideosListCall
     from influencer_stats.interpreters.stats.cache import CachePolicy
-    from influencer_stats.interpreters.videos.aiohttp_client import AiohttpVideosList
-    from influencer_stats.interpreters.videos.call_gate import CallGate
-    from influencer_stats.interpreters.videos.httpx_client import HttpxVideosList
-    from influencer_stats.interpreters.videos.miss_claims import SharedMisses
-    from influencer_stats.interpreters.videos.quota import QuotaBudget
+    from influencer_stats.interpreters.video_cache.miss_claims import SharedMisses
+    from influencer_stats.interpreters.youtube.aiohttp_client import AiohttpVideosList
+    from influencer_stats.interpreters.youtube.call_gate import CallGate
+    from influencer_stats.interpreters.youtube.httpx_client import HttpxVideosList
+    from influencer_stats.interpreters.youtube.quota import QuotaBudget
     from influencer_stats.settings import Settings
 
 SourceBuilder = Callable[[Wiring], Awaitable[VideoStatsSource]]
@@ -57,7 +57,7 @@ async def _httpx(wiring: Wiring, pool: int) -> HttpxVideosList:
 
     import httpx
 
-    from influencer_stats.interpreters.videos.httpx_client import HttpxVideosList
+    from influencer_stats.interpreters.youtube.httpx_client import HttpxVideosList
 
     settings = wiring.settings
     logging.getLogger("httpx").setLevel(logging.WARNING)  # it logs every request URL at INFO
@@ -73,7 +73,7 @@ async def _httpx(wiring: Wiring, pool: int) -> HttpxVideosList:
 async def _aiohttp(wiring: Wiring, pool: int) -> AiohttpVideosList:
     import aiohttp
 
-    from influencer_stats.interpreters.videos.aiohttp_client import AiohttpVideosList
+    from influencer_stats.interpreters.youtube.aiohttp_client import AiohttpVideosList
 
     settings = wiring.settings
     session = aiohttp.ClientSession(
@@ -105,7 +105,7 @@ async def youtube_connections(wiring: Wiring, client: HttpClient | None = None) 
     connections, so no call's timer runs and no unit is spent while it waits for one, and
     requests (a stats request, each read of a playlist or channel) take turns for them as flows.
     Shared by ``videos.list`` and the readers of playlists and channels."""
-    from influencer_stats.interpreters.videos.call_gate import CallGate
+    from influencer_stats.interpreters.youtube.call_gate import CallGate
 
     if client is None:
         libraries = {name: library for name, library, _, _ in _YOUTUBE_CLIENTS}
@@ -125,8 +125,8 @@ async def youtube_connections(wiring: Wiring, client: HttpClient | None = None) 
 
 async def _youtube(client: HttpClient, batched: bool, wiring: Wiring) -> VideoStatsSource:
     """``videos.list`` through ``client``: one id per call, or up to 50 when ``batched``."""
-    from influencer_stats.interpreters.videos.youtube_api import MAX_IDS_PER_CALL
-    from influencer_stats.interpreters.videos.youtube_source import UpstreamPolicy, YouTubeVideoStatsSource
+    from influencer_stats.interpreters.youtube.youtube_api import MAX_IDS_PER_CALL
+    from influencer_stats.interpreters.youtube.youtube_source import UpstreamPolicy, YouTubeVideoStatsSource
 
     settings = wiring.settings
     policy = UpstreamPolicy(
@@ -142,7 +142,7 @@ async def _youtube(client: HttpClient, batched: bool, wiring: Wiring) -> VideoSt
 async def _governed(wiring: Wiring, call: VideosListCall) -> VideosListCall:
     """``call`` under the quota governor (last before the network), spending the day's budget;
     without one, ``call`` itself."""
-    from influencer_stats.interpreters.videos.quota import QuotaGovernor
+    from influencer_stats.interpreters.youtube.quota import QuotaGovernor
 
     spender = await quota_spender(wiring)
     return call if spender is None else QuotaGovernor(call, spender)
@@ -163,7 +163,7 @@ def bounded(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
     between, else a ``DeadlineSource`` around it (perf/RESULTS.md, "The uncached path, one
     coroutine": one timer and one coroutine per request)."""
     from influencer_stats.interpreters.videos.deadline import DeadlineSource
-    from influencer_stats.interpreters.videos.youtube_source import YouTubeVideoStatsSource
+    from influencer_stats.interpreters.youtube.youtube_source import YouTubeVideoStatsSource
 
     deadline_s = wiring.settings.upstream_deadline_s
     if isinstance(inner, YouTubeVideoStatsSource) and inner.deadline_s is None:
@@ -189,7 +189,7 @@ async def _breaker(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
     """Around the YouTube base, consulted by it in its own coroutine (no awaiting layer: perf/RESULTS.md,
     "The uncached path, one coroutine"); around any other source, a ``CircuitBreakerSource``."""
     from influencer_stats.interpreters.videos.circuit_breaker import CircuitBreaker, CircuitBreakerSource
-    from influencer_stats.interpreters.videos.youtube_source import YouTubeVideoStatsSource
+    from influencer_stats.interpreters.youtube.youtube_source import YouTubeVideoStatsSource
 
     settings = wiring.settings
     breaker = CircuitBreaker(
@@ -211,7 +211,7 @@ async def _breaker(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
 )
 async def _batch(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
     from influencer_stats.interpreters.videos.batching import BatchingSource
-    from influencer_stats.interpreters.videos.youtube_api import MAX_IDS_PER_CALL
+    from influencer_stats.interpreters.youtube.youtube_api import MAX_IDS_PER_CALL
 
     settings = wiring.settings
     if settings.batch_window_ms == 0:
@@ -238,8 +238,8 @@ def _video_policy(settings: Settings) -> CachePolicy:
     scenario="repeated",
 )
 async def _memory_cache(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
-    from influencer_stats.interpreters.videos.stale_queue import MemoryStaleQueue
-    from influencer_stats.interpreters.videos.video_entries import MemoryVideoEntries
+    from influencer_stats.interpreters.video_cache.stale_queue import MemoryStaleQueue
+    from influencer_stats.interpreters.video_cache.video_entries import MemoryVideoEntries
 
     settings = wiring.settings
     entries = MemoryVideoEntries(settings.video_cache_max_entries)
@@ -255,8 +255,8 @@ async def _memory_cache(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSo
     scenario="repeated",
 )
 async def _redis_cache(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
-    from influencer_stats.interpreters.videos.miss_claims import SharedMisses
-    from influencer_stats.interpreters.videos.video_cache_redis import (
+    from influencer_stats.interpreters.video_cache.miss_claims import SharedMisses
+    from influencer_stats.interpreters.video_cache.video_cache_redis import (
         RedisMissClaims,
         RedisStaleQueue,
         RedisVideoEntries,
@@ -306,12 +306,12 @@ def _cached(
 ) -> VideoStatsSource:
     """The per-video cache over ``inner``, its parts built here: freshness stretched by ``budget``
     (when there is one), the calls, and (with a batching client) refresh-ahead and the stale queue."""
-    from influencer_stats.interpreters.videos.asked_since import AskedSince
-    from influencer_stats.interpreters.videos.freshness import Freshness
-    from influencer_stats.interpreters.videos.refresh_ahead import RefreshAhead
-    from influencer_stats.interpreters.videos.stale_refresher import StaleRefresher
-    from influencer_stats.interpreters.videos.video_cache import CachedVideoSource
-    from influencer_stats.interpreters.videos.video_calls import VideoCalls
+    from influencer_stats.interpreters.video_cache.asked_since import AskedSince
+    from influencer_stats.interpreters.video_cache.freshness import Freshness
+    from influencer_stats.interpreters.video_cache.refresh_ahead import RefreshAhead
+    from influencer_stats.interpreters.video_cache.stale_refresher import StaleRefresher
+    from influencer_stats.interpreters.video_cache.video_cache import CachedVideoSource
+    from influencer_stats.interpreters.video_cache.video_calls import VideoCalls
 
     settings, metrics = wiring.settings, wiring.metrics
     policy = _video_policy(settings)
@@ -343,6 +343,6 @@ def _unstretched() -> float:
 
 def _ids_per_call(settings: Settings) -> int:
     """What one quota unit buys with the chosen client: 50 ids when it batches, else no refresh-ahead."""
-    from influencer_stats.interpreters.videos.youtube_api import MAX_IDS_PER_CALL
+    from influencer_stats.interpreters.youtube.youtube_api import MAX_IDS_PER_CALL
 
     return MAX_IDS_PER_CALL if settings.choices.one("video_client") in _BATCHED else 0

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from influencer_stats.interpreters.redis_keys import RedisKeys
     from influencer_stats.interpreters.redis_topology import RedisClient
     from influencer_stats.interpreters.sqlite_database import SqliteDatabase
-    from influencer_stats.interpreters.videos.quota import QuotaBudget
+    from influencer_stats.interpreters.youtube.quota import QuotaBudget
 
 #: The slots a Cluster's video cache spreads over (each with its stale queue): enough that
 #: every shard of a Cluster of up to a dozen primaries holds some (16,384 slots in all).
@@ -172,7 +172,7 @@ class Wiring(Observed):
 def _quota_budget(settings: Settings) -> QuotaBudget | None:
     if settings.quota_per_day == 0:
         return None
-    from influencer_stats.interpreters.videos.quota import QuotaBudget, QuotaDay
+    from influencer_stats.interpreters.youtube.quota import QuotaBudget, QuotaDay
 
     # Wall time: quota days are Pacific calendar days, shared by hosts.
     return QuotaBudget(settings.quota_per_day, QuotaDay(settings.quota_day_s), time.time)

@@ -41,13 +41,13 @@ from influencer_stats.interpreters.sources.redis import RedisCollectionSources
 from influencer_stats.interpreters.stats.cache import CachePolicy
 from influencer_stats.interpreters.stats.redis_cache import RedisCachedStats
 from influencer_stats.interpreters.stats.tracking import KeyTracking
-from influencer_stats.interpreters.videos.quota_redis import RedisQuotaLedger
-from influencer_stats.interpreters.videos.synthetic import synthetic_stats
-from influencer_stats.interpreters.videos.video_cache_redis import (
+from influencer_stats.interpreters.video_cache.video_cache_redis import (
     RedisMissClaims,
     RedisStaleQueue,
     RedisVideoEntries,
 )
+from influencer_stats.interpreters.videos.synthetic import synthetic_stats
+from influencer_stats.interpreters.youtube.quota_redis import RedisQuotaLedger
 from influencer_stats.testing.clock import ManualClock
 from influencer_stats.testing.event_log import CapturingEventLog
 from influencer_stats.testing.stats_query import ScriptedStatsQuery, stats_of

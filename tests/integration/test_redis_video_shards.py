@@ -16,12 +16,12 @@ from redis.asyncio import Redis
 
 from influencer_stats.domain.models import VideoEntry, VideoId
 from influencer_stats.interpreters.redis_keys import RedisKeys
-from influencer_stats.interpreters.videos.synthetic import synthetic_stats
-from influencer_stats.interpreters.videos.video_cache_redis import (
+from influencer_stats.interpreters.video_cache.video_cache_redis import (
     RedisMissClaims,
     RedisStaleQueue,
     RedisVideoEntries,
 )
+from influencer_stats.interpreters.videos.synthetic import synthetic_stats
 from influencer_stats.testing.event_log import CapturingEventLog
 from tests.shared_redis import shared_redis_url, unique_prefix
 

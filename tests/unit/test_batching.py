@@ -15,7 +15,7 @@ from influencer_stats.domain.models import (
 )
 from influencer_stats.interpreters.videos.batching import BatchingSource
 from influencer_stats.interpreters.videos.synthetic import synthetic_stats, synthetic_video_id
-from influencer_stats.interpreters.videos.youtube_api import MAX_IDS_PER_CALL
+from influencer_stats.interpreters.youtube.youtube_api import MAX_IDS_PER_CALL
 from tests.support import RecordingMetrics
 
 A, B, C, GONE = VideoId("aaaaaaaaaaa"), VideoId("bbbbbbbbbbb"), VideoId("ccccccccccc"), VideoId("XXXXXXXXXXX")

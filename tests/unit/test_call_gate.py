@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from influencer_stats.interpreters.videos.call_gate import CallGate, current_flow, own_flow
+from influencer_stats.interpreters.youtube.call_gate import CallGate, current_flow, own_flow
 
 
 async def settle() -> None:

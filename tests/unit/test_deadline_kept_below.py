@@ -16,11 +16,11 @@ from influencer_stats.algebras import VideoStatsSource
 from influencer_stats.bootstrap.root import build_source
 from influencer_stats.domain.models import UpstreamTimeout, UpstreamUnavailable, VideoBatch, VideoId
 from influencer_stats.interpreters.metrics.noop import NoMetrics
-from influencer_stats.interpreters.videos.call_gate import CallGate
 from influencer_stats.interpreters.videos.circuit_breaker import CircuitBreaker, CircuitBreakerSource
 from influencer_stats.interpreters.videos.deadline import DeadlineSource
 from influencer_stats.interpreters.videos.synthetic import synthetic_stats, synthetic_video_id
-from influencer_stats.interpreters.videos.youtube_source import UpstreamPolicy, YouTubeVideoStatsSource
+from influencer_stats.interpreters.youtube.call_gate import CallGate
+from influencer_stats.interpreters.youtube.youtube_source import UpstreamPolicy, YouTubeVideoStatsSource
 from influencer_stats.testing.event_log import CapturingEventLog
 from tests.contract.wired import wired
 from tests.unit.test_youtube_source import CallResult, FakeTime, ScriptedCall

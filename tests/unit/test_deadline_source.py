@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from returns.result import Failure, Result, Success
 
 from influencer_stats.domain.models import UpstreamError, UpstreamTimeout, VideoBatch, VideoId
-from influencer_stats.interpreters.videos.call_gate import current_flow
 from influencer_stats.interpreters.videos.deadline import DeadlineSource
 from influencer_stats.interpreters.videos.synthetic import synthetic_stats
+from influencer_stats.interpreters.youtube.call_gate import current_flow
 
 A = VideoId("aaaaaaaaaaa")
 

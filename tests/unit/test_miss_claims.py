@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from returns.result import Result, Success
 
 from influencer_stats.domain.models import UpstreamError, UpstreamUnavailable, VideoBatch, VideoEntry, VideoId
-from influencer_stats.interpreters.videos.miss_claims import MemoryMissClaims, SharedMisses
-from influencer_stats.interpreters.videos.stale_queue import MemoryStaleQueue
+from influencer_stats.interpreters.video_cache.miss_claims import MemoryMissClaims, SharedMisses
+from influencer_stats.interpreters.video_cache.stale_queue import MemoryStaleQueue
+from influencer_stats.interpreters.video_cache.video_entries import MemoryVideoEntries
 from influencer_stats.interpreters.videos.synthetic import synthetic_stats
-from influencer_stats.interpreters.videos.video_entries import MemoryVideoEntries
 from influencer_stats.testing.clock import ManualClock as Clock
 from tests.unit.test_stale_queue import worker
 from tests.unit.test_video_cache import A, B, C, Inner, Wait, settle

@@ -270,7 +270,7 @@ def test_the_rsgi_references_are_built_with_the_services_granian_arguments(
 
 
 def test_minimal_uses_the_aiohttp_batched_clients_settings_and_the_ceilings_body() -> None:
-    from influencer_stats.interpreters.videos.youtube_api import MAX_IDS_PER_CALL
+    from influencer_stats.interpreters.youtube.youtube_api import MAX_IDS_PER_CALL
     from perf import minimal
     from perf.profiles import client_settings
 

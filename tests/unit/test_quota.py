@@ -18,14 +18,14 @@ from influencer_stats.domain.models import (
     VideoId,
 )
 from influencer_stats.domain.quota import PACIFIC, YOUTUBE_DAY_S
-from influencer_stats.interpreters.videos.quota import (
+from influencer_stats.interpreters.videos.synthetic import synthetic_stats
+from influencer_stats.interpreters.youtube.quota import (
     MemoryQuotaLedger,
     QuotaBudget,
     QuotaDay,
     QuotaGovernor,
     QuotaSpender,
 )
-from influencer_stats.interpreters.videos.synthetic import synthetic_stats
 from influencer_stats.testing.clock import ManualClock as Clock
 from influencer_stats.testing.event_log import CapturingEventLog
 from tests.support import RecordingMetrics

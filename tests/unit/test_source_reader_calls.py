@@ -19,8 +19,8 @@ from influencer_stats.domain.models import (
 from influencer_stats.interpreters.metrics.noop import NoMetrics
 from influencer_stats.interpreters.readers.youtube import YouTubeSourceReader
 from influencer_stats.interpreters.readers.youtube_wire import playlist_url
-from influencer_stats.interpreters.videos.call_gate import CallGate, Flow
-from influencer_stats.interpreters.videos.quota import MemoryQuotaLedger, QuotaBudget, QuotaDay, QuotaSpender
+from influencer_stats.interpreters.youtube.call_gate import CallGate, Flow
+from influencer_stats.interpreters.youtube.quota import MemoryQuotaLedger, QuotaBudget, QuotaDay, QuotaSpender
 from influencer_stats.testing.clock import ManualClock
 from influencer_stats.testing.event_log import CapturingEventLog
 from tests.unit.test_source_readers import (

@@ -33,7 +33,7 @@ from influencer_stats.interpreters.readers.youtube_wire import (
     parse_uploads,
     playlist_url,
 )
-from influencer_stats.interpreters.videos.call_gate import CallGate
+from influencer_stats.interpreters.youtube.call_gate import CallGate
 from influencer_stats.testing.event_log import CapturingEventLog
 
 ROOT = "http://127.0.0.1:1/youtube/v3"

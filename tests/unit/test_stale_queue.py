@@ -6,10 +6,10 @@ Fake clock, scripted inner sources, a test-controlled wait: no sleeps.
 from __future__ import annotations
 
 from influencer_stats.domain.models import VideoId
-from influencer_stats.interpreters.videos.miss_claims import SharedMisses
-from influencer_stats.interpreters.videos.stale_queue import MemoryStaleQueue
-from influencer_stats.interpreters.videos.video_cache import CachedVideoSource
-from influencer_stats.interpreters.videos.video_entries import MemoryVideoEntries
+from influencer_stats.interpreters.video_cache.miss_claims import SharedMisses
+from influencer_stats.interpreters.video_cache.stale_queue import MemoryStaleQueue
+from influencer_stats.interpreters.video_cache.video_cache import CachedVideoSource
+from influencer_stats.interpreters.video_cache.video_entries import MemoryVideoEntries
 from influencer_stats.testing.clock import ManualClock as Clock
 from tests.unit.test_video_cache import A, B, C, Inner, Wait, assemble, settle
 

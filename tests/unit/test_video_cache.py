@@ -15,16 +15,16 @@ from influencer_stats.domain.models import (
     VideoId,
 )
 from influencer_stats.interpreters.stats.cache import CachePolicy
-from influencer_stats.interpreters.videos.asked_since import AskedSince
-from influencer_stats.interpreters.videos.freshness import Freshness
-from influencer_stats.interpreters.videos.miss_claims import SharedMisses
-from influencer_stats.interpreters.videos.refresh_ahead import RefreshAhead
-from influencer_stats.interpreters.videos.stale_queue import MemoryStaleQueue
-from influencer_stats.interpreters.videos.stale_refresher import StaleRefresher
+from influencer_stats.interpreters.video_cache.asked_since import AskedSince
+from influencer_stats.interpreters.video_cache.freshness import Freshness
+from influencer_stats.interpreters.video_cache.miss_claims import SharedMisses
+from influencer_stats.interpreters.video_cache.refresh_ahead import RefreshAhead
+from influencer_stats.interpreters.video_cache.stale_queue import MemoryStaleQueue
+from influencer_stats.interpreters.video_cache.stale_refresher import StaleRefresher
+from influencer_stats.interpreters.video_cache.video_cache import CachedVideoSource
+from influencer_stats.interpreters.video_cache.video_calls import VideoCalls
+from influencer_stats.interpreters.video_cache.video_entries import MemoryVideoEntries
 from influencer_stats.interpreters.videos.synthetic import synthetic_stats
-from influencer_stats.interpreters.videos.video_cache import CachedVideoSource
-from influencer_stats.interpreters.videos.video_calls import VideoCalls
-from influencer_stats.interpreters.videos.video_entries import MemoryVideoEntries
 from influencer_stats.testing.clock import ManualClock as Clock
 from influencer_stats.testing.event_log import CapturingEventLog
 from tests.support import RecordingMetrics

@@ -12,10 +12,10 @@ from returns.result import Failure, Success
 
 from influencer_stats.domain.models import QuotaExhausted, UpstreamTimeout, VideoEntry, VideoId
 from influencer_stats.interpreters.stats.cache import CachePolicy
-from influencer_stats.interpreters.videos.asked_since import AskedSince
+from influencer_stats.interpreters.video_cache.asked_since import AskedSince
+from influencer_stats.interpreters.video_cache.video_cache import CachedVideoSource
+from influencer_stats.interpreters.video_cache.video_entries import MemoryVideoEntries
 from influencer_stats.interpreters.videos.synthetic import synthetic_stats, synthetic_video_id
-from influencer_stats.interpreters.videos.video_cache import CachedVideoSource
-from influencer_stats.interpreters.videos.video_entries import MemoryVideoEntries
 from influencer_stats.testing.clock import ManualClock as Clock
 from tests.unit.test_video_cache import Inner, assemble, settle
 

@@ -22,7 +22,7 @@ from influencer_stats.domain.models import (
     VideoStats,
 )
 from influencer_stats.domain.validation import MAX_VIDEOS_BOUND
-from influencer_stats.interpreters.videos.youtube_api import (
+from influencer_stats.interpreters.youtube.youtube_api import (
     MAX_BODY_BYTES,
     MAX_COUNT,
     answer,

@@ -26,9 +26,9 @@ from influencer_stats.domain.models import (
     VideoId,
 )
 from influencer_stats.interpreters.metrics.noop import NoMetrics
-from influencer_stats.interpreters.videos.call_gate import CallGate
 from influencer_stats.interpreters.videos.synthetic import is_unknown, synthetic_stats, synthetic_video_id
-from influencer_stats.interpreters.videos.youtube_source import UpstreamPolicy, YouTubeVideoStatsSource
+from influencer_stats.interpreters.youtube.call_gate import CallGate
+from influencer_stats.interpreters.youtube.youtube_source import UpstreamPolicy, YouTubeVideoStatsSource
 from influencer_stats.testing.event_log import CapturingEventLog
 
 CallResult = Result[StatsByVideo, UpstreamError]

@@ -30,8 +30,8 @@ from influencer_stats.interpreters.readers.youtube_wire import (
     parse_uploads,
     playlist_url,
 )
-from influencer_stats.interpreters.videos.call_gate import CallGate, Flow
-from influencer_stats.interpreters.videos.youtube_api import is_transient
+from influencer_stats.interpreters.youtube.call_gate import CallGate, Flow
+from influencer_stats.interpreters.youtube.youtube_api import is_transient
 
 #: Spends a unit before a call: ``None`` to make it, else why not (``QuotaSpender.spend``).
 Spend = Callable[[], Awaitable[UpstreamError | None]]

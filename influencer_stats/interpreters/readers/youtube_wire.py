@@ -21,7 +21,7 @@ from influencer_stats.domain.models import (
     UpstreamError,
     VideoId,
 )
-from influencer_stats.interpreters.videos.youtube_api import classify_error
+from influencer_stats.interpreters.youtube.youtube_api import classify_error
 
 #: Items per ``playlistItems.list`` page, Google's maximum.
 PAGE_SIZE = 50

@@ -9,7 +9,7 @@ from returns.result import Failure, Result
 
 from influencer_stats.algebras import VideoStatsSource
 from influencer_stats.domain.models import UpstreamError, UpstreamTimeout, VideoBatch, VideoId
-from influencer_stats.interpreters.videos.call_gate import own_flow
+from influencer_stats.interpreters.youtube.call_gate import own_flow
 
 
 class DeadlineSource:

@@ -7,9 +7,9 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from influencer_stats.algebras.video_cache import StaleQueue
 from influencer_stats.domain.models import VideoId
-from influencer_stats.interpreters.videos.freshness import Freshness
-from influencer_stats.interpreters.videos.refresh_ahead import RefreshAhead
-from influencer_stats.interpreters.videos.video_calls import VideoCalls
+from influencer_stats.interpreters.video_cache.freshness import Freshness
+from influencer_stats.interpreters.video_cache.refresh_ahead import RefreshAhead
+from influencer_stats.interpreters.video_cache.video_calls import VideoCalls
 
 
 class StaleRefresher:

@@ -18,7 +18,7 @@ from functools import partial
 
 from influencer_stats.algebras.video_cache import MissClaims
 from influencer_stats.domain.models import VideoEntry, VideoId
-from influencer_stats.interpreters.videos.video_entries import MemoryVideoEntries
+from influencer_stats.interpreters.video_cache.video_entries import MemoryVideoEntries
 
 
 @dataclass(slots=True)

@@ -7,8 +7,8 @@ from collections.abc import Callable, Mapping, Sequence
 from influencer_stats.algebras import CacheMetrics
 from influencer_stats.algebras.video_cache import StaleQueue, VideoEntries
 from influencer_stats.domain.models import VideoEntry, VideoId
-from influencer_stats.interpreters.videos.asked_since import AskedSince
-from influencer_stats.interpreters.videos.freshness import Freshness
+from influencer_stats.interpreters.video_cache.asked_since import AskedSince
+from influencer_stats.interpreters.video_cache.freshness import Freshness
 
 
 class RefreshAhead:

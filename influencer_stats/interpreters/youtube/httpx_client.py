@@ -16,7 +16,7 @@ from influencer_stats.domain.models import (
     UpstreamUnavailable,
     VideoId,
 )
-from influencer_stats.interpreters.videos.youtube_api import (
+from influencer_stats.interpreters.youtube.youtube_api import (
     API_KEY_HEADER,
     MAX_BODY_BYTES,
     answer_of,

@@ -18,13 +18,13 @@ from influencer_stats.domain.models import (
     VideoEntry,
     VideoId,
 )
-from influencer_stats.interpreters.videos.call_gate import own_flow
+from influencer_stats.interpreters.video_cache.freshness import Freshness
+from influencer_stats.interpreters.video_cache.refresh_ahead import RefreshAhead
+from influencer_stats.interpreters.video_cache.stale_refresher import StaleRefresher
+from influencer_stats.interpreters.video_cache.video_calls import VideoCalls
+from influencer_stats.interpreters.video_cache.video_entries import batch_of, oldest_info
 from influencer_stats.interpreters.videos.deadline import timed_out
-from influencer_stats.interpreters.videos.freshness import Freshness
-from influencer_stats.interpreters.videos.refresh_ahead import RefreshAhead
-from influencer_stats.interpreters.videos.stale_refresher import StaleRefresher
-from influencer_stats.interpreters.videos.video_calls import VideoCalls
-from influencer_stats.interpreters.videos.video_entries import batch_of, oldest_info
+from influencer_stats.interpreters.youtube.call_gate import own_flow
 
 
 class CachedVideoSource:

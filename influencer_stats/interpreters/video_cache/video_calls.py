@@ -10,10 +10,10 @@ from returns.result import Failure, Result, Success
 from influencer_stats.algebras import CacheMetrics, VideoStatsSource
 from influencer_stats.algebras.video_cache import VideoEntries
 from influencer_stats.domain.models import UpstreamError, VideoEntry, VideoId
-from influencer_stats.interpreters.videos.freshness import Freshness
-from influencer_stats.interpreters.videos.miss_claims import SharedMisses
-from influencer_stats.interpreters.videos.refresh_ahead import RefreshAhead
-from influencer_stats.interpreters.videos.youtube_api import MAX_IDS_PER_CALL
+from influencer_stats.interpreters.video_cache.freshness import Freshness
+from influencer_stats.interpreters.video_cache.miss_claims import SharedMisses
+from influencer_stats.interpreters.video_cache.refresh_ahead import RefreshAhead
+from influencer_stats.interpreters.youtube.youtube_api import MAX_IDS_PER_CALL
 
 #: What a call brings: an entry per id it was for, or the first failure.
 Landed = Result[dict[VideoId, VideoEntry], UpstreamError]

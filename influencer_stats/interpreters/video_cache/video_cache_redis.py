@@ -1,4 +1,4 @@
-"""The per-video cache's entries and stale queue in Redis, shared by every worker and host."""
+"""The per-video cache's entries, stale queue and miss claims in Redis, shared by every worker and host."""
 
 from __future__ import annotations
 

@@ -21,10 +21,10 @@ from influencer_stats.domain.models import (
     VideoBatch,
     VideoId,
 )
-from influencer_stats.interpreters.videos.call_gate import CallGate, Flow, current_flow
 from influencer_stats.interpreters.videos.circuit_breaker import CircuitBreaker
 from influencer_stats.interpreters.videos.deadline import timed_out
-from influencer_stats.interpreters.videos.youtube_api import MAX_IDS_PER_CALL, is_transient
+from influencer_stats.interpreters.youtube.call_gate import CallGate, Flow, current_flow
+from influencer_stats.interpreters.youtube.youtube_api import MAX_IDS_PER_CALL, is_transient
 
 T = TypeVar("T")
 

@@ -1,0 +1,1 @@
+"""The per-video cache (a ``VideoStatsSource`` wrapper) and what it is built of (``algebras.video_cache``)."""
