@@ -206,10 +206,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\n".join(str(p) for p in files_of(ROOT, named([args.name])[0])))
         return 0
     if args.command == "remove":
+        removed = named(args.names)
         if args.dest.exists() and any(args.dest.iterdir()):
             parser.error(f"{args.dest} is not empty")
         copy_checkout(args.dest)
-        remove(args.dest, named(args.names))
+        remove(args.dest, removed)
         print(f"{args.dest}: the checkout without {', '.join(args.names)}")
         return 0
 

@@ -13,9 +13,6 @@ import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import Any
-
-import pytest
 
 from influencer_stats.bootstrap.slices import INSTALLED, load
 from influencer_stats.bootstrap.slots import SLICES
@@ -41,47 +38,52 @@ def test_every_installed_slice_is_loaded_once_in_the_order_listed() -> None:
     assert len(set(INSTALLED)) == len(INSTALLED)
 
 
-@pytest.mark.parametrize("declared", DECLARED, ids=[s.name for s in DECLARED])
-def test_a_slice_declares_files_that_exist_and_the_modules_they_hold(declared: Any) -> None:
-    files = TOOL.files_of(ROOT, declared)  # fails naming a pattern that matches nothing
-    python = {str(p.with_suffix("")).replace("/", ".") for p in files if p.suffix == ".py"}
-    for module in declared.modules:
-        assert any(m == module or m.startswith(module + ".") for m in python), (
-            f"{module} is not among {files}"
-        )
+def test_each_slice_declares_files_that_exist_and_the_modules_they_hold() -> None:
+    # One test over every installed slice (none at all in a skeleton without them).
+    for declared in DECLARED:
+        files = TOOL.files_of(ROOT, declared)  # fails naming a pattern that matches nothing
+        python = {str(p.with_suffix("")).replace("/", ".") for p in files if p.suffix == ".py"}
+        for module in declared.modules:
+            assert any(m == module or m.startswith(module + ".") for m in python), f"{module} not in {files}"
 
 
-@pytest.mark.parametrize("declared", DECLARED, ids=[s.name for s in DECLARED])
-def test_a_slice_has_one_line_in_the_list(declared: Any) -> None:
-    listing = (ROOT / TOOL.SLICES / "__init__.py").read_text()
-    lines = [line for line in listing.splitlines() if line.strip().startswith(f'"{declared.name}",')]
-    assert len(lines) == 1, lines
+def test_each_slice_has_one_line_in_the_list() -> None:
+    listing = (ROOT / TOOL.SLICES / "__init__.py").read_text().splitlines()
+    for declared in DECLARED:
+        lines = [line for line in listing if line.strip().startswith(f'"{declared.name}",')]
+        assert len(lines) == 1, (declared.name, lines)
 
 
-@pytest.mark.parametrize("declared", DECLARED, ids=[s.name for s in DECLARED])
-def test_no_file_outside_a_slice_names_its_modules(declared: Any, tmp_path: Path) -> None:
+def test_no_file_outside_a_slice_names_its_modules(tmp_path: Path) -> None:
     TOOL.copy_checkout(tmp_path)
-    for path in TOOL.files_of(tmp_path, declared):
-        (tmp_path / path).unlink()
+    for declared in DECLARED:
+        for path in TOOL.files_of(tmp_path, declared):
+            (tmp_path / path).unlink()
+    left = TOOL.still_naming(tmp_path, DECLARED)
 
-    assert TOOL.still_naming(tmp_path, [declared]) == []
+    assert left == []
 
 
-def test_a_removed_slice_leaves_a_service_that_does_not_know_its_choices(tmp_path: Path) -> None:
-    [first, *_] = DECLARED
-    dest = tmp_path / "without"
-    done = subprocess.run(
-        [sys.executable, "scripts/slices.py", "remove", first.name, str(dest)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
+def _remove(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "scripts/slices.py", "remove", *args], cwd=ROOT, capture_output=True, text=True
     )
-    assert done.stdout == f"{dest}: the checkout without {first.name}\n"
 
-    assert not (dest / TOOL.SLICES / f"{first.name}.py").exists()
-    assert all(not (dest / p).exists() for p in TOOL.files_of(ROOT, first))
-    left = (dest / TOOL.SLICES / "__init__.py").read_text()
-    assert f'"{first.name}",' not in left
-    kept = [s.name for s in TOOL.installed(dest)]
-    assert kept == [s.name for s in DECLARED if s is not first]
+
+def test_removing_what_is_not_installed_is_refused_naming_what_is(tmp_path: Path) -> None:
+    refused = _remove("no_such_slice", str(tmp_path / "copy"))
+
+    assert refused.returncode == 2
+    assert f"no slice no_such_slice; installed: {', '.join(s.name for s in DECLARED)}" in refused.stderr
+    assert not (tmp_path / "copy").exists()
+
+
+def test_removing_each_slice_leaves_a_checkout_that_no_longer_installs_it(tmp_path: Path) -> None:
+    for declared in DECLARED:
+        dest = tmp_path / declared.name
+        done = _remove(declared.name, str(dest))
+        assert done.stdout == f"{dest}: the checkout without {declared.name}\n", done.stderr
+
+        assert all(not (dest / p).exists() for p in TOOL.files_of(ROOT, declared))
+        assert f'"{declared.name}",' not in (dest / TOOL.SLICES / "__init__.py").read_text()
+        assert [s.name for s in TOOL.installed(dest)] == [s.name for s in DECLARED if s is not declared]
