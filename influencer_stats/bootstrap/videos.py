@@ -158,17 +158,11 @@ _BATCHED = frozenset(name for name, _, batched, _ in _YOUTUBE_CLIENTS if batched
 
 
 def bounded(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
-    """``inner`` within the request's deadline, the outermost layer of a stack without a per-video
-    cache: kept by the YouTube base itself when nothing but its breaker (consulted inside it) is
-    between, else a ``DeadlineSource`` around it (perf/RESULTS.md, "The uncached path, one
-    coroutine": one timer and one coroutine per request)."""
+    """``inner`` within the request's deadline: a ``DeadlineSource``, the outermost layer of a
+    stack without a per-video cache (whatever ``inner`` is)."""
     from influencer_stats.interpreters.videos.deadline import DeadlineSource
-    from influencer_stats.interpreters.youtube.youtube_source import YouTubeVideoStatsSource
 
-    deadline_s = wiring.settings.upstream_deadline_s
-    if isinstance(inner, YouTubeVideoStatsSource) and inner.deadline_s is None:
-        return inner.keeping(deadline_s=deadline_s)
-    return DeadlineSource(inner, deadline_s)
+    return DeadlineSource(inner, wiring.settings.upstream_deadline_s)
 
 
 for _name, _client, _batched, _doc in _YOUTUBE_CLIENTS:
@@ -186,10 +180,8 @@ for _name, _client, _batched, _doc in _YOUTUBE_CLIENTS:
     "breaker", "circuit breaker: fails fast for a cool-down after repeated failures", scenario="failing"
 )
 async def _breaker(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
-    """Around the YouTube base, consulted by it in its own coroutine (no awaiting layer: perf/RESULTS.md,
-    "The uncached path, one coroutine"); around any other source, a ``CircuitBreakerSource``."""
+    """A ``CircuitBreakerSource`` around ``inner``, whatever it is."""
     from influencer_stats.interpreters.videos.circuit_breaker import CircuitBreaker, CircuitBreakerSource
-    from influencer_stats.interpreters.youtube.youtube_source import YouTubeVideoStatsSource
 
     settings = wiring.settings
     breaker = CircuitBreaker(
@@ -199,8 +191,6 @@ async def _breaker(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
         threshold=settings.breaker_threshold,
         cooldown_s=settings.breaker_cooldown_s,
     )
-    if isinstance(inner, YouTubeVideoStatsSource) and inner.breaker is None and inner.deadline_s is None:
-        return inner.keeping(breaker=breaker)
     return CircuitBreakerSource(inner, breaker)
 
 
@@ -251,7 +241,6 @@ async def _memory_cache(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSo
     "redis",
     "shared by every worker and host through Redis: one MGET per fetch",
     ready=("redis",),
-    needs=("redis",),
     scenario="repeated",
 )
 async def _redis_cache(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:

@@ -8,7 +8,9 @@ The import graph is grimp's (import-linter's own), read from the source, nothing
 from __future__ import annotations
 
 import ast
+import builtins
 import inspect
+import sys
 import tomllib
 from collections.abc import Callable
 from functools import partial
@@ -145,3 +147,64 @@ def test_the_composition_root_never_compares_a_choice_by_its_name() -> None:
 def test_every_server_an_entry_needs_is_one_the_tests_start() -> None:
     needed = {f"{slot.name}={entry.name}": entry.needs for slot in SLOTS.values() for entry in slot.registry}
     assert {choice: need for choice, need in needed.items() if not set(need) <= set(needs.SERVERS)} == {}
+
+
+def _classes_asked_of(source: str) -> list[str]:
+    """The classes ``isinstance``/``issubclass`` calls in ``source`` name that are neither
+    builtins nor of the standard library (``asyncio.Task``, ``OSError``), ``line: name``."""
+    tree = ast.parse(source)
+    imported: dict[str, str] = {}  # a name bound by an import: the module it came from
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module is not None:
+            imported |= {alias.asname or alias.name: node.module for alias in node.names}
+        elif isinstance(node, ast.Import):
+            imported |= {(alias.asname or alias.name).split(".")[0]: alias.name for alias in node.names}
+
+    def foreign(expr: ast.expr) -> list[str]:
+        if isinstance(expr, ast.Tuple):
+            return [name for element in expr.elts for name in foreign(element)]
+        root = expr
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        name = root.id if isinstance(root, ast.Name) else ast.unparse(root)
+        if name in imported:
+            stdlib = imported[name].split(".")[0] in sys.stdlib_module_names
+        else:
+            stdlib = isinstance(root, ast.Name) and root is expr and hasattr(builtins, name)
+        return [] if stdlib else [ast.unparse(expr)]
+
+    return [
+        f"{node.lineno}: {name}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("isinstance", "issubclass")
+        and len(node.args) == 2
+        for name in foreign(node.args[1])
+    ]
+
+
+def test_the_check_for_classes_asked_of_finds_an_interpreters_class_and_passes_the_stdlibs() -> None:
+    source = """
+import asyncio
+from influencer_stats.interpreters.youtube.youtube_source import YouTubeVideoStatsSource as YT
+from influencer_stats.interpreters import videos
+if isinstance(inner, YT) or isinstance(task, asyncio.Task) or isinstance(error, (OSError, int)):
+    pass
+if isinstance(inner, (videos.deadline.DeadlineSource, KeyError)) or issubclass(kind, Local):
+    pass
+"""
+    assert _classes_asked_of(source) == ["5: YT", "7: videos.deadline.DeadlineSource", "7: Local"]
+
+
+def test_the_composition_root_never_asks_a_source_for_its_class() -> None:
+    # What a layer can do is declared on its registry entry (``registry.Entry``) and read from
+    # there; ``isinstance(inner, YouTubeVideoStatsSource)`` builds a stack other than the one the
+    # entries (and ``--list-profiles``) describe, and misses the next source that could do the same.
+    found = [
+        f"{path.relative_to(PACKAGE)}:{line}"
+        for path in sorted((PACKAGE / "bootstrap").rglob("*.py"))
+        for line in _classes_asked_of(path.read_text())
+    ]
+
+    assert found == []

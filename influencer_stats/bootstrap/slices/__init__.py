@@ -16,7 +16,7 @@ left). To add one, see ARCHITECTURE.md, "Add a slice".
 from __future__ import annotations
 
 from importlib import import_module
-from typing import Final
+from typing import Final, cast
 
 from influencer_stats.bootstrap.slices.slice import Slice
 
@@ -34,6 +34,6 @@ def load() -> tuple[Slice, ...]:
 
 def _declared(module: object, name: str) -> Slice:
     found = getattr(module, "SLICE", None)
-    if not isinstance(found, Slice) or found.name != name:
+    if getattr(found, "name", None) != name:
         raise TypeError(f"{__name__}.{name} must declare SLICE = Slice({name!r}, ...)")
-    return found
+    return cast(Slice, found)

@@ -31,9 +31,7 @@ class CircuitBreaker:
     (a failure to answer at once, or None: the fetch goes, as the probe); then
     ``settle(result, probe)`` once it ends (``result`` None: it ended without
     an outcome, e.g. cancelled or cut by the request's deadline, which counts
-    neither way). Nothing here awaits, so the fetch's own coroutine can consult
-    it (``YouTubeVideoStatsSource``) as well as a wrapper (``CircuitBreakerSource``).
-    The clock is injected.
+    neither way). Nothing here awaits. The clock is injected.
     """
 
     def __init__(
@@ -102,11 +100,8 @@ class CircuitBreaker:
 
 
 class CircuitBreakerSource:
-    """``VideoStatsSource`` wrapper that consults ``breaker`` around each fetch of ``inner``.
-
-    The root builds it around a source that cannot consult the breaker itself;
-    the YouTube base does so in its own coroutine (one awaiting layer fewer).
-    """
+    """``VideoStatsSource`` wrapper that consults ``breaker`` around each fetch of ``inner``:
+    what the ``breaker`` video wrapper builds, whatever ``inner`` is."""
 
     def __init__(self, inner: VideoStatsSource, breaker: CircuitBreaker) -> None:
         self._inner = inner

@@ -21,10 +21,7 @@ class DeadlineSource:
     keep its answer). Each fetch is a flow of its own for the call gate below
     (``call_gate.own_flow``). With a per-video cache the root builds none:
     that cache bounds its callers' waits itself and keeps what calls bring
-    after a caller has gone; over the YouTube base alone (its breaker
-    consulted inside it) neither: the base keeps the deadline itself
-    (``YouTubeVideoStatsSource(deadline_s=...)``), one timer and one
-    coroutine per request.
+    after a caller has gone.
     """
 
     def __init__(self, inner: VideoStatsSource, deadline_s: float) -> None:

@@ -1,7 +1,7 @@
-"""The request's deadline and the breaker kept by the YouTube base itself (the root's choice when
-nothing else is between): one timer and one coroutine per request, the same answers as
-``DeadlineSource`` and ``CircuitBreakerSource`` around it give, and the breaker counts none of the
-deadline's timeouts."""
+"""The request's deadline and the breaker as the layers the root builds around the YouTube base
+(``DeadlineSource`` outermost, ``CircuitBreakerSource`` inside it), whatever is inside them: the
+deadline cuts every wait of a fetch, and the breaker counts none of the deadline's timeouts. And
+the stack each profile builds is the one ``--list-profiles`` describes."""
 
 from __future__ import annotations
 
@@ -14,10 +14,14 @@ from returns.result import Failure, Success
 
 from influencer_stats.algebras import VideoStatsSource
 from influencer_stats.bootstrap.root import build_source
+from influencer_stats.config.profiles import PROFILES
+from influencer_stats.config.resolve import resolve_choices
 from influencer_stats.domain.models import UpstreamTimeout, UpstreamUnavailable, VideoBatch, VideoId
 from influencer_stats.interpreters.metrics.noop import NoMetrics
+from influencer_stats.interpreters.videos.batching import BatchingSource
 from influencer_stats.interpreters.videos.circuit_breaker import CircuitBreaker, CircuitBreakerSource
 from influencer_stats.interpreters.videos.deadline import DeadlineSource
+from influencer_stats.interpreters.videos.fake import FakeVideoStatsSource
 from influencer_stats.interpreters.videos.synthetic import synthetic_stats, synthetic_video_id
 from influencer_stats.interpreters.youtube.call_gate import CallGate
 from influencer_stats.interpreters.youtube.youtube_source import UpstreamPolicy, YouTubeVideoStatsSource
@@ -47,9 +51,7 @@ class HangingCall:
         raise AssertionError("unreachable")
 
 
-def base(
-    call: object, gate: CallGate | None = None, deadline_s: float | None = None, **policy: object
-) -> YouTubeVideoStatsSource:
+def base(call: object, gate: CallGate | None = None, **policy: object) -> YouTubeVideoStatsSource:
     settings = {"ids_per_call": 50, "call_timeout_s": 60.0, "retries": 2, **policy}
     return YouTubeVideoStatsSource(
         call,  # type: ignore[arg-type]
@@ -59,17 +61,22 @@ def base(
         NoMetrics(),
         clock=FakeTime().clock,
         rng=lambda: 1.0,  # the jitter's upper bound: deterministic delays
-        deadline_s=deadline_s,
     )
 
 
-def tripping() -> CircuitBreaker:
+def tripping(time: FakeTime | None = None, cooldown_s: float = 60.0) -> CircuitBreaker:
     """A breaker that opens at the first failure it counts."""
-    return CircuitBreaker(FakeTime().clock, CapturingEventLog(), NoMetrics(), threshold=1, cooldown_s=60.0)
+    clock = (time or FakeTime()).clock
+    return CircuitBreaker(clock, CapturingEventLog(), NoMetrics(), threshold=1, cooldown_s=cooldown_s)
+
+
+def stack(youtube: YouTubeVideoStatsSource, breaker: CircuitBreaker, deadline_s: float) -> VideoStatsSource:
+    """What the root builds for a real client with ``breaker`` and no per-video cache."""
+    return DeadlineSource(CircuitBreakerSource(youtube, breaker), deadline_s)
 
 
 async def test_a_fetch_answered_in_time_passes_through() -> None:
-    result = await base(ScriptedCall(), deadline_s=60.0).fetch([A])
+    result = await stack(base(ScriptedCall()), tripping(), 60.0).fetch([A])
 
     assert result == Success(VideoBatch({A: synthetic_stats(A)}, ()))
 
@@ -81,7 +88,7 @@ async def test_a_call_past_the_deadline_is_cancelled_and_answers_the_deadlines_t
     call = HangingCall()
     gate = CallGate(8, per_flow=8, max_waiting=100)
 
-    result = await base(call, gate, deadline_s=0.05).fetch(ids)
+    result = await stack(base(call, gate), tripping(), 0.05).fetch(ids)
 
     assert result == TIMED_OUT
     assert call.calls >= 1 and call.cancelled == call.calls
@@ -93,7 +100,7 @@ async def test_a_wait_for_a_connection_past_the_deadline_answers_the_deadlines_t
     call = ScriptedCall()
     assert await gate.enter("another request")  # holds the only connection
 
-    result = await base(call, gate, deadline_s=0.05).fetch([A])
+    result = await stack(base(call, gate), tripping(), 0.05).fetch([A])
 
     assert result == TIMED_OUT
     assert call.calls == [] and gate.waiting == 0  # no unit spent, its place left
@@ -101,7 +108,7 @@ async def test_a_wait_for_a_connection_past_the_deadline_answers_the_deadlines_t
 
 async def test_a_retry_waiting_past_the_deadline_answers_the_deadlines_timeout() -> None:
     call = ScriptedCall([UpstreamUnavailable("503")] * 3)
-    source = base(call, deadline_s=0.05, backoff_base_s=10.0, backoff_cap_s=10.0)
+    source = stack(base(call, backoff_base_s=10.0, backoff_cap_s=10.0), tripping(), 0.05)
 
     started = asyncio.get_running_loop().time()
     result = await source.fetch([A])
@@ -112,30 +119,25 @@ async def test_a_retry_waiting_past_the_deadline_answers_the_deadlines_timeout()
 
 
 async def test_the_calls_own_timeout_still_answers_first_when_it_ends_first() -> None:
-    result = await base(HangingCall(), deadline_s=60.0, call_timeout_s=0.01).fetch([A])
+    result = await stack(base(HangingCall(), call_timeout_s=0.01), tripping(), 60.0).fetch([A])
 
     assert result == Failure(UpstreamTimeout("a videos.list call took over 0.01s"))
 
 
 @pytest.mark.parametrize("ids", [IDS[:1], IDS], ids=["one call", "fan-out"])
-@pytest.mark.parametrize("kept", [True, False], ids=["kept by the base", "layers around it"])
-async def test_the_breaker_counts_no_deadline_timeout(kept: bool, ids: list[VideoId]) -> None:
+async def test_the_breaker_counts_no_deadline_timeout(ids: list[VideoId]) -> None:
     breaker = tripping()
-    if kept:
-        source: VideoStatsSource = base(HangingCall(), deadline_s=0.02).keeping(breaker=breaker)
-    else:
-        source = DeadlineSource(CircuitBreakerSource(base(HangingCall()), breaker), 0.02)
 
-    assert await source.fetch(ids) == Failure(UpstreamTimeout("no complete answer within the 0.02s deadline"))
+    result = await stack(base(HangingCall()), breaker, 0.02).fetch(ids)
+
+    assert result == Failure(UpstreamTimeout("no complete answer within the 0.02s deadline"))
     assert breaker.state == "closed"
 
 
 @pytest.mark.parametrize("ids", [IDS[:1], IDS], ids=["one call", "fan-out"])
-async def test_the_breaker_kept_by_the_base_opens_on_youtubes_failure_and_then_fails_fast(
-    ids: list[VideoId],
-) -> None:
+async def test_the_breaker_opens_on_youtubes_failure_and_then_fails_fast(ids: list[VideoId]) -> None:
     call = ScriptedCall([UpstreamUnavailable("503")] * 10)
-    source = base(call, deadline_s=60.0, retries=0).keeping(breaker=(breaker := tripping()))
+    source = stack(base(call, retries=0), breaker := tripping(), 60.0)
 
     assert await source.fetch(ids) == Failure(UpstreamUnavailable("503"))
     made = len(call.calls)
@@ -146,16 +148,16 @@ async def test_the_breaker_kept_by_the_base_opens_on_youtubes_failure_and_then_f
     assert len(call.calls) == made  # failed fast: no call
 
 
-async def test_the_breaker_kept_by_the_base_lets_one_probe_through_which_closes_it() -> None:
+async def test_the_breaker_lets_one_probe_through_which_closes_it() -> None:
     time = FakeTime()
-    breaker = CircuitBreaker(time.clock, CapturingEventLog(), NoMetrics(), threshold=1, cooldown_s=5.0)
+    breaker = tripping(time, cooldown_s=5.0)
     call, answer = ScriptedCall([UpstreamUnavailable("503")]), asyncio.Event()
 
     async def held(ids: Sequence[VideoId]) -> CallResult:
         await answer.wait()
         return await call(ids)
 
-    source = base(held, deadline_s=60.0, retries=0).keeping(breaker=breaker)
+    source = stack(base(held, retries=0), breaker, 60.0)
     answer.set()
     await source.fetch([A])
     time.now += 5.0
@@ -171,24 +173,45 @@ async def test_the_breaker_kept_by_the_base_lets_one_probe_through_which_closes_
     assert breaker.state == "closed"
 
 
-@pytest.mark.parametrize(
-    ("wrappers", "outermost", "breaker_inside"),
-    [
-        ("breaker", YouTubeVideoStatsSource, True),
-        ("none", YouTubeVideoStatsSource, False),
-        ("batch,breaker", DeadlineSource, True),  # the batch's wait is its own
-    ],
-)
-async def test_the_root_leaves_deadline_and_breaker_to_the_youtube_base_only_when_nothing_else_is_between(
-    tmp_path: Path, wrappers: str, outermost: type, breaker_inside: bool
+#: The layer each video wrapper and client is built as (a name registered without one here fails).
+LAYERS: dict[str, type] = {
+    "breaker": CircuitBreakerSource,
+    "batch": BatchingSource,
+    "fake": FakeVideoStatsSource,
+    "httpx": YouTubeVideoStatsSource,
+    "httpx-batched": YouTubeVideoStatsSource,
+    "aiohttp": YouTubeVideoStatsSource,
+    "aiohttp-batched": YouTubeVideoStatsSource,
+}
+
+
+def _layers(source: object) -> list[type]:
+    """The classes of ``source`` and of the sources it wraps, outermost first."""
+    found = []
+    for _ in range(20):  # a stack is a few layers deep
+        found.append(type(source))
+        inner = getattr(source, "_inner", None)
+        if inner is None:
+            return found
+        source = inner
+    raise AssertionError(f"a stack deeper than 20 layers: {found}")
+
+
+@pytest.mark.parametrize("profile", list(PROFILES))
+async def test_each_profiles_uncached_video_stack_is_the_one_list_profiles_describes(
+    tmp_path: Path, profile: str
 ) -> None:
-    flags = {"video_client": "aiohttp-batched", "video_wrappers": wrappers, "video_cache": "none"}
+    # --list-profiles prints each profile's video-client and video-wrappers; without a per-video
+    # cache the root puts the request's deadline outermost. Each layer is built as declared.
+    choices, _ = resolve_choices(PROFILES[profile], {}, {})
+    wrappers = choices["video_wrappers"]
+    flags = {
+        "video_client": choices.one("video_client"),
+        "video_wrappers": choices.text("video_wrappers"),
+        "video_cache": "none",
+    }
     async with wired(tmp_path, flags, youtube_url="http://127.0.0.1:9/youtube/v3/videos") as wiring:
         source = await build_source(wiring)
 
-    assert type(source) is outermost
-    youtube = source
-    while not isinstance(youtube, YouTubeVideoStatsSource):
-        youtube = youtube._inner  # type: ignore[attr-defined]
-    assert (youtube.breaker is not None) is breaker_inside
-    assert (youtube.deadline_s is not None) is (outermost is YouTubeVideoStatsSource)
+    expected = [DeadlineSource, *(LAYERS[name] for name in wrappers), LAYERS[choices.one("video_client")]]
+    assert _layers(source) == expected
