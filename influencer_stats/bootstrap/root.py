@@ -27,7 +27,7 @@ from influencer_stats.bootstrap.tracing import (
     traced_source,
     traced_stats,
 )
-from influencer_stats.bootstrap.videos import VIDEO_CACHES, VIDEO_CLIENTS, VIDEO_WRAPPERS, bounded
+from influencer_stats.bootstrap.videos import VIDEO_CACHES, VIDEO_CLIENTS, VIDEO_WRAPPERS, within_deadline
 from influencer_stats.bootstrap.wiring import Observed, Resources, Wiring
 from influencer_stats.http.api import HttpApi
 from influencer_stats.http.openapi import openapi_document
@@ -129,7 +129,7 @@ def _never() -> bool:
     return False  # no quota budget: it is never short
 
 
-async def build_source(wiring: Wiring) -> VideoStatsSource:
+async def build_video_stats(wiring: Wiring) -> VideoStatsSource:
     """The video source stack; the outermost layer bounds a request's wait by its deadline (only
     a span of the whole fetch, when tracing, is around it)."""
     choices = wiring.settings.choices
@@ -138,7 +138,7 @@ async def build_source(wiring: Wiring) -> VideoStatsSource:
     if choices["video_cache"]:  # a per-video cache bounds its callers' waits itself, and keeps late calls
         cached = await fold(wiring, wrapped, choices["video_cache"], VIDEO_CACHES)
         return traced_source(wiring, cached, cached=True)
-    return traced_source(wiring, bounded(wiring, wrapped), cached=False)
+    return traced_source(wiring, within_deadline(wiring, wrapped), cached=False)
 
 
 async def build_stats(
@@ -162,7 +162,7 @@ async def build_stats(
 async def open_http_api(settings: Settings, stdout: BinaryIO | None = None) -> AsyncIterator[HttpApi]:
     """The ``HttpApi`` of ``settings``: every interpreter they name built, closed on exit."""
     async with open_wiring(settings, stdout) as wiring:
-        source = await build_source(wiring)
+        source = await build_video_stats(wiring)
         stats, store = await build_stats(wiring, await build_store(wiring), source)
         history = await build_history(wiring)
         start_snapshots(wiring, store, stats, history)

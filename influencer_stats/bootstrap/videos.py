@@ -157,7 +157,7 @@ _YOUTUBE_CLIENTS = (
 _BATCHED = frozenset(name for name, _, batched, _ in _YOUTUBE_CLIENTS if batched)
 
 
-def bounded(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
+def within_deadline(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
     """``inner`` within the request's deadline: a ``DeadlineSource``, the outermost layer of a
     stack without a per-video cache (whatever ``inner`` is)."""
     from influencer_stats.interpreters.videos.deadline import DeadlineSource

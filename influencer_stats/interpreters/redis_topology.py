@@ -15,7 +15,7 @@ and a read over many slots goes through ``read_many``.
   from any node, follows MOVED/ASK, and re-reads the map when a node fails.
   Its pools do not block (a call finding ``connections`` of a node in use
   fails), so calls and pipelines wait here for one of ``connections`` turns
-  instead, up to ``timeout_s`` (``BoundedCluster``). Credentials and TLS come
+  instead, up to ``timeout_s`` (``QueuingCluster``). Credentials and TLS come
   from ``REDIS_URL``; a Cluster has one database.
 
 Each call is bounded by ``timeout_s`` (connect, read, write). On every topology a
@@ -109,7 +109,7 @@ def sentinel(
     return redis.Redis(connection_pool=pool)
 
 
-class BoundedCluster(RedisCluster):
+class QueuingCluster(RedisCluster):
     """``RedisCluster`` whose calls take one of ``turns`` first, waiting up to ``wait_s`` (then a
     ``redis.TimeoutError``), as a blocking pool would: at most ``turns`` calls are under way, so no
     node's pool of as many connections runs dry (which redis-py answers with an error, not a wait)."""
@@ -145,13 +145,13 @@ class BoundedCluster(RedisCluster):
     def pipeline(self, transaction: Any | None = None, shard_hint: Any | None = None) -> ClusterPipeline:
         if shard_hint:
             return super().pipeline(transaction, shard_hint)  # refused, as redis-py refuses it
-        return _BoundedPipeline(self, transaction)  # type: ignore[abstract]  # as redis-py builds its own
+        return _QueuingPipeline(self, transaction)  # type: ignore[abstract]  # as redis-py builds its own
 
 
-class _BoundedPipeline(ClusterPipeline):
-    """A pipeline of a ``BoundedCluster``: its execution takes one turn."""
+class _QueuingPipeline(ClusterPipeline):
+    """A pipeline of a ``QueuingCluster``: its execution takes one turn."""
 
-    cluster_client: BoundedCluster
+    cluster_client: QueuingCluster
 
     async def execute(self, raise_on_error: bool = True, allow_redirections: bool = True) -> list[Any]:
         async with self.cluster_client.turn():
@@ -170,7 +170,7 @@ def cluster(
         options["ssl"] = True
     common = _common(timeout_s)
     common["retry"] = Retry(ExponentialBackoff(cap=1.0, base=0.05), CLUSTER_RETRIES)
-    return BoundedCluster(
+    return QueuingCluster(
         startup_nodes=[ClusterNode(host, port) for host, port in nodes],
         turns=connections,
         wait_s=timeout_s,

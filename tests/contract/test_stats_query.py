@@ -16,7 +16,7 @@ from returns.result import Failure
 
 from influencer_stats.algebras import CollectionStatsQuery, CollectionStore
 from influencer_stats.bootstrap.registry import Entry
-from influencer_stats.bootstrap.root import build_source, build_stats, build_store
+from influencer_stats.bootstrap.root import build_stats, build_store, build_video_stats
 from influencer_stats.bootstrap.stats import STATS_WRAPPERS, StatsWrapper
 from influencer_stats.domain.models import CacheInfo, CollectionId, CollectionNotFound, VideoId
 from influencer_stats.interpreters.videos.synthetic import synthetic_stats
@@ -35,7 +35,7 @@ A, B = VideoId("-4lB5EKS5Uk"), VideoId("-jlLkTtgWUk")
 @pytest.fixture(params=CACHES)
 async def wiring(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Wiring]:
     async with wired(tmp_path, {"cache": request.param, "store": "dict"}) as root:
-        yield await build_stats(root, await build_store(root), await build_source(root))
+        yield await build_stats(root, await build_store(root), await build_video_stats(root))
 
 
 async def test_stats_sum_the_collections_videos(wiring: Wiring) -> None:
@@ -94,7 +94,7 @@ async def test_concurrent_readers_and_writers_only_ever_see_written_values(wirin
 
 async def test_an_answer_from_cached_videos_says_how_old_they_are(tmp_path: Path) -> None:
     async with wired(tmp_path, {"cache": "none", "video_cache": "memory", "store": "dict"}) as root:
-        query, store = await build_stats(root, await build_store(root), await build_source(root))
+        query, store = await build_stats(root, await build_store(root), await build_video_stats(root))
         await store.save(ONE, (A, B))
 
         fetched = (await query.stats(ONE)).unwrap()

@@ -19,7 +19,7 @@ from returns.result import Failure, Result, Success
 
 from influencer_stats.algebras import VideoStatsSource
 from influencer_stats.bootstrap.registry import Entry
-from influencer_stats.bootstrap.root import build_source
+from influencer_stats.bootstrap.root import build_video_stats
 from influencer_stats.bootstrap.videos import VIDEO_CACHES, VIDEO_CLIENTS, VIDEO_WRAPPERS, SourceWrapper
 from influencer_stats.domain.models import UpstreamError, UpstreamUnavailable, VideoBatch, VideoId
 from influencer_stats.interpreters.videos.synthetic import synthetic_stats, synthetic_video_id
@@ -51,7 +51,7 @@ async def source(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
         running_double(require_key=KEY) as double,
         wired(tmp_path, flags, youtube_url=double.url) as wiring,
     ):
-        yield await build_source(wiring)
+        yield await build_video_stats(wiring)
 
 
 async def test_known_videos_come_back_with_their_statistics(source: VideoStatsSource) -> None:

@@ -25,10 +25,10 @@ from influencer_stats.algebras import CollectionStatsQuery, CollectionStore
 from influencer_stats.bootstrap.quota import QUOTA_LEDGERS
 from influencer_stats.bootstrap.root import (
     build_history,
-    build_source,
     build_sources,
     build_stats,
     build_store,
+    build_video_stats,
     open_wiring,
 )
 from influencer_stats.bootstrap.slots import SLOTS
@@ -61,7 +61,7 @@ async def _store_shares(one: Wiring, two: Wiring) -> bool:
 
 
 async def _stats(wiring: Wiring) -> tuple[CollectionStatsQuery, CollectionStore]:
-    return await build_stats(wiring, await build_store(wiring), await build_source(wiring))
+    return await build_stats(wiring, await build_store(wiring), await build_video_stats(wiring))
 
 
 async def _stats_share(one: Wiring, two: Wiring) -> bool:

@@ -13,7 +13,7 @@ import pytest
 from returns.result import Failure, Success
 
 from influencer_stats.algebras import VideoStatsSource
-from influencer_stats.bootstrap.root import build_source
+from influencer_stats.bootstrap.root import build_video_stats
 from influencer_stats.config.profiles import PROFILES
 from influencer_stats.config.resolve import resolve_choices
 from influencer_stats.domain.models import UpstreamTimeout, UpstreamUnavailable, VideoBatch, VideoId
@@ -211,7 +211,7 @@ async def test_each_profiles_uncached_video_stack_is_the_one_list_profiles_descr
         "video_cache": "none",
     }
     async with wired(tmp_path, flags, youtube_url="http://127.0.0.1:9/youtube/v3/videos") as wiring:
-        source = await build_source(wiring)
+        source = await build_video_stats(wiring)
 
     expected = [DeadlineSource, *(LAYERS[name] for name in wrappers), LAYERS[choices.one("video_client")]]
     assert _layers(source) == expected
