@@ -29,6 +29,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Final
 
+from influencer_stats.bootstrap.slots import SLOTS
+from influencer_stats.servers import server as server_named
 from perf.model import CEILING
 
 RSGI_CEILING: Final = "rsgi-ceiling"
@@ -108,15 +110,15 @@ GUARDED_LEAVES_OUT: Final = (
 
 
 def reference_for(choices: Mapping[str, str], chosen: str = "auto") -> str:
-    """The reference of a spec, from its ``server`` and ``cache`` choices (:func:`perf.specs.lab_choices`).
+    """The reference of a spec, from its ``server``'s runner and its ``cache`` (:func:`perf.specs.lab_choices`).
 
     ``chosen`` is ``--reference``: ``guarded`` pairs every spec with ``guarded`` (a stats cache)
     or ``guarded+cache=none`` (no cache), whatever its server; a profile spec pairs every spec
     with that profile (measured as a profile is); ``auto``, the rules below.
 
-    Granian with a stats cache: ``rsgi-ceiling`` (a cached answer costs about what a
-    constant one does); Granian without (``cache=none``): ``minimal``, the same work
-    without the architecture. Every other server, the uvicorn-based ``starlette`` and
+    A server Granian runs (its ``Server.runner``), with a stats cache: ``rsgi-ceiling`` (a
+    cached answer costs about what a constant one does); without (``cache=none``): ``minimal``,
+    the same work without the architecture. Every other server, the uvicorn-based ``starlette`` and
     ``asgi`` and also ``aiohttp`` (the lab has no aiohttp.web ceiling), is measured
     against the uvicorn ``ceiling``.
     """
@@ -124,9 +126,16 @@ def reference_for(choices: Mapping[str, str], chosen: str = "auto") -> str:
         return GUARDED_UNCACHED if choices.get("cache") == "none" else GUARDED
     if chosen not in CHOSEN:
         return chosen  # a profile spec (``--reference fast``): every profile beside it
-    if choices.get("server") == "granian":
+    if _run_by_granian(choices.get("server")):
         return MINIMAL if choices.get("cache") == "none" else RSGI_CEILING
     return CEILING
+
+
+def _run_by_granian(server: str | None) -> bool:
+    """Whether ``server`` (a registered name, or none chosen) declares Granian its runner (``Server.runner``)."""
+    return (
+        server is not None and server in SLOTS["server"].registry and server_named(server).runner == "granian"
+    )
 
 
 def unpairable(choices: Mapping[str, str], chosen: str, spec: str = "") -> str | None:

@@ -60,6 +60,7 @@ class Declared(TypedDict, total=False):
     paths: tuple[str, ...]
     ready: tuple[str, ...]
     silent: bool
+    events: str
     scenario: str | None
     shared: bool
     bumps_versions: bool
@@ -87,6 +88,8 @@ class Entry(Generic[B]):
       the default settings; one a setting adds is not declared (the redis store's
       ``redis-replicas``, with ``INFLUENCER_STATS_REDIS_WAIT_REPLICAS``).
     - ``silent``: a logger that writes nothing, or metrics that record nothing, by design.
+    - ``events``: where a logger writes its events, one JSON line each: ``"stdout"``, or the
+      setting (one of its ``paths``) naming the file; the EventLog contract reads them there.
     - ``scenario``: for a wrapper, the contract suite's scenario that reaches its
       own behaviour (``failing``, ``repeated``, ``concurrent``, ``flood`` …).
     - ``shared``: a store whose collections other workers and hosts write too, through a
@@ -113,6 +116,7 @@ class Entry(Generic[B]):
     paths: tuple[str, ...] = ()
     ready: tuple[str, ...] = ()
     silent: bool = False
+    events: str = "stdout"
     scenario: str | None = None
     shared: bool = False
     bumps_versions: bool = False

@@ -17,7 +17,7 @@ from influencer_stats.http.api import HttpApi, Incoming
 from influencer_stats.http.body import BodyIncomplete, content_length, read_request_body
 from influencer_stats.http.routes import ROUTES
 from influencer_stats.serving import uvicorn
-from influencer_stats.serving.server import OpenApi, Server
+from influencer_stats.serving.server import OpenApi, Server, asgi_lifespan
 from influencer_stats.serving.workers import Worker
 from influencer_stats.settings import Settings
 
@@ -138,4 +138,4 @@ def _run(settings: Settings) -> None:
     uvicorn.run(settings, _app, _worker)
 
 
-SERVER = Server(app=_app, run=_run, asgi=True)
+SERVER = Server(app=_app, run=_run, lifespan=asgi_lifespan, runner="uvicorn", asgi=True)

@@ -22,7 +22,7 @@ from influencer_stats.http.route_table import Route as ApiRoute
 from influencer_stats.http.route_table import decode_segment
 from influencer_stats.http.routes import ROUTES
 from influencer_stats.serving import uvicorn
-from influencer_stats.serving.server import OpenApi, Server
+from influencer_stats.serving.server import OpenApi, Server, asgi_lifespan
 from influencer_stats.serving.workers import Worker
 from influencer_stats.settings import Settings
 
@@ -127,4 +127,4 @@ def _run(settings: Settings) -> None:
     uvicorn.run(settings, _app, _worker)
 
 
-SERVER = Server(app=_app, run=_run, asgi=True)
+SERVER = Server(app=_app, run=_run, lifespan=asgi_lifespan, runner="uvicorn", asgi=True)

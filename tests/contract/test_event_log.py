@@ -31,18 +31,25 @@ from tests.support import RecordingMetrics
 #: Every registered logger with its usual wrappers, and every wrapper around the JSON logger.
 STACKS = [(name, None) for name in LOGGERS.names()] + [("all", wrapper) for wrapper in LOG_WRAPPERS.names()]
 Use = Callable[[EventLog], None]
+STDOUT = "stdout"
 Record = dict[str, object]
 
 
 async def _written(
     tmp_path: Path, logger: str, wrappers: str | None, use: Use, environ: dict[str, str] | None = None
 ) -> list[Record]:
-    """What the ``logger`` stack wrote of the events ``use`` logged, read after it closed."""
+    """What the ``logger`` stack wrote of the events ``use`` logged, read after it closed, from
+    where its entry declares it writes them (``Entry.events``)."""
     stdout = io.BytesIO()
     flags = {"logger": logger} | ({"log_wrappers": wrappers} if wrappers else {})
     async with wired(tmp_path, flags, stdout=stdout, environ=environ) as wiring:
         use(wiring.log)
-    return [orjson.loads(line) for line in stdout.getvalue().splitlines()]
+    declared = LOGGERS[logger].events
+    if declared == STDOUT:
+        written = stdout.getvalue()
+    else:
+        written = await asyncio.to_thread(Path(getattr(wiring.settings, declared)).read_bytes)
+    return [orjson.loads(line) for line in written.splitlines()]
 
 
 @pytest.fixture(params=STACKS, ids=[f"{n}+{w}" if w else n for n, w in STACKS])
@@ -115,6 +122,13 @@ async def test_fields_are_kept_with_their_values(stack: tuple[str, str | None], 
             "videos": 3,
             "created": True,
         }
+
+
+@pytest.mark.parametrize("logger", LOGGERS.names())
+def test_every_logger_declares_stdout_or_a_file_among_its_paths_for_its_events(logger: str) -> None:
+    entry = LOGGERS[logger]
+
+    assert entry.events == STDOUT or entry.events in entry.paths, entry  # its folder made, in tmp in tests
 
 
 def test_the_capturing_test_double_keeps_events_as_the_contract_says() -> None:

@@ -15,10 +15,14 @@ import httpx
 import pytest
 
 from influencer_stats.config.resolve import resolve
+from influencer_stats.servers import server as server_named
 from influencer_stats.serving.address import announce
-from tests.support import free_port, stop, wait_for, wait_until_healthy
+from tests.support import SERVERS, free_port, stop, wait_for, wait_until_healthy
 
 UVICORN = [sys.executable, "-m", "uvicorn"]
+#: The registered servers whose app is ASGI (``Server.asgi``), and the others.
+ASGI = [name for name in SERVERS if server_named(name).asgi]
+NOT_ASGI = [name for name in SERVERS if not server_named(name).asgi]
 #: What both refusal cases print: the settings ask for two workers, and the dict store keeps state per process.
 REFUSED = {"INFLUENCER_STATS_WORKERS": "2", "INFLUENCER_STATS_STORE": "dict"}
 REFUSAL = (
@@ -150,11 +154,12 @@ def test_a_refused_setting_ends_uvicorn_with_one_line(
     assert output == REFUSAL
 
 
-def test_a_server_that_is_not_asgi_exits_2_naming_the_ones_that_are(tmp_path: Path) -> None:
-    code, output = _uvicorn(["influencer_stats.asgi:app"], tmp_path, {"INFLUENCER_STATS_SERVER": "aiohttp"})
+@pytest.mark.parametrize("server", NOT_ASGI)
+def test_a_server_that_is_not_asgi_exits_2_naming_the_ones_that_are(server: str, tmp_path: Path) -> None:
+    code, output = _uvicorn(["influencer_stats.asgi:app"], tmp_path, {"INFLUENCER_STATS_SERVER": server})
 
     assert code == 2
     assert output == (
-        "influencer_stats.asgi: error: server 'aiohttp' is not an ASGI application; "
-        "set INFLUENCER_STATS_SERVER to starlette or asgi, or run influencer-stats\n"
+        f"influencer_stats.asgi: error: server {server!r} is not an ASGI application; "
+        f"set INFLUENCER_STATS_SERVER to {' or '.join(ASGI)}, or run influencer-stats\n"
     )

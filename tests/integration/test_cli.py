@@ -16,6 +16,7 @@ from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.bootstrap.tracing import INSTALL_OTEL
 from influencer_stats.config.profiles import PROFILES
 from influencer_stats.config.resolve import resolve
+from influencer_stats.servers import server as server_named
 from tests.support import ROOT, SERVERS, running_double_process, running_service, wait_for
 
 
@@ -185,8 +186,11 @@ def test_sigterm_stops_the_service_cleanly_and_flushes_the_log(tmp_path: Path) -
     assert "Traceback" not in service.output()
 
 
-def test_uvicorn_main_app_with_a_server_that_is_not_asgi_exits_2_saying_why(tmp_path: Path) -> None:
-    env = {**os.environ, "INFLUENCER_STATS_SERVER": "granian"}
+@pytest.mark.parametrize("server", [name for name in SERVERS if not server_named(name).asgi])
+def test_uvicorn_main_app_with_a_server_that_is_not_asgi_exits_2_saying_why(
+    server: str, tmp_path: Path
+) -> None:
+    env = {**os.environ, "INFLUENCER_STATS_SERVER": server}
     result = subprocess.run(
         [sys.executable, "-m", "uvicorn", "main:app"],
         cwd=ROOT,
@@ -198,7 +202,7 @@ def test_uvicorn_main_app_with_a_server_that_is_not_asgi_exits_2_saying_why(tmp_
     )
 
     assert result.returncode == 2
-    assert "server 'granian' is not an ASGI application" in result.stderr
+    assert f"server {server!r} is not an ASGI application" in result.stderr
     assert "Traceback" not in result.stderr
 
 

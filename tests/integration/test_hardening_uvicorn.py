@@ -1,4 +1,4 @@
-"""What a hostile client can cost the uvicorn servers (``starlette``, ``asgi``), over real sockets.
+"""What a hostile client can cost the servers uvicorn runs (``Server.runner``: ``starlette``, ``asgi``), over real sockets.
 
 Each attack found on uvicorn 0.55 + httptools has a test here (the fix is
 ``influencer_stats/serving/uvicorn_protocol.py``): pipelining without reading
@@ -23,8 +23,8 @@ from influencer_stats.servers import server
 from perf.procs import memory_of_tree
 from tests.support import SERVERS, RunningService, running_service
 
-#: The servers uvicorn runs (their app is ASGI).
-UVICORN_SERVERS = [name for name in SERVERS if server(name).asgi]
+#: The servers uvicorn runs (``Server.runner``).
+UVICORN_SERVERS = [name for name in SERVERS if server(name).runner == "uvicorn"]
 HEADER_TIMEOUT_S = 1.0
 BODY_TIMEOUT_S = 1.0
 SEND_TIMEOUT_S = 1.0

@@ -22,6 +22,7 @@ import io
 import os
 import threading
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -204,48 +205,27 @@ async def test_closing_a_choice_leaves_no_descriptor_socket_task_or_thread_it_op
     assert left == ({}, [], [])
 
 
-async def _asgi_lifespan(app: Any) -> list[str]:
-    """Start and stop an ASGI app's lifespan; the messages it sent back."""
-    inbox: asyncio.Queue[dict[str, str]] = asyncio.Queue()
-    sent: list[str] = []
-    for message in ("lifespan.startup", "lifespan.shutdown"):
-        inbox.put_nowait({"type": message})
-
-    async def send(message: dict[str, str]) -> None:
-        sent.append(message["type"])
-
-    await app({"type": "lifespan", "asgi": {"version": "3.0"}}, inbox.get, send)
-    return sent
-
-
 @pytest.mark.parametrize("server", SLOTS["server"].names())
 def test_every_registered_server_opens_and_closes_the_api_in_its_application(
     server: str, environ: dict[str, str]
 ) -> None:
     settings = resolve(environ, {"server": server, "video_client": "fake", "store": "dict"})
-    opened: list[str] = []
+    noted: list[str] = []
 
-    def open_and_note() -> Any:
-        opened.append(server)
-        return open_http_api(settings, io.BytesIO())
+    @asynccontextmanager
+    async def open_and_note() -> AsyncIterator[HttpApi]:
+        async with open_http_api(settings, io.BytesIO()) as api:
+            noted.append("opened")
+            yield api
+        noted.append("closed")
 
     picked = server_named(server)
     app = picked.app(open_and_note, settings)
     loop = asyncio.new_event_loop()
     try:
-        if picked.asgi:
-            sent = loop.run_until_complete(_asgi_lifespan(app))
-            assert sent == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
-        elif server == "aiohttp":
-            from aiohttp import web
-
-            runner = web.AppRunner(app)
-            loop.run_until_complete(runner.setup())
-            loop.run_until_complete(runner.cleanup())
-        else:
-            app.__rsgi_init__(loop)
-            app.__rsgi_del__(loop)
+        with picked.lifespan(app, loop):  # as its server opens and closes it (``Server.lifespan``)
+            during = list(noted)
     finally:
         loop.close()
 
-    assert opened == [server]
+    assert (during, noted) == (["opened"], ["opened", "closed"])

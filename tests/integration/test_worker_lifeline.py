@@ -1,9 +1,9 @@
 """Worker processes live and die with their service (``serving.lifeline``), over real processes and sockets.
 
-- ``kill -9`` of the main process (Granian with two workers, the ``fast``
-  profile's one Granian worker, our supervisor for ``asgi`` and ``aiohttp``
-  with two): every process it started is gone within seconds, and a new
-  service starts on the same port and answers.
+- ``kill -9`` of the main process (one server of each runner, ``Server.runner``,
+  with two workers: Granian's, uvicorn's under our supervisor, aiohttp's; the
+  ``fast`` profile's one Granian worker): every process it started is gone
+  within seconds, and a new service starts on the same port and answers.
 - A worker stopped with SIGSTOP (two workers; a 2 s timeout): the service
   kills it, stops the others and exits 1 with one line naming it and why; no
   process of it is left.
@@ -28,6 +28,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from influencer_stats.servers import server as server_named
 from tests.support import ROOT, SERVERS, children_of, running_pids, running_service, wait_for
 
 #: Every worker shares the state (one SQLite file), offline.
@@ -37,11 +38,13 @@ LISTENING = "influencer-stats: listening on"
 #: A new connection per request, so the kernel may hand each to another worker.
 ONE_SHOT = httpx.Limits(max_keepalive_connections=0)
 
+#: One server of each runner (``Server.runner``: the first registered), each runner's workers being its own.
+BY_RUNNER: dict[str, str] = {}
+for _name in SERVERS:
+    BY_RUNNER.setdefault(server_named(_name).runner, _name)
 KILLED = {
-    "granian-2-workers": ["--server", "granian", *SHARED, "--workers", "2"],
+    **{f"{name}-2-workers": ["--server", name, *SHARED, "--workers", "2"] for name in BY_RUNNER.values()},
     "fast-profile-granian-1-worker": ["--profile", "fast", "--video-client", "fake"],
-    "asgi-2-workers": ["--server", "asgi", *SHARED, "--workers", "2"],
-    "aiohttp-2-workers": ["--server", "aiohttp", *SHARED, "--workers", "2"],
 }
 
 

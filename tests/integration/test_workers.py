@@ -166,11 +166,12 @@ def test_two_workers_answer_on_one_port_agree_on_every_write_and_stop_together(
 
 
 def test_a_metrics_directory_the_user_gives_is_used_and_left_in_place(tmp_path: Path) -> None:
+    # On the default profile's server: every server's workers share one directory (the test above).
     mine = tmp_path / "metrics"
     mine.mkdir()
     env = {**QUICK_STOP, "PROMETHEUS_MULTIPROC_DIR": str(mine), "TMPDIR": str(tmp_path)}
     with (
-        running_service(["--server", "aiohttp", *SHARED], tmp_path / "service.log", env=env) as service,
+        running_service(SHARED, tmp_path / "service.log", env=env) as service,
         httpx.Client(base_url=service.url, timeout=10, limits=ONE_SHOT) as http,
     ):
         _wait_until_every_worker_listens(service)
@@ -307,13 +308,14 @@ def test_a_busy_port_is_one_line_and_exit_1_with_two_workers(server: str) -> Non
     assert "Traceback" not in result.stderr
 
 
-def test_a_second_aiohttp_instance_with_two_workers_cannot_share_the_port(tmp_path: Path) -> None:
+@pytest.mark.parametrize("server", SERVERS)
+def test_a_second_instance_with_two_workers_cannot_share_the_port(server: str, tmp_path: Path) -> None:
     # Its workers bind with SO_REUSEPORT, as the first instance's did: the kernel would allow it.
-    with running_service(["--server", "aiohttp", *SHARED], tmp_path / "first.log", env=QUICK_STOP) as first:
+    with running_service(["--server", server, *SHARED], tmp_path / "first.log", env=QUICK_STOP) as first:
         port = first.url.rsplit(":", 1)[1]
         second = _main(
             "--server",
-            "aiohttp",
+            server,
             *SHARED,
             "--port",
             port,

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from functools import partial
 from urllib.parse import unquote
 
@@ -153,6 +154,17 @@ def create_app(open_api: OpenApi, *, body_timeout_s: float) -> web.Application:
     # "*": every method reaches HttpApi, which answers 405 or 400 itself.
     app.router.add_route("*", "/{path:.*}", _dispatch)
     return app
+
+
+@contextmanager
+def lifespan(app: web.Application, loop: asyncio.AbstractEventLoop) -> Iterator[None]:
+    """The app's cleanup context run as its runner runs it (``Server.lifespan``)."""
+    runner = web.AppRunner(app)
+    loop.run_until_complete(runner.setup())
+    try:
+        yield
+    finally:
+        loop.run_until_complete(runner.cleanup())
 
 
 def app(open_api: OpenApi, settings: Settings) -> web.Application:

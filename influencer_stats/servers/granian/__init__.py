@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from influencer_stats.servers.granian.app import app
+from influencer_stats.servers.granian.app import app, lifespan
 from influencer_stats.servers.granian.runner import run
 from influencer_stats.serving.server import Server
 
-SERVER = Server(app=app, run=run)
+# RSGI's scope holds only the decoded path; Granian counts no header fields (its buffer bounds them).
+SERVER = Server(app=app, run=run, lifespan=lifespan, runner="granian", raw_path=False, too_many_headers=None)

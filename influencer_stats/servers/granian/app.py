@@ -13,8 +13,8 @@ has no raw path), so ``/collections/pl%2Fstats`` is the stats of ``pl`` here
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack
+from collections.abc import AsyncIterator, Iterator
+from contextlib import AsyncExitStack, contextmanager
 from functools import partial
 from typing import Any
 
@@ -61,6 +61,16 @@ async def _read_body(proto: Any, declared: str | None, timeout_s: float, limit: 
     if not done:
         raise BodyTimeout
     return read.result()
+
+
+@contextmanager
+def lifespan(app: RsgiApp, loop: asyncio.AbstractEventLoop) -> Iterator[None]:
+    """The app's init and del as each Granian worker calls them (``Server.lifespan``)."""
+    app.__rsgi_init__(loop)
+    try:
+        yield
+    finally:
+        app.__rsgi_del__(loop)
 
 
 class RsgiApp:
