@@ -20,7 +20,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from influencer_stats.bootstrap.tracing import FLUSH_S
+from influencer_stats.bootstrap.slices.tracing import FLUSH_S
 from tests.support import SERVERS, every_worker_started, free_port, running_service
 
 GRACEFUL_S = 10.0
