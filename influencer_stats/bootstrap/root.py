@@ -20,13 +20,7 @@ from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.bootstrap.sources import SOURCES
 from influencer_stats.bootstrap.stats import STATS_WRAPPERS
 from influencer_stats.bootstrap.stores import STORES
-from influencer_stats.bootstrap.tracing import (
-    TRACING,
-    request_tracing,
-    traced_reader,
-    traced_source,
-    traced_stats,
-)
+from influencer_stats.bootstrap.tracing import TRACING
 from influencer_stats.bootstrap.videos import VIDEO_CACHES, VIDEO_CLIENTS, VIDEO_WRAPPERS, within_deadline
 from influencer_stats.bootstrap.wiring import Observed, Resources, Wiring
 from influencer_stats.http.api import HttpApi
@@ -99,7 +93,7 @@ def start_snapshots(
 
 
 async def build_reader(wiring: Wiring) -> SourceReader:
-    return traced_reader(wiring, await READERS[wiring.settings.choices.one("reader")].build(wiring))
+    return wiring.tracing.reader(await READERS[wiring.settings.choices.one("reader")].build(wiring))
 
 
 def start_refreshes(wiring: Wiring, store: CollectionStore, imports: CollectionImports) -> None:
@@ -137,8 +131,8 @@ async def build_video_stats(wiring: Wiring) -> VideoStatsSource:
     wrapped = await fold(wiring, base, choices["video_wrappers"], VIDEO_WRAPPERS)
     if choices["video_cache"]:  # a per-video cache bounds its callers' waits itself, and keeps late calls
         cached = await fold(wiring, wrapped, choices["video_cache"], VIDEO_CACHES)
-        return traced_source(wiring, cached, cached=True)
-    return traced_source(wiring, within_deadline(wiring, wrapped), cached=False)
+        return wiring.tracing.source(cached, cached=True)
+    return wiring.tracing.source(within_deadline(wiring, wrapped), cached=False)
 
 
 async def build_stats(
@@ -154,7 +148,7 @@ async def build_stats(
     use_case: CollectionStatsQuery = GetStats(store, source, wiring.log)
     choices = wiring.settings.choices
     stats = await fold(wiring, use_case, choices["cache"], STATS_WRAPPERS)
-    stats = traced_stats(wiring, stats, cached=bool(choices["cache"] or choices["video_cache"]))
+    stats = wiring.tracing.stats(stats, cached=bool(choices["cache"] or choices["video_cache"]))
     return stats, InvalidatingStore(store, stats)
 
 
@@ -208,6 +202,6 @@ async def open_http_api(settings: Settings, stdout: BinaryIO | None = None) -> A
             max_videos=settings.max_videos,
             history_timeout_s=settings.history_query_timeout_s,
             openapi=openapi_document(settings.max_videos),
-            tracing=request_tracing(wiring),
+            tracing=wiring.tracing.requests(),
         )
         log.info("service.stopping", profile=settings.profile)

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 from influencer_stats.algebras import VideoStatsSource
 from influencer_stats.bootstrap.quota import quota_spender
 from influencer_stats.bootstrap.registry import Registry
-from influencer_stats.bootstrap.tracing import aiohttp_trace_configs, httpx_hooks, traced_call
 from influencer_stats.bootstrap.wiring import Wiring
 
 if TYPE_CHECKING:
@@ -64,7 +63,7 @@ async def _httpx(wiring: Wiring, pool: int) -> HttpxVideosList:
     client = httpx.AsyncClient(
         limits=httpx.Limits(max_connections=pool, max_keepalive_connections=pool),
         timeout=httpx.Timeout(settings.upstream_call_timeout_s),
-        event_hooks=httpx_hooks(wiring),
+        event_hooks=wiring.tracing.httpx_hooks(),
     )
     wiring.exits.push_async_callback(client.aclose)
     return HttpxVideosList(client, settings.youtube_api_url, _key(settings))
@@ -83,7 +82,7 @@ async def _aiohttp(wiring: Wiring, pool: int) -> AiohttpVideosList:
             sock_connect=settings.upstream_call_timeout_s,
             sock_read=settings.upstream_call_timeout_s,
         ),
-        trace_configs=aiohttp_trace_configs(wiring),
+        trace_configs=wiring.tracing.aiohttp_trace_configs(),
     )
     wiring.exits.push_async_callback(session.close)
     return AiohttpVideosList(session, settings.youtube_api_url, _key(settings))
@@ -135,7 +134,7 @@ async def _youtube(client: HttpClient, batched: bool, wiring: Wiring) -> VideoSt
         retries=settings.upstream_retries,
     )
     http, gate = await youtube_connections(wiring, client)
-    call = await _governed(wiring, traced_call(wiring, http))
+    call = await _governed(wiring, wiring.tracing.call(http))
     return YouTubeVideoStatsSource(call, policy, gate, wiring.log, wiring.metrics, clock=time.monotonic)
 
 

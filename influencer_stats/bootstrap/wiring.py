@@ -16,11 +16,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO, Final, TypeVar, cast
 
 from influencer_stats.algebras import AllMetrics, EventLog
+from influencer_stats.bootstrap.tracing import NO_TRACING, Tracing
 from influencer_stats.settings import Settings
 
 if TYPE_CHECKING:
-    from opentelemetry.trace import Tracer
-
     from influencer_stats.interpreters.redis_keys import RedisKeys
     from influencer_stats.interpreters.redis_topology import RedisClient
     from influencer_stats.interpreters.sqlite_database import SqliteDatabase
@@ -49,7 +48,7 @@ Checks = dict[str, Callable[[], Awaitable[bool]]]
 class _Shared:
     redis: RedisClient | None = None
     sqlite: SqliteDatabase | None = None
-    tracer: Tracer | None = None
+    tracing: Tracing = NO_TRACING
     once: dict[str, object] = field(default_factory=dict)
 
 
@@ -122,13 +121,14 @@ class Resources:
         return RedisKeys(self.settings.redis_prefix, video_shards=shards)
 
     @property
-    def tracer(self) -> Tracer | None:
-        """The tracer of the ``tracing`` slot, or None (no traced layer is built)."""
-        return self._shared.tracer
+    def tracing(self) -> Tracing:
+        """What the ``tracing`` slot built: the layers and hooks every later builder asks for
+        (``NO_TRACING`` until then, and with ``none``: each answers what it is given)."""
+        return self._shared.tracing
 
-    def trace_with(self, tracer: Tracer | None) -> None:
-        """Set the tracer every later builder sees (the root's first step)."""
-        self._shared.tracer = tracer
+    def trace_with(self, tracing: Tracing) -> None:
+        """Set the tracing every later builder sees (the root's first step)."""
+        self._shared.tracing = tracing
 
     def observed(self, metrics: AllMetrics) -> Observed:
         """The next stage: these resources plus the metrics."""
@@ -211,18 +211,17 @@ async def _open_redis(resources: Resources) -> RedisClient:
     client: RedisClient
     if settings.redis_cluster:  # not traced: RedisCluster has no span layer
         client = topology.cluster(settings.redis_cluster, url, connections=connections, timeout_s=timeout_s)
-    else:
-        if settings.redis_sentinels:
-            master = settings.redis_master
-            client = topology.sentinel(
+    elif settings.redis_sentinels:
+        master = settings.redis_master
+        client = resources.tracing.redis(
+            topology.sentinel(
                 settings.redis_sentinels, master, url, connections=connections, timeout_s=timeout_s
             )
-        else:
-            client = topology.standalone(url, connections=connections, timeout_s=timeout_s)
-        if resources.tracer is not None:
-            from influencer_stats.interpreters.tracing.otel_redis import TracedRedis
-
-            client = TracedRedis(connection_pool=client.connection_pool, tracer=resources.tracer)
+        )
+    else:
+        client = resources.tracing.redis(
+            topology.standalone(url, connections=connections, timeout_s=timeout_s)
+        )
     resources.exits.push_async_callback(topology.close, client)
 
     async def ping() -> bool:

@@ -13,7 +13,6 @@ import orjson
 import pytest
 
 from influencer_stats.bootstrap.slots import SLOTS
-from influencer_stats.bootstrap.tracing import INSTALL_OTEL
 from influencer_stats.config.profiles import PROFILES
 from influencer_stats.config.resolve import resolve
 from influencer_stats.servers import server as server_named
@@ -84,34 +83,6 @@ def test_a_config_error_exits_2_with_one_line_and_no_traceback() -> None:
     assert result.returncode == 2
     assert result.stderr.startswith("main.py: error: ") and result.stderr.count("\n") == 1
     assert "Traceback" not in result.stderr
-
-
-#: A sitecustomize that makes the interpreter behave as if no opentelemetry were installed.
-HIDE_OPENTELEMETRY = """
-import sys
-
-class HideOpentelemetry:
-    def find_spec(self, name, path=None, target=None):
-        if name.partition(".")[0] == "opentelemetry":
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-        return None
-
-sys.meta_path.insert(0, HideOpentelemetry())
-"""
-
-
-def test_tracing_otel_without_the_extra_exits_2_with_one_line_naming_an_install_that_works(
-    tmp_path: Path,
-) -> None:
-    (tmp_path / "sitecustomize.py").write_text(HIDE_OPENTELEMETRY)
-    path = os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))
-
-    result = run_main("--tracing", "otel", env={**os.environ, "PYTHONPATH": path})
-
-    assert result.returncode == 2, result.stderr[-2000:]
-    assert result.stderr.splitlines() == [
-        f"main.py: error: tracing 'otel' needs the otel extra: {INSTALL_OTEL}"
-    ]
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ The service runs as its own process on each server, alone and with ``--workers 2
 socket nothing accepts from) or at one that is down (a port nothing listens on: connection
 refused). It serves some traced requests, whose spans wait for the exporter's schedule (a minute:
 nothing is sent before the stop), then gets SIGTERM: it exits 0 well inside the graceful shutdown,
-since the last flush is capped (``bootstrap.tracing.flush_budget_s``), where the SDK's own bounds
+since the last flush is capped (``bootstrap.slices.tracing.flush_budget_s``), where the SDK's own bounds
 held it 7 to 12 s on this machine (30 s reported, and a worker killed).
 """
 
@@ -20,7 +20,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from influencer_stats.bootstrap.tracing import FLUSH_S
+from influencer_stats.bootstrap.slices.tracing import FLUSH_S
 from tests.support import SERVERS, every_worker_started, free_port, running_service
 
 GRACEFUL_S = 10.0

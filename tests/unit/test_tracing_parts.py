@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from influencer_stats.bootstrap import tracing
+from influencer_stats.bootstrap.slices import tracing
 from influencer_stats.config.resolve import ConfigError, resolve
 from influencer_stats.domain.models import CacheInfo
 from influencer_stats.interpreters.tracing.otel import cache_decision

@@ -24,6 +24,7 @@ from influencer_stats.bootstrap.slices.slice import Slice
 INSTALLED: Final[tuple[str, ...]] = (
     # "name",  # what it adds: this line and the files its module declares are the slice
     "aiohttp_server",  # aiohttp.web as a server, beside Starlette
+    "tracing",  # OpenTelemetry spans over OTLP/HTTP (--tracing otel)
 )
 
 
