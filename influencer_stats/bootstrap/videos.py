@@ -240,6 +240,7 @@ async def _memory_cache(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSo
     "redis",
     "shared by every worker and host through Redis: one MGET per fetch",
     ready=("redis",),
+    needs=("redis",),
     scenario="repeated",
 )
 async def _redis_cache(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
