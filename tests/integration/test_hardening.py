@@ -165,24 +165,6 @@ def test_the_operators_video_limit_is_enforced_and_documented(guarded: RunningSe
     assert videos["maxItems"] == MAX_VIDEOS
 
 
-@pytest.mark.parametrize("tasks", ["rust", "asyncio"])
-def test_granian_serves_and_binds_request_ids_with_either_task_implementation(
-    tasks: str, tmp_path: Path
-) -> None:
-    env = {"INFLUENCER_STATS_GRANIAN_TASKS": tasks}
-    argv = ["--server", "granian", "--logger", "all", "--store", "dict"]
-    with running_service(argv, tmp_path / "granian.log", env=env) as service:
-        put = httpx.put(f"{service.url}/collections/g", json={"videos": VIDEOS})
-        stats = httpx.get(f"{service.url}/collections/g/stats", headers={"x-request-id": "granian-" + tasks})
-
-        assert put.status_code == 201
-        assert stats.status_code == 200 and stats.json()["videos"] == 3
-        lines = [orjson.loads(line) for line in service.output().splitlines() if line.startswith("{")]
-        assert "stats.computed" in [
-            line["event"] for line in lines if line.get("request_id") == "granian-" + tasks
-        ]
-
-
 def test_the_api_key_reaches_youtube_but_no_log_line(tmp_path: Path) -> None:
     key = "AIzaSy-test-key-4f1c2d3e"
     with (

@@ -13,7 +13,11 @@ from influencer_stats.bootstrap.slices.slice import Slice
 SLICE = Slice(
     "granian_server",
     "Granian, a Rust HTTP server, through RSGI",
-    files=("influencer_stats/servers/granian", "tests/unit/test_granian_references.py"),
+    files=(
+        "influencer_stats/servers/granian",
+        "tests/unit/test_granian_references.py",
+        "tests/integration/test_granian_tasks.py",
+    ),
     modules=("influencer_stats.servers.granian",),
 )
 
