@@ -13,9 +13,6 @@ import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import Any
-
-import pytest
 
 from influencer_stats.bootstrap.slices import INSTALLED, load
 from influencer_stats.bootstrap.slots import SLICES
@@ -41,47 +38,55 @@ def test_every_installed_slice_is_loaded_once_in_the_order_listed() -> None:
     assert len(set(INSTALLED)) == len(INSTALLED)
 
 
-@pytest.mark.parametrize("declared", DECLARED, ids=[s.name for s in DECLARED])
-def test_a_slice_declares_files_that_exist_and_the_modules_they_hold(declared: Any) -> None:
-    files = TOOL.files_of(ROOT, declared)  # fails naming a pattern that matches nothing
-    python = {str(p.with_suffix("")).replace("/", ".") for p in files if p.suffix == ".py"}
-    for module in declared.modules:
-        assert any(m == module or m.startswith(module + ".") for m in python), (
-            f"{module} is not among {files}"
-        )
+# Each test goes over every installed slice, so it holds (and runs) with none installed too.
 
 
-@pytest.mark.parametrize("declared", DECLARED, ids=[s.name for s in DECLARED])
-def test_a_slice_has_one_line_in_the_list(declared: Any) -> None:
+def test_a_slice_declares_files_that_exist_and_the_modules_they_hold() -> None:
+    for declared in DECLARED:
+        files = TOOL.files_of(ROOT, declared)  # fails naming a pattern that matches nothing
+        python = {str(p.with_suffix("")).replace("/", ".") for p in files if p.suffix == ".py"}
+        for module in declared.modules:
+            assert any(m == module or m.startswith(module + ".") for m in python), (
+                f"{declared.name}: {module} is not among {files}"
+            )
+
+
+def test_a_slice_has_one_line_in_the_list() -> None:
     listing = (ROOT / TOOL.SLICES / "__init__.py").read_text()
-    lines = [line for line in listing.splitlines() if line.strip().startswith(f'"{declared.name}",')]
-    assert len(lines) == 1, lines
+    for declared in DECLARED:
+        lines = [line for line in listing.splitlines() if line.strip().startswith(f'"{declared.name}",')]
+        assert len(lines) == 1, (declared.name, lines)
 
 
-@pytest.mark.parametrize("declared", DECLARED, ids=[s.name for s in DECLARED])
-def test_no_file_outside_a_slice_names_its_modules(declared: Any, tmp_path: Path) -> None:
-    TOOL.copy_checkout(tmp_path)
-    for path in TOOL.files_of(tmp_path, declared):
-        (tmp_path / path).unlink()
-
-    assert TOOL.still_naming(tmp_path, [declared]) == []
+def test_no_file_outside_a_slice_names_its_modules() -> None:
+    for declared in DECLARED:
+        own = {f"{path}:" for path in TOOL.files_of(ROOT, declared)}
+        outside = [hit for hit in TOOL.still_naming(ROOT, [declared]) if not hit.startswith(tuple(own))]
+        assert outside == [], declared.name  # the files a removal would break
 
 
 def test_a_removed_slice_leaves_a_service_that_does_not_know_its_choices(tmp_path: Path) -> None:
-    [first, *_] = DECLARED
+    # A slice made here (a module, a file, a line), so the removal is tested whatever is installed.
+    source = tmp_path / "checkout"
+    TOOL.copy_checkout(source)
+    (source / "probe.txt").write_text("the probe slice's file\n")
+    (source / TOOL.SLICES / "probe.py").write_text(
+        "from influencer_stats.bootstrap.slices.slice import Slice\n\n"
+        'SLICE = Slice("probe", "a slice made by a test", files=("probe.txt",), modules=())\n'
+    )
+    listing = source / TOOL.SLICES / "__init__.py"
+    opening = "INSTALLED: Final[tuple[str, ...]] = (\n"
+    listing.write_text(listing.read_text().replace(opening, f'{opening}    "probe",  # a test\'s\n'))
     dest = tmp_path / "without"
     done = subprocess.run(
-        [sys.executable, "scripts/slices.py", "remove", first.name, str(dest)],
-        cwd=ROOT,
+        [sys.executable, "scripts/slices.py", "remove", "probe", str(dest)],
+        cwd=source,
         capture_output=True,
         text=True,
         check=True,
     )
-    assert done.stdout == f"{dest}: the checkout without {first.name}\n"
+    assert done.stdout == f"{dest}: the checkout without probe\n"
 
-    assert not (dest / TOOL.SLICES / f"{first.name}.py").exists()
-    assert all(not (dest / p).exists() for p in TOOL.files_of(ROOT, first))
-    left = (dest / TOOL.SLICES / "__init__.py").read_text()
-    assert f'"{first.name}",' not in left
-    kept = [s.name for s in TOOL.installed(dest)]
-    assert kept == [s.name for s in DECLARED if s is not first]
+    assert not (dest / TOOL.SLICES / "probe.py").exists() and not (dest / "probe.txt").exists()
+    assert '"probe",' not in (dest / TOOL.SLICES / "__init__.py").read_text()
+    assert [s.name for s in TOOL.installed(dest)] == [s.name for s in DECLARED]
