@@ -15,8 +15,9 @@ import httpx
 import pytest
 
 from influencer_stats.config.resolve import resolve
+from influencer_stats.servers import server
 from influencer_stats.serving.address import announce
-from tests.support import free_port, stop, wait_for, wait_until_healthy
+from tests.support import SERVERS, free_port, stop, wait_for, wait_until_healthy
 
 UVICORN = [sys.executable, "-m", "uvicorn"]
 #: What both refusal cases print: the settings ask for two workers, and the dict store keeps state per process.
@@ -150,11 +151,18 @@ def test_a_refused_setting_ends_uvicorn_with_one_line(
     assert output == REFUSAL
 
 
-def test_a_server_that_is_not_asgi_exits_2_naming_the_ones_that_are(tmp_path: Path) -> None:
-    code, output = _uvicorn(["influencer_stats.asgi:app"], tmp_path, {"INFLUENCER_STATS_SERVER": "aiohttp"})
+#: The installed servers that are ASGI apps, and the others (aiohttp's, Granian's: slices, maybe removed).
+ASGI = [name for name in SERVERS if server(name).asgi]
+NOT_ASGI = [name for name in SERVERS if not server(name).asgi]
+
+
+@pytest.mark.parametrize("name", NOT_ASGI[:1])
+def test_a_server_that_is_not_asgi_exits_2_naming_the_ones_that_are(name: str, tmp_path: Path) -> None:
+    code, output = _uvicorn(["influencer_stats.asgi:app"], tmp_path, {"INFLUENCER_STATS_SERVER": name})
 
     assert code == 2
+    assert ASGI[0] == "starlette"  # the core's, first
     assert output == (
-        "influencer_stats.asgi: error: server 'aiohttp' is not an ASGI application; "
-        "set INFLUENCER_STATS_SERVER to starlette or asgi, or run influencer-stats\n"
+        f"influencer_stats.asgi: error: server {name!r} is not an ASGI application; "
+        f"set INFLUENCER_STATS_SERVER to {' or '.join(ASGI)}, or run influencer-stats\n"
     )

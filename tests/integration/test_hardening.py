@@ -13,7 +13,7 @@ import pytest
 
 from influencer_stats.http.routes import DOCS_ROUTES, ROUTES
 from tests.raw_http import raw_request, request_bytes
-from tests.support import SERVERS, RunningService, running_double_process, running_service
+from tests.support import SERVERS, RunningService, profile_args, running_double_process, running_service
 
 TOKEN = "write-token-0123456789abcdef"
 MAX_VIDEOS = 7  # the operator's limit (INFLUENCER_STATS_MAX_VIDEOS), not the default 5,000
@@ -210,7 +210,7 @@ def test_1000_concurrent_writers_and_readers_on_one_collection_see_only_written_
             after = await asyncio.gather(*(read() for _ in range(50)))
             return [r for r in results if isinstance(r, int)], list(after)
 
-    with running_service(["--profile", "fast", "--video-client", "fake"], tmp_path / "hot.log") as service:
+    with running_service([*profile_args("fast"), "--video-client", "fake"], tmp_path / "hot.log") as service:
         reads, after = asyncio.run(hammer(service.url))
 
     assert len(reads) == 500
