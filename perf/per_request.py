@@ -238,8 +238,7 @@ def measure(
     """Per app: each layer's median µs per request, outermost first (``stubbed``: no network below)."""
     import uvloop
 
-    from influencer_stats.servers.granian.app import app as granian_app
-    from influencer_stats.serving.server import app_around
+    from influencer_stats.servers import app_for
     from perf import guarded
     from perf.profiles import service_settings
 
@@ -255,7 +254,7 @@ def measure(
     cached = cache == "stats"
     path = load.stats_path
     with _stdout_to(log):
-        fast = app_around(service_settings(os.environ), granian_app)
+        fast = app_for(service_settings(os.environ))  # fast's server's app (Granian's, RSGI)
         fast.__rsgi_init__(loop)
         hand = guarded.Guarded(cache)
         hand.__rsgi_init__(loop)

@@ -8,6 +8,8 @@ the service declares its profiles and choices is adapted here alone.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
+from importlib import import_module
 from typing import Final
 
 from influencer_stats.bootstrap.slots import SLOTS
@@ -20,7 +22,8 @@ PROFILES_SOURCE: Final = "influencer_stats.config.profiles.PROFILES"
 
 
 def profile_names() -> list[str]:
-    """Every profile ``main.py --profile`` accepts, in declaration order."""
+    """Every profile the service declares, in declaration order: one naming a removed slice's
+    choice (not ``config.resolve.offered``) is still a spec here; ``main.py`` refuses it when run."""
     return list(PROFILES)
 
 
@@ -31,8 +34,12 @@ def slot_names() -> list[str]:
 
 def choices_of(profile: str) -> dict[str, str]:
     """Slot -> choice of ``profile`` as a user writes it, in :func:`slot_names` order; KeyError if unknown."""
-    choices, _ = resolve_choices(PROFILES[profile], {}, {})
-    return {slot: choices.text(slot) for slot in slot_names()}
+    declared = PROFILES[profile]
+    stand_ins = _stand_ins(profile)  # to resolve the rest; each shown as declared
+    choices, _ = resolve_choices(replace(declared, choices={**declared.choices, **stand_ins}), {}, {})
+    return {
+        slot: declared.choices[slot] if slot in stand_ins else choices.text(slot) for slot in slot_names()
+    }
 
 
 def valid_choice(slot: str, name: str) -> bool:
@@ -58,16 +65,28 @@ def service_settings(environ: Mapping[str, str], profile: str = "fast") -> Setti
 
 
 def _service_settings() -> Settings:
-    """The settings a lab service runs with: the defaults (the lab drops every ``INFLUENCER_STATS_*``)."""
-    return resolve({"YOUTUBE_API_KEY": "perf"}, {"profile": "fast"})
+    """The settings a lab service runs with: the defaults (the lab drops every ``INFLUENCER_STATS_*``);
+    a choice of ``fast`` that is not installed stands in for by its slot's first (they set no number)."""
+    return resolve({"YOUTUBE_API_KEY": "perf"}, {"profile": "fast", **_stand_ins("fast")})
+
+
+def _stand_ins(profile: str) -> dict[str, str]:
+    """Slot -> its first choice, for each choice of ``profile`` not installed (a slice removed)."""
+    declared = PROFILES[profile].choices
+    return {
+        slot: SLOTS[slot].names()[0] for slot, choice in declared.items() if not valid_choice(slot, choice)
+    }
 
 
 def granian_flags() -> list[str]:
     """The service's Granian settings as :mod:`perf.rsgi_ceiling`'s flags (for it and :mod:`perf.minimal`):
-    what ``influencer_stats.servers.granian.runner.run`` gives ``Granian(...)``, from the same function."""
-    from influencer_stats.servers.granian.runner import granian_options
-
-    options = granian_options(_service_settings())
+    what the granian server's runner gives ``Granian(...)``, from the same function. None when no
+    server ``granian`` is installed (its slice removed): the references' defaults, the same ones."""
+    servers = SLOTS["server"].registry
+    if "granian" not in servers:
+        return []
+    runner = import_module(f"{servers['granian'].build}.runner")
+    options: Mapping[str, object] = runner.granian_options(_service_settings())
     return [part for name, value in options.items() for part in (f"--{name}", str(value))]
 
 

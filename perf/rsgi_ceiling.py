@@ -2,7 +2,7 @@
 
 A raw RSGI application that answers every GET with :data:`perf.ceiling.BODY` (the
 original collection's stats answer, byte for byte), served by Granian built with
-the arguments ``influencer_stats/servers/granian/runner.py`` passes: RSGI, the ``auto``
+the arguments the granian server's runner (``servers/granian/runner.py``) passes: RSGI, the ``auto``
 loop (uvloop when installed), the service's task implementation, HTTP/1 only with
 its header timeout, keep-alive and read buffer, its backpressure and backlog, no
 websockets, warnings only, no access log. The lab passes the values the service

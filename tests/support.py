@@ -20,6 +20,7 @@ import pytest
 from influencer_stats.algebras.metrics import RequestRecorder
 from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.bootstrap.videos import VIDEO_CLIENTS, needs_key
+from influencer_stats.config.profiles import PROFILES
 from perf.procs import free_port, stop
 from tests.declared_paths import redirected_paths
 
@@ -39,6 +40,20 @@ __all__ = [
 ROOT = Path(__file__).resolve().parent.parent
 #: Every registered server: suites that run against "each server" take this list.
 SERVERS = list(SLOTS["server"].names())
+
+
+def profile_args(name: str) -> list[str]:
+    """``--profile NAME``, and for each choice of it not installed (a removed slice's server) the
+    slot's first choice instead: the profile's stores, caches and loggers, on what is here."""
+    given = ["--profile", name]
+    for slot, choice in PROFILES[name].choices.items():
+        try:
+            SLOTS[slot].parse(choice)
+        except ValueError:
+            given += [SLOTS[slot].flag, SLOTS[slot].names()[0]]
+    return given
+
+
 #: The video clients that call videos.list over HTTP (not the offline fake): each asks for a key.
 YOUTUBE_CLIENTS = tuple(entry.name for entry in VIDEO_CLIENTS if entry.check is needs_key)
 

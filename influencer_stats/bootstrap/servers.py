@@ -5,7 +5,8 @@ A server runs the composition root, so it sits above it, in a room of its own
 record, see ``serving.server``). An entry here names that module, imported
 only when it is chosen (as SQLAlchemy's dialect registry names its dialects),
 so the root imports no server and a profile never imports a server it does
-not run. A new server is its module plus one line below.
+not run. A new server is its module plus one line below, or, when it is optional,
+a slice that registers it (``bootstrap/slices``: aiohttp, asgi, granian).
 """
 
 from __future__ import annotations
@@ -16,5 +17,3 @@ from influencer_stats.bootstrap.registry import Registry
 SERVERS: Registry[str] = Registry("server")
 
 SERVERS.register("starlette", "influencer_stats.servers.starlette", "Starlette on uvicorn")
-SERVERS.register("asgi", "influencer_stats.servers.asgi", "hand-routed ASGI on uvicorn")
-SERVERS.register("granian", "influencer_stats.servers.granian", "Granian, a Rust HTTP server, through RSGI")

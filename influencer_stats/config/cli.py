@@ -10,8 +10,7 @@ from typing import Literal
 from urllib.parse import urlsplit
 
 from influencer_stats.bootstrap.slots import SLOTS
-from influencer_stats.config.profiles import PROFILES
-from influencer_stats.config.resolve import Resolved, resolve_choices
+from influencer_stats.config.resolve import Resolved, offered, resolve_choices
 from influencer_stats.setting_kinds import Secret
 from influencer_stats.settings import declared, default_of
 from influencer_stats.version import version
@@ -102,10 +101,10 @@ def list_choices() -> str:
 
 
 def describe_profiles() -> str:
-    """A table of every profile and its choices (wrapper slots as lists)."""
+    """A table of every profile offered and its choices (wrapper slots as lists)."""
     header = ("profile", *(name.replace("_", "-") for name in SLOTS), "description")
     rows = []
-    for profile in PROFILES.values():
+    for profile in offered().values():
         choices, _ = resolve_choices(profile, {}, {})
         rows.append((profile.name, *(choices.text(name) for name in SLOTS), profile.description))
     widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]

@@ -41,14 +41,33 @@ def _given(
     return None
 
 
+def not_installed(profile: Profile) -> tuple[str, ...]:
+    """The choices ``profile`` names that its slot does not offer here (``server 'granian'``):
+    a slice that registered them is not installed. Empty for a profile that can run."""
+    missing = []
+    for slot, raw in profile.choices.items():
+        try:
+            SLOTS[slot].parse(raw)
+        except ValueError:
+            missing.append(f"{slot.replace('_', ' ')} {raw!r}")
+    return tuple(missing)
+
+
+def offered() -> dict[str, Profile]:
+    """The profiles ``--list-profiles`` shows and the perf lab measures, in declaration order:
+    those whose every choice is registered. One naming a removed slice's entry is not offered;
+    ``--profile`` takes it only with each such slot given by a flag or the environment."""
+    return {name: profile for name, profile in PROFILES.items() if not not_installed(profile)}
+
+
 def profile_of(flags: Mapping[str, str | None], environ: Mapping[str, str]) -> tuple[Profile, Source]:
     """The profile asked for, or the default one."""
     given = _given("profile", declared()["profile"].env, flags, environ)
     name, source = given if given is not None else (str(default_of("profile")), "default")
     profile = PROFILES.get(name)
     if profile is None:
-        raise ConfigError(f"unknown profile {name[:40]!r}; valid: {', '.join(PROFILES)}")
-    return profile, source
+        raise ConfigError(f"unknown profile {name[:40]!r}; valid: {', '.join(offered())}")
+    return profile, source  # one not offered runs only if its missing choices are overridden
 
 
 def resolve_choices(
@@ -76,8 +95,18 @@ def resolve_choices(
         try:
             chosen[slot.name] = slot.parse(raw)
         except ValueError as error:
+            if sources[slot.name] == "profile":
+                raise ConfigError(_not_installed(profile, slot.name, slot.flag)) from None
             raise ConfigError(str(error)) from None
     return Choices(chosen), sources
+
+
+def _not_installed(profile: Profile, slot: str, flag: str) -> str:
+    return (
+        f"profile {profile.name!r} needs {', '.join(not_installed(profile))}, not installed "
+        f"(its slice removed: influencer_stats/bootstrap/slices); choose another {slot.replace('_', ' ')} "
+        f"with {flag}, or a profile offered: {', '.join(offered())}"
+    )
 
 
 def slot_registry_entry(slot: str, chosen: Mapping[str, tuple[str, ...]]) -> tuple[str, ...]:

@@ -159,6 +159,7 @@ def test_a_server_that_is_not_asgi_exits_2_naming_the_ones_that_are(server: str,
     code, output = _uvicorn(["influencer_stats.asgi:app"], tmp_path, {"INFLUENCER_STATS_SERVER": server})
 
     assert code == 2
+    assert ASGI[0] == "starlette"  # the core's, first
     assert output == (
         f"influencer_stats.asgi: error: server {server!r} is not an ASGI application; "
         f"set INFLUENCER_STATS_SERVER to {' or '.join(ASGI)}, or run influencer-stats\n"

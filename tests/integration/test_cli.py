@@ -13,8 +13,7 @@ import orjson
 import pytest
 
 from influencer_stats.bootstrap.slots import SLOTS
-from influencer_stats.config.profiles import PROFILES
-from influencer_stats.config.resolve import resolve
+from influencer_stats.config.resolve import offered, resolve
 from influencer_stats.servers import server as server_named
 from tests.support import ROOT, SERVERS, running_double_process, running_service, wait_for
 
@@ -42,11 +41,60 @@ def test_list_profiles_prints_every_profile_with_its_choices() -> None:
         line.split()[0]: dict(zip(columns, line.split(maxsplit=len(columns) - 1), strict=True))
         for line in lines
     }
-    assert list(rows) == list(PROFILES)  # the registry, in order
-    for profile in PROFILES.values():
+    assert list(rows) == list(offered())  # the registry, in order; a removed slice's: not shown
+    for profile in offered().values():
         shown = {slot: rows[profile.name][SLOTS[slot].flag.removeprefix("--")] for slot in profile.choices}
         assert shown == dict(profile.choices)
         assert rows[profile.name]["description"] == profile.description
+
+
+def test_a_profile_whose_server_is_not_installed_exits_2_unless_its_server_is_given(tmp_path: Path) -> None:
+    # As the profiles of a removed server slice are (fast without granian_server): one here that is not.
+    profile = tmp_path / "absent.py"
+    profile.write_text(
+        "import runpy, sys\n"
+        "from influencer_stats.config import resolve\n"
+        "from influencer_stats.config.profiles import PROFILES, Profile\n"
+        "choices = {**PROFILES['demo'].choices, 'server': 'no-such-server'}\n"
+        "resolve.PROFILES = {**PROFILES, 'absent': Profile('absent', 'x', choices, {})}\n"
+        "sys.argv = ['main.py', *sys.argv[1:]]\n"
+        "runpy.run_path('main.py', run_name='__main__')\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+    listed = subprocess.run(
+        [sys.executable, str(profile), "--list-profiles"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=env,
+        check=False,
+    )
+    refused = subprocess.run(
+        [sys.executable, str(profile), "--profile", "absent", "--print-settings"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=env,
+        check=False,
+    )
+    given = subprocess.run(
+        [sys.executable, str(profile), "--profile", "absent", "--server", "starlette", "--print-settings"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=env,
+        check=False,
+    )
+
+    assert listed.returncode == 0 and "absent" not in listed.stdout
+    assert refused.returncode == 2
+    assert "profile 'absent' needs server 'no-such-server', not installed" in refused.stderr
+    assert "--server" in refused.stderr and "Traceback" not in refused.stderr
+    assert given.returncode == 0, given.stderr
 
 
 def test_list_choices_prints_json_of_every_slot() -> None:
@@ -60,7 +108,7 @@ def test_list_choices_prints_json_of_every_slot() -> None:
 def test_print_settings_exits_0_without_serving_and_masks_the_key() -> None:
     env = {**os.environ, "YOUTUBE_API_KEY": "secret-key-4321", "INFLUENCER_STATS_CACHE_TTL": "7"}
 
-    result = run_main("--profile", list(PROFILES)[-1], "--print-settings", env=env)
+    result = run_main("--profile", list(offered())[-1], "--print-settings", env=env)
 
     assert result.returncode == 0
     assert "secret-key-4321" not in result.stdout

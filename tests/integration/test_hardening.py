@@ -13,7 +13,7 @@ import pytest
 
 from influencer_stats.http.routes import DOCS_ROUTES, ROUTES
 from tests.raw_http import raw_request, request_bytes
-from tests.support import SERVERS, RunningService, running_double_process, running_service
+from tests.support import SERVERS, RunningService, profile_args, running_double_process, running_service
 
 TOKEN = "write-token-0123456789abcdef"
 MAX_VIDEOS = 7  # the operator's limit (INFLUENCER_STATS_MAX_VIDEOS), not the default 5,000
@@ -165,24 +165,6 @@ def test_the_operators_video_limit_is_enforced_and_documented(guarded: RunningSe
     assert videos["maxItems"] == MAX_VIDEOS
 
 
-@pytest.mark.parametrize("tasks", ["rust", "asyncio"])
-def test_granian_serves_and_binds_request_ids_with_either_task_implementation(
-    tasks: str, tmp_path: Path
-) -> None:
-    env = {"INFLUENCER_STATS_GRANIAN_TASKS": tasks}
-    argv = ["--server", "granian", "--logger", "all", "--store", "dict"]
-    with running_service(argv, tmp_path / "granian.log", env=env) as service:
-        put = httpx.put(f"{service.url}/collections/g", json={"videos": VIDEOS})
-        stats = httpx.get(f"{service.url}/collections/g/stats", headers={"x-request-id": "granian-" + tasks})
-
-        assert put.status_code == 201
-        assert stats.status_code == 200 and stats.json()["videos"] == 3
-        lines = [orjson.loads(line) for line in service.output().splitlines() if line.startswith("{")]
-        assert "stats.computed" in [
-            line["event"] for line in lines if line.get("request_id") == "granian-" + tasks
-        ]
-
-
 def test_the_api_key_reaches_youtube_but_no_log_line(tmp_path: Path) -> None:
     key = "AIzaSy-test-key-4f1c2d3e"
     with (
@@ -228,7 +210,7 @@ def test_1000_concurrent_writers_and_readers_on_one_collection_see_only_written_
             after = await asyncio.gather(*(read() for _ in range(50)))
             return [r for r in results if isinstance(r, int)], list(after)
 
-    with running_service(["--profile", "fast", "--video-client", "fake"], tmp_path / "hot.log") as service:
+    with running_service([*profile_args("fast"), "--video-client", "fake"], tmp_path / "hot.log") as service:
         reads, after = asyncio.run(hammer(service.url))
 
     assert len(reads) == 500

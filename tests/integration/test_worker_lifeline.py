@@ -28,6 +28,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from influencer_stats.config.resolve import offered
 from influencer_stats.servers import server as server_named
 from tests.support import ROOT, SERVERS, children_of, running_pids, running_service, wait_for
 
@@ -42,10 +43,19 @@ ONE_SHOT = httpx.Limits(max_keepalive_connections=0)
 BY_RUNNER: dict[str, str] = {}
 for _name in SERVERS:
     BY_RUNNER.setdefault(server_named(_name).runner, _name)
-KILLED = {
+_KILLED = {
     **{f"{name}-2-workers": ["--server", name, *SHARED, "--workers", "2"] for name in BY_RUNNER.values()},
     "fast-profile-granian-1-worker": ["--profile", "fast", "--video-client", "fake"],
 }
+
+
+def _runs_here(args: list[str]) -> bool:
+    """Whether its server and profile are installed here (a slice's may be removed)."""
+    given = dict(zip(args[::2], args[1::2], strict=True))
+    return given.get("--server", SERVERS[0]) in SERVERS and given.get("--profile", "demo") in offered()
+
+
+KILLED = {label: args for label, args in _KILLED.items() if _runs_here(args)}
 
 
 def _workers_of(pid: int) -> set[int]:

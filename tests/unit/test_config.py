@@ -7,12 +7,15 @@ import json
 import pytest
 
 from influencer_stats.bootstrap.slots import SLOTS
+from influencer_stats.config import resolve as resolve_module
 from influencer_stats.config.cli import describe_profiles, describe_settings, list_choices, parse_command_line
-from influencer_stats.config.profiles import PROFILES
-from influencer_stats.config.resolve import ConfigError, resolve, resolve_sources
+from influencer_stats.config.profiles import PROFILES, Profile
+from influencer_stats.config.resolve import ConfigError, not_installed, offered, resolve, resolve_sources
 from influencer_stats.settings import declared, default_of
 
 DOUBLE = {"YOUTUBE_API_URL": "http://127.0.0.1:9/youtube/v3/videos"}
+#: Tests of stores, caches and wrappers run the core server: the profile's own may be a removed slice's.
+CORE_SERVER = {"server": "starlette"}
 
 
 def test_the_default_profile_is_the_offline_demo_and_every_value_its_declared_default() -> None:
@@ -27,12 +30,27 @@ def test_the_default_profile_is_the_offline_demo_and_every_value_its_declared_de
             assert resolved.sources[name] == "default"
 
 
-@pytest.mark.parametrize("profile", list(PROFILES))
+@pytest.mark.parametrize("profile", list(offered()))
 def test_every_profile_resolves_with_a_double_for_youtube(profile: str) -> None:
     settings = resolve(DOUBLE, {"profile": profile})
 
     assert settings.profile == profile
     assert set(settings.choices) == set(SLOTS)
+
+
+def test_a_profile_naming_a_choice_not_installed_is_not_offered_and_runs_only_with_it_overridden(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # As a profile naming a removed slice's server (``distributed`` without ``asgi_server``).
+    choices = {**PROFILES["demo"].choices, "server": "no-such-server"}
+    absent = Profile("absent", "demo on a server no slice registered", choices, {})
+    monkeypatch.setattr(resolve_module, "PROFILES", {**PROFILES, "absent": absent})
+
+    assert not_installed(absent) == ("server 'no-such-server'",) and not_installed(PROFILES["demo"]) == ()
+    assert "absent" not in offered() and "absent" not in describe_profiles()
+    with pytest.raises(ConfigError, match=r"needs server 'no-such-server', not installed.*with --server"):
+        resolve(DOUBLE, {"profile": "absent"})
+    assert resolve(DOUBLE, {"profile": "absent", "server": "starlette"}).profile == "absent"
 
 
 def test_a_flag_wins_over_the_environment_which_wins_over_the_profile() -> None:
@@ -51,8 +69,10 @@ def test_a_flag_wins_over_the_environment_which_wins_over_the_profile() -> None:
 
 
 def test_a_base_brings_its_usual_wrappers_unless_they_are_overridden() -> None:
-    fast = resolve(DOUBLE, {"profile": "fast"})
-    bare = resolve(DOUBLE, {"profile": "fast", "video_wrappers": "none", "log_wrappers": "none"})
+    fast = resolve(DOUBLE, {"profile": "fast", **CORE_SERVER})
+    bare = resolve(
+        DOUBLE, {"profile": "fast", **CORE_SERVER, "video_wrappers": "none", "log_wrappers": "none"}
+    )
 
     assert fast.choices["video_wrappers"] == ("breaker",)
     assert fast.choices["log_wrappers"] == ("rate-limit",)  # "dropping" = the JSON logger under a rate limit
@@ -221,8 +241,8 @@ def test_the_profile_table_shows_every_profile_with_its_stacks() -> None:
         *(s.flag[2:] for s in SLOTS.values()),
         "description",
     ]
-    assert list(rows) == list(PROFILES)
-    for profile in PROFILES.values():
+    assert list(rows) == list(offered())  # a profile naming a removed slice's choice: not shown
+    for profile in offered().values():
         row = rows[profile.name]
         assert row["description"] == profile.description
         for slot in SLOTS.values():
@@ -248,7 +268,7 @@ def test_every_declared_default_is_a_valid_value_of_its_own_setting() -> None:
     ("flags", "message"),
     [
         (
-            {"profile": "fast"},
+            {"profile": "fast", **CORE_SERVER},
             "store 'dict' keeps collections in each process: with --workers 2 use --store sqlite or redis",
         ),
         ({"store": "list"}, "store 'list' keeps collections in each process: with --workers 2 use"),
@@ -274,10 +294,10 @@ def test_several_workers_are_refused_where_state_is_kept_per_process(
     "flags",
     [
         {"profile": "demo"},
-        {"profile": "distributed"},
+        {"profile": "distributed", **CORE_SERVER},
         {"store": "sqlite", "cache": "none"},
         {"store": "sqlite", "cache": "redis"},
-        {"profile": "fast", "video_client": "fake", "store": "redis", "cache": "redis"},
+        {"profile": "fast", **CORE_SERVER, "video_client": "fake", "store": "redis", "cache": "redis"},
     ],
 )
 def test_several_workers_are_allowed_where_every_worker_shares_the_state(flags: dict[str, str]) -> None:
@@ -288,7 +308,9 @@ def test_settings_exported_for_worker_processes_resolve_to_the_same_settings() -
     from influencer_stats.serving.environment import export
 
     environ = {**DOUBLE, "INFLUENCER_STATS_CACHE_TTL": "3", "YOUTUBE_API_KEY": "k"}
-    settings = resolve(environ, {"profile": "distributed", "port": "9001", "workers": "3", "logger": "all"})
+    settings = resolve(
+        environ, {"profile": "distributed", **CORE_SERVER, "port": "9001", "workers": "3", "logger": "all"}
+    )
 
     export(settings, environ)
 

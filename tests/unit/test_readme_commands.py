@@ -23,6 +23,8 @@ import orjson
 import pytest
 
 from influencer_stats.bootstrap.slots import SLOTS
+from influencer_stats.config.profiles import PROFILES
+from influencer_stats.config.resolve import offered
 from influencer_stats.http.routes import ROUTES
 from influencer_stats.settings import declared
 from tests.readme_commands import README, ROOT, Command, commands_in, page_commands, shell_blocks
@@ -120,6 +122,11 @@ def test_the_arguments_passed_to_make_run_are_accepted_by_the_service(command: C
     # `make run` is `python main.py $(ARGS)`: resolving them must succeed without starting anything.
     done = run([sys.executable, "main.py", *shlex.split(args), "--print-settings"], command.env)
 
+    words = shlex.split(args)
+    profile = words[words.index("--profile") + 1] if "--profile" in words else None
+    if profile in PROFILES and profile not in offered():  # a removed slice's profile: refused, saying so
+        assert done.returncode == 2 and "not installed" in done.stderr, f"{command.line}: {done.stderr}"
+        return
     assert done.returncode == 0, f"{command.line}: {done.stderr}"
 
 

@@ -24,6 +24,8 @@ from influencer_stats.bootstrap.slices.slice import Slice
 INSTALLED: Final[tuple[str, ...]] = (
     # "name",  # what it adds: this line and the files its module declares are the slice
     "aiohttp_server",  # aiohttp.web as a server, beside Starlette
+    "asgi_server",  # a hand-routed ASGI app on uvicorn, beside Starlette
+    "granian_server",  # Granian (Rust) through RSGI, the server of v5 and fast
     "tracing",  # OpenTelemetry spans over OTLP/HTTP (--tracing otel)
 )
 
