@@ -46,3 +46,29 @@ def test_the_rsgi_references_are_built_with_the_services_granian_arguments(
     assert granian_kwargs(granian_options(parser.parse_args(granian_flags()))) == service  # what the lab runs
     assert granian_kwargs(granian_options(parser.parse_args([]))) == service  # the defaults, run by hand
     assert service["workers"] == 1
+
+
+def test_auto_keeps_the_references_of_each_server() -> None:
+    # Granian's profile (fast) beside the raw RSGI app; its uncached variant beside the minimal service.
+    from perf.references import MINIMAL, RSGI_CEILING, reference_for
+    from perf.specs import lab_choices
+
+    assert reference_for(lab_choices("fast")) == RSGI_CEILING
+    assert reference_for(lab_choices("fast+cache=none"), "auto") == MINIMAL
+
+
+@pytest.mark.parametrize(
+    ("spec", "reference"),
+    [
+        ("fast", "rsgi-ceiling"),  # granian, stats cache
+        ("v5", "rsgi-ceiling"),  # granian, stats cache, per-video client
+        ("fast+cache=none", "minimal"),  # granian, no cache: the same work without the architecture
+        ("v5+cache=none", "minimal"),
+    ],
+)
+def test_a_granian_profile_is_paired_with_the_rsgi_references(spec: str, reference: str) -> None:
+    from perf.references import MINIMAL, RSGI_CEILING, reference_for
+    from perf.specs import lab_choices
+
+    assert (RSGI_CEILING, MINIMAL) == ("rsgi-ceiling", "minimal")
+    assert reference_for(lab_choices(spec)) == reference

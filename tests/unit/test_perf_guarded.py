@@ -36,10 +36,8 @@ from perf.references import (
     GUARDED_KEEPS,
     GUARDED_LEAVES_OUT,
     GUARDED_UNCACHED,
-    MINIMAL,
     REFERENCE_CLIENTS,
     REFERENCES,
-    RSGI_CEILING,
     reference_for,
     references_section,
     round_plan,
@@ -143,11 +141,6 @@ def test_metrics_are_recorded_in_the_services_buckets_and_rendered_with_its_name
 def test_reference_guarded_pairs_each_profile_by_its_cache(spec: str, reference: str) -> None:
     assert reference_for(lab_choices(spec), GUARDED) == reference
     assert unpairable(lab_choices(spec), GUARDED) is None
-
-
-def test_auto_keeps_the_references_of_each_server() -> None:
-    assert reference_for(lab_choices("fast")) == RSGI_CEILING
-    assert reference_for(lab_choices("fast+cache=none"), "auto") == MINIMAL
 
 
 def test_a_profile_with_a_shared_cache_cannot_stand_beside_guarded() -> None:

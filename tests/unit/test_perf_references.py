@@ -37,10 +37,6 @@ def measured(
 @pytest.mark.parametrize(
     ("spec", "reference"),
     [
-        ("fast", RSGI_CEILING),  # granian, stats cache
-        ("v5", RSGI_CEILING),  # granian, stats cache, per-video client
-        ("fast+cache=none", MINIMAL),  # granian, no cache: the same work without the architecture
-        ("v5+cache=none", MINIMAL),
         ("v4", CEILING),  # starlette on uvicorn
         ("distributed", CEILING),  # asgi on uvicorn
         ("fast+server=aiohttp", CEILING),  # no aiohttp.web ceiling: uvicorn's stands in
