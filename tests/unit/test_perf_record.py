@@ -34,7 +34,7 @@ ROOMS = tuple(entry.build.replace(".", "/") for entry in SLOTS["server"].registr
 
 def removed(name: str) -> bool:
     """Whether ``name`` is a removed slice's: a server room not installed, or a file of a package
-    gone whole (``influencer_stats/interpreters/video_cache/…`` without the ``video_cache`` slice)."""
+    gone whole (an interpreter package of a slice removed)."""
     room = name.removesuffix(".py").removesuffix("/__init__")
     installed = any(room == r or room.startswith(f"{r}/") for r in ROOMS)
     parts = Path(name).parts
