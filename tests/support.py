@@ -46,12 +46,21 @@ def profile_args(name: str) -> list[str]:
     """``--profile NAME``, and for each choice of it not installed (a removed slice's server) the
     slot's first choice instead: the profile's stores, caches and loggers, on what is here."""
     given = ["--profile", name]
+    for slot, choice in instead_of_slices(name).items():
+        given += [SLOTS[slot].flag, choice]
+    return given
+
+
+def instead_of_slices(name: str) -> dict[str, str]:
+    """For each choice of profile NAME not installed (a removed slice's server, video cache …),
+    the slot's first choice (``none`` for wrappers), as flags: NAME's other choices, on what is here."""
+    instead: dict[str, str] = {}
     for slot, choice in PROFILES[name].choices.items():
         try:
             SLOTS[slot].parse(choice)
         except ValueError:
-            given += [SLOTS[slot].flag, SLOTS[slot].names()[0]]
-    return given
+            instead[slot] = SLOTS[slot].names()[0]
+    return instead
 
 
 #: The video clients that call videos.list over HTTP (not the offline fake): each asks for a key.

@@ -3,8 +3,8 @@
 The ones the logic is written against are re-exported here. The parts the
 YouTube source and the per-video cache are built of are algebras too, with
 interpreters of their own (this process, or Redis): ``youtube.VideosListCall``,
-``quota.QuotaLedger``, and ``video_cache``'s ``VideoEntries``, ``StaleQueue``
-and ``MissClaims``; import those from their modules. Interpreters satisfy them
+``quota.QuotaLedger``, and the per-video cache's ``VideoEntries``, ``StaleQueue``
+and ``MissClaims`` (its slice's module); import those from their modules. Interpreters satisfy them
 structurally (no inheritance), and mypy checks conformance in the composition
 root.
 """

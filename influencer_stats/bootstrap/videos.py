@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import secrets
 import time
 from collections.abc import Awaitable, Callable
 from functools import partial
@@ -14,25 +13,18 @@ from influencer_stats.bootstrap.registry import Registry
 from influencer_stats.bootstrap.wiring import Wiring
 
 if TYPE_CHECKING:
-    from influencer_stats.algebras.video_cache import StaleQueue, VideoEntries
     from influencer_stats.algebras.youtube import VideosListCall
-    from influencer_stats.interpreters.stats.cache import CachePolicy
-    from influencer_stats.interpreters.video_cache.miss_claims import SharedMisses
     from influencer_stats.interpreters.youtube.aiohttp_client import AiohttpVideosList
     from influencer_stats.interpreters.youtube.call_gate import CallGate
     from influencer_stats.interpreters.youtube.httpx_client import HttpxVideosList
-    from influencer_stats.interpreters.youtube.quota import QuotaBudget
     from influencer_stats.settings import Settings
 
 SourceBuilder = Callable[[Wiring], Awaitable[VideoStatsSource]]
 SourceWrapper = Callable[[Wiring, VideoStatsSource], Awaitable[VideoStatsSource]]
 VIDEO_CLIENTS: Registry[SourceBuilder] = Registry("video client")
 VIDEO_WRAPPERS: Registry[SourceWrapper] = Registry("video wrapper")
+#: Per-video caches (the ``video_cache`` slice registers its entries here; ``none`` without them).
 VIDEO_CACHES: Registry[SourceWrapper] = Registry("video cache")
-_SHARED_MISS_POLL_S = 0.005  # how often a worker reads the entries it waits for from another worker
-# Ids a process waits for at once (each poll reads them all); beyond, a miss calls for its own.
-_MAX_WAITED_IDS = 2_000
-_STALE_WAIT_S = 1.0  # how long stale videos wait in the queue for a call to ride before leaving together
 
 
 @VIDEO_CLIENTS.add("fake", "offline: stable stats derived from each id; ids starting with X are missing")
@@ -210,128 +202,8 @@ async def _batch(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
     )
 
 
-def _video_policy(settings: Settings) -> CachePolicy:
-    from influencer_stats.interpreters.stats.cache import CachePolicy
-
-    return CachePolicy(
-        ttl_s=settings.video_ttl_s,
-        stale_while_revalidate_s=settings.cache_stale_while_revalidate_s,
-        stale_if_error_s=settings.cache_stale_if_error_s,
-        max_entries=settings.video_cache_max_entries,
-    )
-
-
-@VIDEO_CACHES.add(
-    "memory",
-    "in process: per-video TTL, single-flight, stale-while-revalidate, stale-if-error, LRU",
-    scenario="repeated",
-)
-async def _memory_cache(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
-    from influencer_stats.interpreters.video_cache.stale_queue import MemoryStaleQueue
-    from influencer_stats.interpreters.video_cache.video_entries import MemoryVideoEntries
-
-    settings = wiring.settings
-    entries = MemoryVideoEntries(settings.video_cache_max_entries)
-    stale = MemoryStaleQueue(_ids_per_call(settings))
-    return _cached(wiring, inner, entries, stale, time.monotonic, wiring.quota, shared=False, misses=None)
-
-
-@VIDEO_CACHES.add(
-    "redis",
-    "shared by every worker and host through Redis: one MGET per fetch",
-    ready=("redis",),
-    needs=("redis",),
-    scenario="repeated",
-)
-async def _redis_cache(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
-    from influencer_stats.interpreters.video_cache.miss_claims import SharedMisses
-    from influencer_stats.interpreters.video_cache.video_cache_redis import (
-        RedisMissClaims,
-        RedisStaleQueue,
-        RedisVideoEntries,
-    )
-
-    settings = wiring.settings
-    policy = _video_policy(settings)
-    # Kept a quota day at least, so a spent budget still has every video seen today to serve.
-    longest = max(policy.stale_while_revalidate_s, policy.stale_if_error_s)
-    keep_s = max(policy.ttl_s + longest, settings.quota_day_s)
-    keys = wiring.redis_keys()
-    client = await wiring.redis()
-    entries = RedisVideoEntries(
-        client, keys.video, round(1000 * keep_s), wiring.log, decoded=settings.video_cache_max_entries
-    )
-    # One queue of stale videos for every worker: each is refreshed once, not once per worker.
-    stale = RedisStaleQueue(client, keys, max(1, _ids_per_call(settings)), round(1000 * keep_s), wiring.log)
-    # A video several workers miss at once is called for by the first to claim it (held a request's
-    # upstream deadline at most); the others wait for its entry, reading Redis every few ms, once
-    # per process, one call's timeout at most (by a timer: a stalled Redis holds nobody longer):
-    # then they call themselves (the claimer's process may have died, or its call be retrying).
-    claims = RedisMissClaims(
-        client, keys, secrets.token_hex(8), round(1000 * settings.upstream_deadline_s), wiring.log
-    )
-    misses = SharedMisses(
-        claims,
-        time.time,
-        poll_s=_SHARED_MISS_POLL_S,
-        wait_s=settings.upstream_call_timeout_s,
-        max_ids=_MAX_WAITED_IDS,
-    )
-    return _cached(  # wall time: shared by hosts
-        wiring, inner, entries, stale, time.time, wiring.quota, shared=True, misses=misses
-    )
-
-
-def _cached(
-    wiring: Wiring,
-    inner: VideoStatsSource,
-    entries: VideoEntries,
-    stale: StaleQueue,
-    clock: Callable[[], float],
-    budget: QuotaBudget | None,
-    *,
-    shared: bool,
-    misses: SharedMisses | None,
-) -> VideoStatsSource:
-    """The per-video cache over ``inner``, its parts built here: freshness stretched by ``budget``
-    (when there is one), the calls, and (with a batching client) refresh-ahead and the stale queue."""
-    from influencer_stats.interpreters.video_cache.asked_since import AskedSince
-    from influencer_stats.interpreters.video_cache.freshness import Freshness
-    from influencer_stats.interpreters.video_cache.refresh_ahead import RefreshAhead
-    from influencer_stats.interpreters.video_cache.stale_refresher import StaleRefresher
-    from influencer_stats.interpreters.video_cache.video_cache import CachedVideoSource
-    from influencer_stats.interpreters.video_cache.video_calls import VideoCalls
-
-    settings, metrics = wiring.settings, wiring.metrics
-    policy = _video_policy(settings)
-    freshness = Freshness(policy, budget.stretch if budget is not None else _unstretched)
-    fill_to = _ids_per_call(settings)
-    ahead = refresher = None
-    if fill_to:
-        since = AskedSince(policy.max_entries)
-        ahead = RefreshAhead(since, stale, entries, clock, freshness, metrics, fill_to=fill_to, shared=shared)
-    calls = VideoCalls(inner, entries, clock, freshness, metrics, ahead=ahead, misses=misses)
-    if ahead is not None:
-        refresher = StaleRefresher(stale, calls, ahead, clock, freshness, wait_s=_STALE_WAIT_S)
-    return CachedVideoSource(
-        entries,
-        calls,
-        freshness,
-        clock,
-        wiring.log,
-        metrics,
-        deadline_s=settings.upstream_deadline_s,
-        ahead=ahead,
-        refresher=refresher,
-    )
-
-
-def _unstretched() -> float:
-    return 1.0  # no quota budget: freshness is never stretched
-
-
-def _ids_per_call(settings: Settings) -> int:
-    """What one quota unit buys with the chosen client: 50 ids when it batches, else no refresh-ahead."""
+def ids_per_call(settings: Settings) -> int:
+    """What one quota unit buys with the chosen client: 50 ids when it batches, else 0 (it does not batch)."""
     from influencer_stats.interpreters.youtube.youtube_api import MAX_IDS_PER_CALL
 
     return MAX_IDS_PER_CALL if settings.choices.one("video_client") in _BATCHED else 0

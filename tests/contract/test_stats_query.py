@@ -92,19 +92,6 @@ async def test_concurrent_readers_and_writers_only_ever_see_written_values(wirin
     assert (await query.stats(ONE)).unwrap().stats.videos == 2
 
 
-async def test_an_answer_from_cached_videos_says_how_old_they_are(tmp_path: Path) -> None:
-    async with wired(tmp_path, {"cache": "none", "video_cache": "memory", "store": "dict"}) as root:
-        query, store = await build_stats(root, await build_store(root), await build_video_stats(root))
-        await store.save(ONE, (A, B))
-
-        fetched = (await query.stats(ONE)).unwrap()
-        cached = (await query.stats(ONE)).unwrap()
-
-    assert fetched.cache is None  # every video fetched now
-    assert cached.cache is not None and cached.cache.hit and cached.cache.age_s >= 0
-    assert cached.stats == fetched.stats
-
-
 Wrap = Callable[[CollectionStatsQuery], Awaitable[CollectionStatsQuery]]
 
 

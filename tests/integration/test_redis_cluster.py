@@ -4,10 +4,10 @@ On a Cluster a command or script naming keys of two slots fails (CROSSSLOT),
 so each interpreter's keys are laid out by slot (``RedisKeys``): the keys of
 one collection share one, the videos spread over ``CLUSTER_VIDEO_SHARDS``,
 each with its claims and stale queue. What runs here is what a deployment
-on a Cluster runs: the store with paging, the shared stats cache, the video
-cache's entries, queue and claims over every shard, the quota count, and the
-near-cache's tracking of every primary. (Failover under load:
-test_failover.py.)
+on a Cluster runs: the store with paging, the shared stats cache, the quota count, and the
+near-cache's tracking of every primary (the video cache's entries, queue and
+claims: test_redis_cluster_video_cache.py; failover under load:
+test_failover.py).
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ from influencer_stats.domain.models import (
     Replaced,
     RevisionChanged,
     StoreUnavailable,
-    VideoEntry,
     VideoId,
 )
 from influencer_stats.interpreters.collections.redis_store import RedisCollectionStore
@@ -41,12 +40,6 @@ from influencer_stats.interpreters.sources.redis import RedisCollectionSources
 from influencer_stats.interpreters.stats.cache import CachePolicy
 from influencer_stats.interpreters.stats.redis_cache import RedisCachedStats
 from influencer_stats.interpreters.stats.tracking import KeyTracking
-from influencer_stats.interpreters.video_cache.video_cache_redis import (
-    RedisMissClaims,
-    RedisStaleQueue,
-    RedisVideoEntries,
-)
-from influencer_stats.interpreters.videos.synthetic import synthetic_stats
 from influencer_stats.interpreters.youtube.quota_redis import RedisQuotaLedger
 from influencer_stats.testing.clock import ManualClock
 from influencer_stats.testing.event_log import CapturingEventLog
@@ -145,28 +138,6 @@ async def test_the_shared_stats_cache_serves_and_versions_entries_on_any_shard(
 
     assert inner.calls == len(ids)
     assert (await cache.stats(ids[0])).unwrap().stats == stats_of(2)
-
-
-async def test_the_video_cache_spreads_over_every_shard_and_its_scripts_run_on_each(
-    client: RedisCluster, keys: RedisKeys
-) -> None:
-    ids = [VideoId(f"{n:011d}") for n in range(200)]
-    entries = RedisVideoEntries(client, keys.video, 60_000, CapturingEventLog(), decoded=100)
-    await entries.put_many({i: VideoEntry(synthetic_stats(i), NOW - 15) for i in ids})  # stale
-    queue = RedisStaleQueue(client, keys, 50, 60_000, CapturingEventLog())
-    one = RedisMissClaims(client, keys, "one", 2_000, CapturingEventLog())
-    other = RedisMissClaims(client, keys, "other", 2_000, CapturingEventLog())
-
-    assert len({keys.video_shard(i) for i in ids}) == CLUSTER_VIDEO_SHARDS
-    assert await entries.get_many(ids) == {i: VideoEntry(synthetic_stats(i), NOW - 15) for i in ids}
-    assert await queue.push(ids, NOW, FRESH) == []  # no shard holds 50
-    taken = await queue.take(50, NOW, FRESH)
-    rest, left = await queue.take_due(NOW, NOW, FRESH)
-    assert len(taken) == 50 and not left and sorted([*taken, *rest]) == sorted(ids)
-    assert await one.claim(ids[:100], NOW, FRESH) == []
-    assert sorted(await other.claim(ids, NOW, FRESH)) == sorted(ids[:100])
-    await one.release(ids)
-    assert await other.settled(ids[:100]) == {i: VideoEntry(synthetic_stats(i), NOW - 15) for i in ids[:100]}
 
 
 async def test_the_quota_count_is_one_for_every_client(client: RedisCluster, keys: RedisKeys) -> None:

@@ -25,6 +25,7 @@ import pytest
 from returns.result import Success
 
 from influencer_stats.bootstrap.root import open_http_api
+from influencer_stats.bootstrap.videos import VIDEO_CACHES
 from influencer_stats.config.resolve import resolve
 from influencer_stats.domain.models import CollectionId
 from influencer_stats.http.api import HttpApi, Incoming
@@ -222,7 +223,10 @@ def test_cache_decisions_and_redis_commands_are_spans_of_the_request(
     receiver: Receiver, youtube: tuple[str, YouTubeDouble], tmp_path: Path
 ) -> None:
     args = ["--profile", "demo", "--server", "starlette", "--video-client", "aiohttp-batched"]
-    args += ["--cache", "redis", "--video-cache", "redis", "--tracing", "otel"]
+    args += ["--cache", "redis", "--tracing", "otel"]
+    # A video cache in Redis too, when one is installed (the video_cache slice): its commands are spans.
+    shared = [entry.name for entry in VIDEO_CACHES if "redis" in entry.needs]
+    args += ["--video-cache", shared[0]] if shared else []
     env = {
         "YOUTUBE_API_URL": youtube[0],
         "REDIS_URL": shared_redis_url(),
@@ -245,7 +249,8 @@ def test_cache_decisions_and_redis_commands_are_spans_of_the_request(
         cached = _wait_for_trace(receiver, second_trace, "stats.query")
 
     assert _one(computed, "stats.query").attributes["cache.result"] == "miss"
-    assert _one(computed, "videos.fetch").attributes["cache.result"] == "miss"
+    if shared:
+        assert _one(computed, "videos.fetch").attributes["cache.result"] == "miss"
     answered = _one(cached, "stats.query")
     assert answered.attributes["cache.result"] == "hit"
     assert answered.attributes["cache.age_s"] >= 0

@@ -12,6 +12,7 @@ from influencer_stats.config.cli import describe_profiles, describe_settings, li
 from influencer_stats.config.profiles import PROFILES, Profile
 from influencer_stats.config.resolve import ConfigError, not_installed, offered, resolve, resolve_sources
 from influencer_stats.settings import declared, default_of
+from tests.support import instead_of_slices
 
 DOUBLE = {"YOUTUBE_API_URL": "http://127.0.0.1:9/youtube/v3/videos"}
 #: Tests of stores, caches and wrappers run the core server: the profile's own may be a removed slice's.
@@ -276,7 +277,10 @@ def test_every_declared_default_is_a_valid_value_of_its_own_setting() -> None:
             {"cache": "stats"},
             "cache 'stats' keeps cached stats in each process: with --workers 2 use --cache redis, or none",
         ),
-        ({"profile": "youtube"}, "cache 'stats' keeps cached stats in each process"),
+        (
+            {"profile": "youtube", **instead_of_slices("youtube")},
+            "cache 'stats' keeps cached stats in each process",
+        ),
         ({"store": "redis", "cache": "redis,stats"}, "cache 'stats' keeps cached stats in each process"),
     ],
 )
@@ -294,7 +298,7 @@ def test_several_workers_are_refused_where_state_is_kept_per_process(
     "flags",
     [
         {"profile": "demo"},
-        {"profile": "distributed", **CORE_SERVER},
+        {"profile": "distributed", **CORE_SERVER, **instead_of_slices("distributed")},
         {"store": "sqlite", "cache": "none"},
         {"store": "sqlite", "cache": "redis"},
         {"profile": "fast", **CORE_SERVER, "video_client": "fake", "store": "redis", "cache": "redis"},
@@ -309,7 +313,15 @@ def test_settings_exported_for_worker_processes_resolve_to_the_same_settings() -
 
     environ = {**DOUBLE, "INFLUENCER_STATS_CACHE_TTL": "3", "YOUTUBE_API_KEY": "k"}
     settings = resolve(
-        environ, {"profile": "distributed", **CORE_SERVER, "port": "9001", "workers": "3", "logger": "all"}
+        environ,
+        {
+            "profile": "distributed",
+            **CORE_SERVER,
+            **instead_of_slices("distributed"),
+            "port": "9001",
+            "workers": "3",
+            "logger": "all",
+        },
     )
 
     export(settings, environ)

@@ -14,7 +14,8 @@ from returns.result import Failure, Success
 
 from influencer_stats.algebras import VideoStatsSource
 from influencer_stats.bootstrap.root import build_video_stats
-from influencer_stats.config.resolve import offered, resolve_choices
+from influencer_stats.config.profiles import PROFILES
+from influencer_stats.config.resolve import resolve_choices
 from influencer_stats.domain.models import UpstreamTimeout, UpstreamUnavailable, VideoBatch, VideoId
 from influencer_stats.interpreters.metrics.noop import NoMetrics
 from influencer_stats.interpreters.videos.batching import BatchingSource
@@ -26,6 +27,7 @@ from influencer_stats.interpreters.youtube.call_gate import CallGate
 from influencer_stats.interpreters.youtube.youtube_source import UpstreamPolicy, YouTubeVideoStatsSource
 from influencer_stats.testing.event_log import CapturingEventLog
 from tests.contract.wired import wired
+from tests.support import instead_of_slices
 from tests.unit.test_youtube_source import CallResult, FakeTime, ScriptedCall
 
 A = synthetic_video_id(1)
@@ -196,13 +198,13 @@ def _layers(source: object) -> list[type]:
     raise AssertionError(f"a stack deeper than 20 layers: {found}")
 
 
-@pytest.mark.parametrize("profile", list(offered()))
+@pytest.mark.parametrize("profile", list(PROFILES))
 async def test_each_profiles_uncached_video_stack_is_the_one_list_profiles_describes(
     tmp_path: Path, profile: str
 ) -> None:
     # --list-profiles prints each profile's video-client and video-wrappers; without a per-video
     # cache the root puts the request's deadline outermost. Each layer is built as declared.
-    choices, _ = resolve_choices(offered()[profile], {}, {})
+    choices, _ = resolve_choices(PROFILES[profile], instead_of_slices(profile), {})
     wrappers = choices["video_wrappers"]
     flags = {
         "video_client": choices.one("video_client"),

@@ -33,9 +33,13 @@ ROOMS = tuple(entry.build.replace(".", "/") for entry in SLOTS["server"].registr
 
 
 def removed(name: str) -> bool:
+    """Whether ``name`` is a removed slice's: a server room not installed, or a file of a package
+    gone whole (an interpreter package of a slice removed)."""
     room = name.removesuffix(".py").removesuffix("/__init__")
     installed = any(room == r or room.startswith(f"{r}/") for r in ROOMS)
-    return (
+    parts = Path(name).parts
+    package_gone = len(parts) > 3 and not (ROOT / Path(*parts[:3])).is_dir()
+    return package_gone or (
         name.startswith("influencer_stats/servers/") and room != "influencer_stats/servers" and not installed
     )
 
