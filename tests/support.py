@@ -43,15 +43,24 @@ SERVERS = list(SLOTS["server"].names())
 
 
 def profile_args(name: str) -> list[str]:
-    """``--profile NAME``, and for each choice of it not installed (a removed slice's server) the
-    slot's first choice instead: the profile's stores, caches and loggers, on what is here."""
+    """``--profile NAME``, and for each choice of it not installed (a removed slice's server or
+    stats cache) the slot's first choice instead: the profile's stores, caches and loggers, on what is here."""
     given = ["--profile", name]
+    for slot, choice in stand_ins(name).items():
+        given += [SLOTS[slot].flag, choice]
+    return given
+
+
+def stand_ins(name: str) -> dict[str, str]:
+    """Slot -> choice, as flags, for each choice of profile ``name`` not installed (a removed
+    slice's): the slot's first choice (``none`` for a wrapper slot) instead."""
+    missing: dict[str, str] = {}
     for slot, choice in PROFILES[name].choices.items():
         try:
             SLOTS[slot].parse(choice)
         except ValueError:
-            given += [SLOTS[slot].flag, SLOTS[slot].names()[0]]
-    return given
+            missing[slot] = SLOTS[slot].names()[0]
+    return missing
 
 
 #: The video clients that call videos.list over HTTP (not the offline fake): each asks for a key.

@@ -15,6 +15,7 @@ import pytest
 from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.config.resolve import ConfigError, offered, resolve
 from influencer_stats.settings import declared
+from tests.support import stand_ins
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE: dict[str, Any] = importlib.import_module("yaml").safe_load((ROOT / "compose.yaml").read_text())
@@ -258,7 +259,7 @@ def test_host_each_service_listens_on_loopback_on_its_own_port_and_is_found_ther
     assert option(redis, "--bind") == option(double, "--host") == "127.0.0.1"
     for name in replicas():
         # Its addresses, on the core server: what it runs on is the test above's (a slice's, maybe removed).
-        settings = resolve(services[name]["environment"], {"server": "starlette"})
+        settings = resolve(services[name]["environment"], {**stand_ins("distributed"), "server": "starlette"})
         assert (settings.host, settings.profile) == ("127.0.0.1", "distributed"), name
         ports[name] = str(settings.port)
         redis_url = urlsplit(settings.redis_url.value)

@@ -27,6 +27,7 @@ from influencer_stats.interpreters.youtube.call_gate import CallGate
 from influencer_stats.interpreters.youtube.youtube_source import UpstreamPolicy, YouTubeVideoStatsSource
 from influencer_stats.testing.event_log import CapturingEventLog
 from tests.contract.wired import wired
+from tests.support import stand_ins
 from tests.unit.test_youtube_source import CallResult, FakeTime, ScriptedCall
 
 A = synthetic_video_id(1)
@@ -203,7 +204,7 @@ async def test_each_profiles_uncached_video_stack_is_the_one_list_profiles_descr
 ) -> None:
     # --list-profiles prints each profile's video-client and video-wrappers; without a per-video
     # cache the root puts the request's deadline outermost. Each layer is built as declared.
-    choices, _ = resolve_choices(PROFILES[profile], {}, {})
+    choices, _ = resolve_choices(PROFILES[profile], stand_ins(profile), {})  # on what is installed
     wrappers = choices["video_wrappers"]
     flags = {
         "video_client": choices.one("video_client"),

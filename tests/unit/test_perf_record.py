@@ -35,6 +35,8 @@ ROOMS = tuple(entry.build.replace(".", "/") for entry in SLOTS["server"].registr
 def removed(name: str) -> bool:
     room = name.removesuffix(".py").removesuffix("/__init__")
     installed = any(room == r or room.startswith(f"{r}/") for r in ROOMS)
+    if name.startswith("influencer_stats/interpreters/") and not (ROOT / name).parent.is_dir():
+        return True  # a folder gone whole: a removed slice's interpreters
     return (
         name.startswith("influencer_stats/servers/") and room != "influencer_stats/servers" and not installed
     )
