@@ -40,6 +40,7 @@ from tests.support import (
     every_worker_started,
     expected_stats,
     free_port,
+    profile_args,
     running_service,
     wait_for,
 )
@@ -66,7 +67,7 @@ def test_two_workers_on_one_redis_agree_after_every_write_through_either(
 ) -> None:
     database = 1 if cache == "redis" else 3
     env = {**FAKE_VIDEOS, "REDIS_URL": f"{redis_url}/{database}"}
-    distributed = ["--profile", "distributed", "--cache", cache]
+    distributed = [*profile_args("distributed"), "--cache", cache]
     with (
         running_service(distributed, tmp_path / "a.log", env=env) as a,
         running_service(distributed, tmp_path / "b.log", env=env) as b,
@@ -99,7 +100,7 @@ def test_with_the_near_cache_a_lost_tracking_connection_never_serves_an_answer_f
     redis_url: str, tmp_path: Path
 ) -> None:
     env = {**FAKE_VIDEOS, "REDIS_URL": f"{redis_url}/4"}
-    near = ["--profile", "distributed", "--cache", "near,redis"]
+    near = [*profile_args("distributed"), "--cache", "near,redis"]
     with (
         running_service(near, tmp_path / "a.log", env=env) as a,
         running_service(near, tmp_path / "b.log", env=env) as b,
@@ -216,7 +217,7 @@ def test_while_redis_is_down_requests_fail_fast_and_afterwards_the_service_recov
     with persistent_redis() as (container, url):
         env = {**FAKE_VIDEOS, "REDIS_URL": url}
         with (
-            running_service(["--profile", "distributed"], tmp_path / "svc.log", env=env) as service,
+            running_service(profile_args("distributed"), tmp_path / "svc.log", env=env) as service,
             httpx.Client(timeout=10) as http,
         ):
             for cid, videos in written.items():

@@ -37,10 +37,10 @@ from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from tests.containers import Endpoint, redis_command
 from tests.redis_cluster_nodes import ClusterTopology, redis_cluster
 from tests.redis_sentinel_set import SentinelTopology, sentinel_set
-from tests.support import RunningService, expected_stats, running_service
+from tests.support import RunningService, expected_stats, profile_args, running_service
 
 #: The profile, with fake videos and durable writes (a replica must have each write).
-PROFILE = ["--profile", "distributed"]
+PROFILE = profile_args("distributed")
 DURABLE = {"INFLUENCER_STATS_VIDEO_CLIENT": "fake", "INFLUENCER_STATS_REDIS_WAIT_REPLICAS": "1"}
 #: How long after the topology is whole again a 503 may still come: a call in flight when it
 #: became whole times out (0.5 s), the pool or the slot map is asked again, the near-cache reconnects.

@@ -35,6 +35,7 @@ from tests.support import (
     SERVERS,
     RunningService,
     expected_stats,
+    profile_args,
     running_double_process,
     running_service,
     wait_for,
@@ -69,7 +70,7 @@ def test_new_videos_asked_for_while_every_call_fails_leave_memory_flat(
     server: str, double: str, tmp_path: Path
 ) -> None:
     env = youtube_env(double, INFLUENCER_STATS_QUOTA_PER_DAY="1")
-    argv = ["--profile", "youtube", "--server", server]
+    argv = [*profile_args("youtube"), "--server", server]
     with (
         running_service(argv, tmp_path / "service.log", env=env) as service,
         httpx.Client(base_url=service.url, timeout=30) as client,
@@ -103,7 +104,7 @@ def test_a_request_that_times_out_pays_each_call_once_and_its_calls_fill_the_cac
     with (
         running_double_process(tmp_path / "double.log", latency_ms=500) as double,
         running_service(
-            ["--profile", "youtube", "--server", server],
+            [*profile_args("youtube"), "--server", server],
             tmp_path / "service.log",
             env=youtube_env(double, INFLUENCER_STATS_UPSTREAM_CONNECTIONS="16"),
         ) as service,
@@ -130,7 +131,7 @@ def test_one_video_requests_beside_twenty_big_ones_are_answered_not_starved(
     with (
         running_double_process(tmp_path / "double.log", latency_ms=100) as double,
         running_service(
-            ["--profile", "youtube", "--server", server], tmp_path / "service.log", env=youtube_env(double)
+            [*profile_args("youtube"), "--server", server], tmp_path / "service.log", env=youtube_env(double)
         ) as service,
         httpx.Client(base_url=service.url, timeout=30) as client,
     ):
@@ -161,7 +162,7 @@ def test_the_redis_quota_count_down_is_a_503_of_its_own_and_leaves_youtube_trust
         env = youtube_env(double, REDIS_URL=redis.url, INFLUENCER_STATS_QUOTA="redis")
         with (
             running_service(
-                ["--profile", "youtube", "--server", server], tmp_path / "svc.log", env=env
+                [*profile_args("youtube"), "--server", server], tmp_path / "svc.log", env=env
             ) as service,
             httpx.Client(base_url=service.url, timeout=30) as client,
         ):
@@ -193,7 +194,7 @@ def test_a_worker_waiting_for_anothers_call_answers_by_its_deadline_while_redis_
         running_double_process(tmp_path / "double.log", latency_ms=1_000) as double,
     ):
         env = youtube_env(double, REDIS_URL=redis.url, **timeouts)
-        argv = ["--profile", "distributed", "--server", server]
+        argv = [*profile_args("distributed"), "--server", server]
         with (
             running_service(argv, tmp_path / "a.log", env=env) as a,
             running_service(argv, tmp_path / "b.log", env=env) as b,

@@ -21,7 +21,7 @@ import pytest
 
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from tests.containers import redis_server
-from tests.support import SERVERS, expected_stats, running_service, wait_for
+from tests.support import SERVERS, expected_stats, profile_args, running_service, wait_for
 
 EVERY_SECOND = {"INFLUENCER_STATS_SNAPSHOT_INTERVAL": "1"}
 VIDEOS = [synthetic_video_id(n) for n in range(3)]
@@ -81,7 +81,7 @@ def test_the_sqlite_history_survives_a_restart(tmp_path: Path) -> None:
 
 def test_two_processes_on_one_redis_take_one_snapshot_per_interval(redis_url: str, tmp_path: Path) -> None:
     env = {**EVERY_SECOND, "INFLUENCER_STATS_VIDEO_CLIENT": "fake", "REDIS_URL": f"{redis_url}/5"}
-    distributed = ["--profile", "distributed"]
+    distributed = profile_args("distributed")
     with (
         running_service(distributed, tmp_path / "a.log", env=env) as a,
         running_service(distributed, tmp_path / "b.log", env=env) as b,

@@ -29,7 +29,7 @@ from influencer_stats.interpreters.collections.redis_store import RedisCollectio
 from influencer_stats.interpreters.redis_keys import RedisKeys
 from tests.containers import redis_server
 from tests.shared_redis import unique_prefix
-from tests.support import RunningService, running_service
+from tests.support import RunningService, profile_args, running_service
 
 PROBLEM = "application/problem+json"
 STORED = [f"p{n:03d}" for n in range(150)]  # sorted as written
@@ -236,7 +236,7 @@ def test_with_100_000_ids_in_redis_every_page_of_1_000_answers_fast_and_all_are_
         "INFLUENCER_STATS_REDIS_PREFIX": prefix,
     }
     with (
-        running_service(["--profile", "distributed"], tmp_path / "service.log", env=env) as service,
+        running_service(profile_args("distributed"), tmp_path / "service.log", env=env) as service,
         httpx.Client(base_url=service.url, timeout=30) as http,
     ):
         first = http.get("/collections")  # copies the 100,000 ids into the sorted set first

@@ -30,7 +30,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from influencer_stats.version import version
 from perf.procs import running, stop
 from perf.redis_server import answers
-from tests.support import ROOT, children_of, free_port, running_double_process, running_service
+from tests.support import ROOT, children_of, free_port, profile_args, running_double_process, running_service
 
 PROMETHEUS_DIR = ROOT / "deploy" / "prometheus"
 CONFIG = PROMETHEUS_DIR / "prometheus.yml"
@@ -209,7 +209,7 @@ def test_prometheus_scrapes_two_workers_loads_and_evaluates_the_rules_and_every_
         running_redis(tmp_path) as (redis, redis_url),
         running_double_process(tmp_path / "double.log") as youtube,
         running_service(
-            ["--profile", "distributed", "--workers", "2"],
+            [*profile_args("distributed"), "--workers", "2"],
             tmp_path / "service.log",
             env={"REDIS_URL": redis_url, "YOUTUBE_API_URL": youtube, "YOUTUBE_API_KEY": "any"},
         ) as service,

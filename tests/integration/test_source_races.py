@@ -24,7 +24,7 @@ from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from influencer_stats.testing.youtube_double import VIDEOS_PATH
 from tests.containers import redis_server
 from tests.integration.youtube_clients_support import YouTubeDouble
-from tests.support import running_double_process, running_service
+from tests.support import profile_args, running_double_process, running_service
 
 COLLECTIONS, ROUNDS = 50, 6  # 300 races, half of them PUTs of ids and half DELETEs
 PLAYLIST = "PLraces"
@@ -112,7 +112,7 @@ def test_on_sqlite_no_refresh_overwrites_ids_or_outlives_a_delete(youtube: str, 
         "INFLUENCER_STATS_DB": str(db),
         **EVERY_REFRESH_READS,
     }
-    with running_service(["--profile", "youtube"], tmp_path / "s.log", env=env) as service:
+    with running_service(profile_args("youtube"), tmp_path / "s.log", env=env) as service:
         counts = run_races(service.url)
 
     def orphans() -> int:
@@ -136,7 +136,7 @@ def test_on_redis_no_refresh_overwrites_ids_or_outlives_a_delete(youtube: str, t
             "INFLUENCER_STATS_REDIS_PREFIX": PREFIX,
             **EVERY_REFRESH_READS,
         }
-        with running_service(["--profile", "distributed"], tmp_path / "s.log", env=env) as service:
+        with running_service(profile_args("distributed"), tmp_path / "s.log", env=env) as service:
             counts = run_races(service.url)
 
         def orphans() -> int:

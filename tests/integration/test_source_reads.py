@@ -24,7 +24,7 @@ import pytest
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from influencer_stats.testing.youtube_double import VIDEOS_PATH
 from tests.integration.youtube_clients_support import YouTubeDouble
-from tests.support import running_double_process, running_service
+from tests.support import profile_args, running_double_process, running_service
 
 VIDEOS = [str(synthetic_video_id(n)) for n in range(600)]
 IMPORTS = 20
@@ -61,7 +61,7 @@ def test_imports_at_once_wait_for_connections_untimed_and_spend_a_unit_per_call_
     youtube.playlist("PLbig", VIDEOS[:500])  # 10 pages: 200 calls at 4 at a time, 7.5 s
     env = _env(url, INFLUENCER_STATS_UPSTREAM_CONNECTIONS="4")
     with (
-        running_service(["--profile", "youtube"], tmp_path / "s.log", env=env) as service,
+        running_service(profile_args("youtube"), tmp_path / "s.log", env=env) as service,
         httpx.Client(base_url=service.url, timeout=30) as http,
     ):
         assert http.put("/collections/ids", json={"videos": VIDEOS[:3]}).status_code == 201
@@ -86,7 +86,7 @@ def test_a_read_the_budget_left_cannot_finish_stops_after_its_first_page(
     youtube.playlist("PLsmall", VIDEOS[:120])  # 3 pages
     env = _env(url, INFLUENCER_STATS_QUOTA_PER_DAY="10")
     with (
-        running_service(["--profile", "youtube"], tmp_path / "s.log", env=env) as service,
+        running_service(profile_args("youtube"), tmp_path / "s.log", env=env) as service,
         httpx.Client(base_url=service.url, timeout=30) as http,
     ):
         refused = http.put("/collections/big", json={"playlist": "PLbig"})
@@ -114,14 +114,14 @@ def test_refreshes_share_a_read_a_soon_one_is_429_and_a_looping_token_is_502_at_
     url, youtube = slow_double
     youtube.playlist("PLc", VIDEOS[:150])  # 3 pages
     with (
-        running_service(["--profile", "youtube"], tmp_path / "s.log", env=_env(url)) as service,
+        running_service(profile_args("youtube"), tmp_path / "s.log", env=_env(url)) as service,
         httpx.Client(base_url=service.url, timeout=30) as http,
     ):
         assert http.put("/collections/c", json={"playlist": "PLc"}).status_code == 201
         soon = http.post("/collections/c/refresh", json={})
         calls_after_soon = youtube.counters()["playlist_items_calls"]
     with running_service(
-        ["--profile", "youtube"], tmp_path / "t.log", env=_env(url, INFLUENCER_STATS_REFRESH_MIN_INTERVAL="0")
+        profile_args("youtube"), tmp_path / "t.log", env=_env(url, INFLUENCER_STATS_REFRESH_MIN_INTERVAL="0")
     ) as service:
         assert httpx.put(f"{service.url}/collections/c", json={"playlist": "PLc"}).status_code == 201
         before = youtube.counters()["playlist_items_calls"]

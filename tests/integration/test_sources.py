@@ -25,7 +25,14 @@ from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from influencer_stats.testing.youtube_double import VIDEOS_PATH
 from tests.containers import redis_server
 from tests.integration.youtube_clients_support import YouTubeDouble
-from tests.support import SERVERS, expected_stats, running_double_process, running_service, wait_for
+from tests.support import (
+    SERVERS,
+    expected_stats,
+    profile_args,
+    running_double_process,
+    running_service,
+    wait_for,
+)
 
 VIDEOS = [str(synthetic_video_id(n)) for n in range(130)]
 CHANNEL = "UC" + "s" * 22
@@ -56,7 +63,9 @@ def test_every_server_reads_playlists_and_channels_from_youtube_a_unit_a_call(
     youtube.playlist("PLhuge", VIDEOS[:101])
     env = _env(url, INFLUENCER_STATS_MAX_VIDEOS="100", INFLUENCER_STATS_REFRESH_MIN_INTERVAL="0")
     with (
-        running_service(["--profile", "youtube", "--server", server], tmp_path / "s.log", env=env) as service,
+        running_service(
+            [*profile_args("youtube"), "--server", server], tmp_path / "s.log", env=env
+        ) as service,
         httpx.Client(base_url=service.url, timeout=30) as http,
     ):
         launch = http.put("/collections/launch", json={"playlist": "PLlaunch"})
@@ -95,7 +104,7 @@ def test_the_days_budget_counts_these_calls_and_none_is_made_past_it(
     youtube.playlist("PLlong", VIDEOS[:120])  # 3 pages
     env = _env(url, INFLUENCER_STATS_QUOTA_PER_DAY="4")
     with (
-        running_service(["--profile", "youtube"], tmp_path / "s.log", env=env) as service,
+        running_service(profile_args("youtube"), tmp_path / "s.log", env=env) as service,
         httpx.Client(base_url=service.url, timeout=30) as http,
     ):
         first = http.put("/collections/a", json={"playlist": "PLlong"})
@@ -113,7 +122,7 @@ def test_a_playlist_over_the_default_limit_of_5000_is_refused_after_one_call(
 ) -> None:
     url, youtube = double
     youtube.playlist("PLtoolong", [str(synthetic_video_id(n)) for n in range(5_001)])
-    with running_service(["--profile", "youtube"], tmp_path / "s.log", env=_env(url)) as service:
+    with running_service(profile_args("youtube"), tmp_path / "s.log", env=_env(url)) as service:
         refused = httpx.put(f"{service.url}/collections/long", json={"playlist": "PLtoolong"}, timeout=30)
 
     assert refused.status_code == 422 and refused.headers["content-type"] == "application/problem+json"
@@ -126,10 +135,10 @@ def test_the_sqlite_sources_survive_a_restart(double: tuple[str, YouTubeDouble],
     url, youtube = double
     youtube.playlist("PLkept", VIDEOS[:3])
     log = tmp_path / "s.log"  # the same log name: the same database file
-    with running_service(["--profile", "youtube"], log, env=_env(url)) as service:
+    with running_service(profile_args("youtube"), log, env=_env(url)) as service:
         assert httpx.put(f"{service.url}/collections/kept", json={"playlist": "PLkept"}).status_code == 201
     youtube.playlist("PLkept", VIDEOS[:4])
-    with running_service(["--profile", "youtube"], log, env=_env(url)) as again:
+    with running_service(profile_args("youtube"), log, env=_env(url)) as again:
         refreshed = httpx.post(f"{again.url}/collections/kept/refresh", json={}, timeout=30)
 
     assert refreshed.status_code == 200
@@ -149,7 +158,7 @@ def test_two_processes_on_one_redis_refresh_each_collection_once_per_interval(
     every_second = _env(url, INFLUENCER_STATS_SOURCE_REFRESH_INTERVAL="1")
     with redis_server() as redis:
         env = {**every_second, "REDIS_URL": f"{redis.url}/6"}
-        distributed = ["--profile", "distributed"]
+        distributed = profile_args("distributed")
         with (
             running_service(distributed, tmp_path / "a.log", env=env) as a,
             running_service(distributed, tmp_path / "b.log", env=env) as b,

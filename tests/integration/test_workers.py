@@ -41,6 +41,7 @@ from tests.support import (
     children_of,
     expected_stats,
     free_port,
+    profile_args,
     running_pids,
     running_service,
     stop,
@@ -221,7 +222,7 @@ def test_distributed_with_two_workers_reads_its_writes_stats_included(tmp_path: 
         "INFLUENCER_STATS_REDIS_PREFIX": unique_prefix(),
         "INFLUENCER_STATS_VIDEO_CLIENT": "fake",
     }
-    argv = ["--profile", "distributed", "--workers", "2"]
+    argv = [*profile_args("distributed"), "--workers", "2"]
     with (
         running_service(argv, tmp_path / "service.log", env=env) as service,
         httpx.Client(base_url=service.url, timeout=10, limits=ONE_SHOT) as http,
@@ -264,7 +265,7 @@ def _main(*args: str, env: Mapping[str, str] | None = None) -> subprocess.Comple
     ("args", "reason"),
     [
         (
-            ["--profile", "fast"],
+            profile_args("fast"),
             "store 'dict' keeps collections in each process: with --workers 2 use --store sqlite or redis",
         ),
         (
@@ -279,7 +280,7 @@ def _main(*args: str, env: Mapping[str, str] | None = None) -> subprocess.Comple
             ["--cache", "stats"],
             "cache 'stats' keeps cached stats in each process: with --workers 2 use --cache redis, or none",
         ),
-        (["--profile", "youtube"], "cache 'stats' keeps cached stats in each process"),
+        (profile_args("youtube"), "cache 'stats' keeps cached stats in each process"),
     ],
     ids=["fast", "dict", "list", "stats cache", "youtube"],
 )

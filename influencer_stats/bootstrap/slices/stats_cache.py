@@ -38,6 +38,7 @@ SLICE = Slice(
         "tests/integration/redis_cache_support.py",
         "tests/integration/test_near_cache.py",
         "tests/integration/test_stats_cache_cluster.py",
+        "tests/integration/test_declared_effects.py",
     ),
     modules=("influencer_stats.interpreters.stats_cache", "influencer_stats.bootstrap.slices.stats_cache"),
 )
