@@ -22,6 +22,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from perf.flame_shares import shares
 from perf.workload import ORIGINAL_COLLECTION, ORIGINAL_VIDEOS
@@ -82,7 +83,11 @@ def _env(double_url: str) -> dict[str, str]:
     }
 
 
-@pytest.fixture(scope="module", params=["stats", "none"], ids=["cache=stats", "cache=none"])
+#: The in-process stats cache when installed (the ``stats_cache`` slice), and none.
+CACHES = [name for name in ("stats", "none") if name in SLOTS["cache"].names()]
+
+
+@pytest.fixture(scope="module", params=CACHES, ids=[f"cache={name}" for name in CACHES])
 def cache(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 

@@ -39,6 +39,9 @@ SLICE = Slice(
         "tests/integration/test_near_cache.py",
         "tests/integration/test_stats_cache_cluster.py",
         "tests/integration/test_declared_effects.py",
+        "tests/integration/test_stats_cache_metrics.py",
+        "tests/integration/test_upstream_counts.py",
+        "tests/integration/test_distributed_caches.py",
     ),
     modules=("influencer_stats.interpreters.stats_cache", "influencer_stats.bootstrap.slices.stats_cache"),
 )
