@@ -43,8 +43,8 @@ SERVERS = list(SLOTS["server"].names())
 
 
 def profile_args(name: str) -> list[str]:
-    """``--profile NAME``, and for each choice of it not installed (a removed slice's server) the
-    slot's first choice instead: the profile's stores, caches and loggers, on what is here."""
+    """``--profile NAME``, and for each choice of it not installed (a removed slice's server or
+    stats cache) the slot's first choice instead: the profile's stores, caches and loggers, on what is here."""
     given = ["--profile", name]
     for slot, choice in instead_of_slices(name).items():
         given += [SLOTS[slot].flag, choice]

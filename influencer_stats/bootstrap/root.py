@@ -180,15 +180,14 @@ async def open_http_api(settings: Settings, stdout: BinaryIO | None = None) -> A
             profile=settings.profile,
             **{name: settings.choices.text(name) for name in SLOTS},
         )
-        per_process_cache = any(
-            STATS_WRAPPERS[name].per_process is not None for name in settings.choices["cache"]
-        )
-        if STORES[settings.choices.one("store")].shared and per_process_cache:
+        per_process = [STATS_WRAPPERS[name].per_process for name in settings.choices["cache"]]
+        per_process_cache = next((declared for declared in per_process if declared is not None), None)
+        if STORES[settings.choices.one("store")].shared and per_process_cache is not None:
             log.warning(
                 "config.single_process_cache",
                 detail="the stats cache is per process but the store is shared: with several workers "
                 "a write through one leaves the others' cached stats stale for up to the TTL; "
-                "use --cache redis",
+                f"use {per_process_cache[1]}",
             )
         yield HttpApi(
             store,

@@ -21,8 +21,8 @@ from influencer_stats.interpreters.metrics.noop import NoMetrics
 from influencer_stats.interpreters.redis_keys import RedisKeys
 from influencer_stats.interpreters.redis_topology import primaries
 from influencer_stats.interpreters.stats.cache import CachePolicy
-from influencer_stats.interpreters.stats.near_cache import NearCachedStats
-from influencer_stats.interpreters.stats.tracking import KeyTracking
+from influencer_stats.interpreters.stats_cache.near_cache import NearCachedStats
+from influencer_stats.interpreters.stats_cache.tracking import KeyTracking
 from influencer_stats.testing.clock import ManualClock
 from influencer_stats.testing.event_log import CapturingEventLog
 from influencer_stats.testing.stats_query import ScriptedStatsQuery, stats_of

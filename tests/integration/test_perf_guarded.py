@@ -22,11 +22,19 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from perf.flame_shares import shares
 from perf.workload import ORIGINAL_COLLECTION, ORIGINAL_VIDEOS
 from tests.integration.test_perf_lab import number, run_lab, table_row
-from tests.support import ROOT, RunningService, running_double_process, running_service, wait_for
+from tests.support import (
+    ROOT,
+    RunningService,
+    profile_args,
+    running_double_process,
+    running_service,
+    wait_for,
+)
 
 STATS_ROUTE = "/collections/{id}/stats"
 EMPTY = "6f1c1f8e-5b0a-4b53-9d0c-6b7f2c1a9e01"
@@ -75,7 +83,11 @@ def _env(double_url: str) -> dict[str, str]:
     }
 
 
-@pytest.fixture(scope="module", params=["stats", "none"], ids=["cache=stats", "cache=none"])
+#: The in-process stats cache when installed (the ``stats_cache`` slice), and none.
+CACHES = [name for name in ("stats", "none") if name in SLOTS["cache"].names()]
+
+
+@pytest.fixture(scope="module", params=CACHES, ids=[f"cache={name}" for name in CACHES])
 def cache(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
@@ -88,7 +100,7 @@ def pair(
     folder = tmp_path_factory.mktemp(f"cache-{cache}")
     env = _env(double_url)
     with (
-        running_service(["--profile", "fast", "--cache", cache], folder / "fast.log", env=env) as fast,
+        running_service([*profile_args("fast"), "--cache", cache], folder / "fast.log", env=env) as fast,
         running_service(
             ["--cache", cache],
             folder / "guarded.log",

@@ -15,7 +15,7 @@ import pytest
 
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from perf.workload import ORIGINAL_COLLECTION, ORIGINAL_VIDEOS
-from tests.support import RunningService, running_double_process, running_service
+from tests.support import RunningService, profile_args, running_double_process, running_service
 
 COLLECTIONS = {
     ORIGINAL_COLLECTION: [*ORIGINAL_VIDEOS, ORIGINAL_VIDEOS[0]],  # the lab's 3 videos, one listed twice
@@ -51,7 +51,7 @@ def minimal(double_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterat
 @pytest.fixture(scope="module")
 def service(double_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningService]:
     log = tmp_path_factory.mktemp("service") / "service.log"
-    args = ["--profile", "fast", "--cache", "none"]
+    args = [*profile_args("fast"), "--cache", "none"]
     env = {**_env(double_url), "INFLUENCER_STATS_QUOTA_PER_DAY": "0"}
     with running_service(args, log, env=env) as running:
         yield running

@@ -17,7 +17,7 @@ from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from influencer_stats.testing.youtube_double import VIDEOS_PATH
 from tests.integration.youtube_clients_support import YouTubeDouble
 from tests.shared_redis import shared_redis_url, unique_prefix
-from tests.support import expected_stats, running_double_process, running_service
+from tests.support import expected_stats, profile_args, running_double_process, running_service
 
 #: Every stats answer under a budget is one of these.
 ALLOWED = {200, 503}
@@ -51,7 +51,7 @@ def test_a_spent_budget_serves_what_was_fetched_and_refuses_only_the_never_fetch
 ) -> None:
     with (
         running_service(
-            ["--profile", "youtube", "--cache", "none"],
+            [*profile_args("youtube"), "--cache", "none"],
             tmp_path / "service.log",
             env={
                 "YOUTUBE_API_URL": double,
@@ -102,8 +102,8 @@ def test_two_processes_on_one_redis_spend_one_budget_between_them(double: str, t
         "INFLUENCER_STATS_QUOTA_PER_DAY": str(BUDGET),
     }
     with (
-        running_service(["--profile", "distributed"], tmp_path / "one.log", env=env) as one,
-        running_service(["--profile", "distributed"], tmp_path / "two.log", env=env) as two,
+        running_service(profile_args("distributed"), tmp_path / "one.log", env=env) as one,
+        running_service(profile_args("distributed"), tmp_path / "two.log", env=env) as two,
         httpx.Client(base_url=one.url, timeout=10) as client,
     ):
         for n in range(12):
@@ -134,8 +134,8 @@ def test_two_processes_missing_the_same_videos_at_once_make_one_call_between_the
             "INFLUENCER_STATS_REDIS_PREFIX": unique_prefix(),
         }
         with (
-            running_service(["--profile", "distributed"], tmp_path / "one.log", env=env) as one,
-            running_service(["--profile", "distributed"], tmp_path / "two.log", env=env) as two,
+            running_service(profile_args("distributed"), tmp_path / "one.log", env=env) as one,
+            running_service(profile_args("distributed"), tmp_path / "two.log", env=env) as two,
             httpx.Client(base_url=one.url, timeout=10) as client,
         ):
             assert client.put("/collections/cold", json={"videos": videos}).status_code == 201

@@ -20,7 +20,7 @@ from influencer_stats.interpreters.collections.redis_store import RedisCollectio
 from influencer_stats.interpreters.metrics.noop import NoMetrics
 from influencer_stats.interpreters.redis_keys import RedisKeys
 from influencer_stats.interpreters.stats.cache import InvalidatingStore
-from influencer_stats.interpreters.stats.redis_cache import RedisCachedStats
+from influencer_stats.interpreters.stats_cache.redis_cache import RedisCachedStats
 from influencer_stats.interpreters.videos.fake import FakeVideoStatsSource
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from influencer_stats.logic.service import GetStats

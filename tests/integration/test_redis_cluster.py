@@ -4,10 +4,9 @@ On a Cluster a command or script naming keys of two slots fails (CROSSSLOT),
 so each interpreter's keys are laid out by slot (``RedisKeys``): the keys of
 one collection share one, the videos spread over ``CLUSTER_VIDEO_SHARDS``,
 each with its claims and stale queue. What runs here is what a deployment
-on a Cluster runs: the store with paging, the shared stats cache, the quota count, and the
-near-cache's tracking of every primary (the video cache's entries, queue and
-claims: test_redis_cluster_video_cache.py; failover under load:
-test_failover.py).
+on a Cluster runs: the store with paging and the quota count (the video cache's
+entries, queue and claims: test_redis_cluster_video_cache.py; the stats caches:
+test_stats_cache_cluster.py; failover under load: test_failover.py).
 """
 
 from __future__ import annotations
@@ -33,23 +32,16 @@ from influencer_stats.domain.models import (
     VideoId,
 )
 from influencer_stats.interpreters.collections.redis_store import RedisCollectionStore
-from influencer_stats.interpreters.metrics.noop import NoMetrics
 from influencer_stats.interpreters.redis_keys import RedisKeys
-from influencer_stats.interpreters.redis_topology import cluster, primaries, read_many
+from influencer_stats.interpreters.redis_topology import cluster, read_many
 from influencer_stats.interpreters.sources.redis import RedisCollectionSources
-from influencer_stats.interpreters.stats.cache import CachePolicy
-from influencer_stats.interpreters.stats.redis_cache import RedisCachedStats
-from influencer_stats.interpreters.stats.tracking import KeyTracking
 from influencer_stats.interpreters.youtube.quota_redis import RedisQuotaLedger
-from influencer_stats.testing.clock import ManualClock
 from influencer_stats.testing.event_log import CapturingEventLog
-from influencer_stats.testing.stats_query import ScriptedStatsQuery, stats_of
 from tests.containers import redis_command
 from tests.redis_cluster_nodes import ClusterTopology, redis_cluster
 from tests.shared_redis import unique_prefix
 
 NOW, FRESH = 1_700_000_000.0, 10.0
-POLICY = CachePolicy(ttl_s=60, stale_while_revalidate_s=0, stale_if_error_s=0, max_entries=100)
 
 
 @pytest.fixture(scope="module")
@@ -124,60 +116,12 @@ async def test_a_durable_write_waits_for_no_replica_a_shard_lacks_and_says_so(
     assert saved.failure() == StoreUnavailable("redis: NotReplicated")
 
 
-async def test_the_shared_stats_cache_serves_and_versions_entries_on_any_shard(
-    client: RedisCluster, keys: RedisKeys
-) -> None:
-    inner = ScriptedStatsQuery()
-    cache = RedisCachedStats(inner, client, ManualClock(NOW), CapturingEventLog(), POLICY, NoMetrics(), keys)
-    ids = [CollectionId(f"s{n}") for n in range(6)]
-
-    for i in ids:
-        assert (await cache.stats(i)).unwrap().stats == (await cache.stats(i)).unwrap().stats == stats_of(1)
-    await cache.invalidate(ids[0])
-    inner.version = 2
-
-    assert inner.calls == len(ids)
-    assert (await cache.stats(ids[0])).unwrap().stats == stats_of(2)
-
-
 async def test_the_quota_count_is_one_for_every_client(client: RedisCluster, keys: RedisKeys) -> None:
     ledger = RedisQuotaLedger(client, keys.quota, CapturingEventLog())
 
     spent = [await ledger.take("2026-12-04", 3, 60) for _ in range(4)]
 
     assert [s.value_or("spent") for s in spent] == [1, 2, 3, "spent"]
-
-
-async def test_the_near_cache_tracks_every_primary_and_hears_a_version_bumped_on_each(
-    client: RedisCluster, keys: RedisKeys, topology: ClusterTopology
-) -> None:
-    heard: list[bytes] = []
-    prefix = keys.version("")[: -len("{}")]
-    tracked = KeyTracking(
-        lambda: primaries(client),
-        prefix,
-        heard.append,
-        lambda: None,
-        auth=[],
-        lease_s=2.0,
-        retry_s=2.0,
-        clock=ManualClock(),
-        log=CapturingEventLog(),
-    )
-    ids = [f"v{n}" for n in range(30)]
-    try:
-        assert await tracked.connect()
-        for i in ids:
-            await client.incr(keys.version(i))
-        for _ in range(1_000):
-            if tracked.live() and len(heard) == len(ids):
-                break
-            await asyncio.sleep(0.001)
-    finally:
-        tracked.close()
-
-    assert len(await primaries(client)) == len(topology.primaries()) == 3
-    assert sorted(heard) == sorted(keys.version(i).encode() for i in ids)
 
 
 async def test_more_calls_at_once_than_a_node_has_connections_wait_their_turn(

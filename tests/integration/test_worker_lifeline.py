@@ -30,7 +30,7 @@ import pytest
 
 from influencer_stats.config.resolve import offered
 from influencer_stats.servers import server as server_named
-from tests.support import ROOT, SERVERS, children_of, running_pids, running_service, wait_for
+from tests.support import ROOT, SERVERS, children_of, profile_args, running_pids, running_service, wait_for
 
 #: Every worker shares the state (one SQLite file), offline.
 SHARED = ["--store", "sqlite", "--cache", "none", "--video-client", "fake"]
@@ -45,7 +45,7 @@ for _name in SERVERS:
     BY_RUNNER.setdefault(server_named(_name).runner, _name)
 _KILLED = {
     **{f"{name}-2-workers": ["--server", name, *SHARED, "--workers", "2"] for name in BY_RUNNER.values()},
-    "fast-profile-granian-1-worker": ["--profile", "fast", "--video-client", "fake"],
+    "fast-profile-granian-1-worker": [*profile_args("fast"), "--video-client", "fake"],
 }
 
 

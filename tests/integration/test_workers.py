@@ -265,7 +265,7 @@ def _main(*args: str, env: Mapping[str, str] | None = None) -> subprocess.Comple
     ("args", "reason"),
     [
         (
-            ["--profile", "fast"],
+            profile_args("fast"),
             "store 'dict' keeps collections in each process: with --workers 2 use --store sqlite or redis",
         ),
         (

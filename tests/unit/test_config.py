@@ -15,8 +15,9 @@ from influencer_stats.settings import declared, default_of
 from tests.support import instead_of_slices
 
 DOUBLE = {"YOUTUBE_API_URL": "http://127.0.0.1:9/youtube/v3/videos"}
-#: Tests of stores, caches and wrappers run the core server: the profile's own may be a removed slice's.
-CORE_SERVER = {"server": "starlette"}
+#: Tests of stores and wrappers run the core server and no stats cache: the profile's own may be
+#: a removed slice's (the stats caches' choices: test_stats_cache_config.py).
+CORE = {"server": "starlette", "cache": "none"}
 
 
 def test_the_default_profile_is_the_offline_demo_and_every_value_its_declared_default() -> None:
@@ -70,21 +71,13 @@ def test_a_flag_wins_over_the_environment_which_wins_over_the_profile() -> None:
 
 
 def test_a_base_brings_its_usual_wrappers_unless_they_are_overridden() -> None:
-    fast = resolve(DOUBLE, {"profile": "fast", **CORE_SERVER})
-    bare = resolve(
-        DOUBLE, {"profile": "fast", **CORE_SERVER, "video_wrappers": "none", "log_wrappers": "none"}
-    )
+    fast = resolve(DOUBLE, {"profile": "fast", **CORE})
+    bare = resolve(DOUBLE, {"profile": "fast", **CORE, "video_wrappers": "none", "log_wrappers": "none"})
 
     assert fast.choices["video_wrappers"] == ("breaker",)
     assert fast.choices["log_wrappers"] == ("rate-limit",)  # "dropping" = the JSON logger under a rate limit
     assert bare.choices["video_wrappers"] == () and bare.choices["log_wrappers"] == ()
     assert resolve({}, {"video_client": "fake"}).choices["video_wrappers"] == ()
-
-
-def test_the_cache_slot_is_the_stats_query_s_wrapper_list() -> None:
-    assert resolve({}, {"cache": "stats"}).choices["cache"] == ("stats",)
-    assert resolve({}, {"cache": "none"}).choices["cache"] == ()
-    assert resolve({}).choices.text("cache") == "none"
 
 
 @pytest.mark.parametrize(
@@ -269,19 +262,10 @@ def test_every_declared_default_is_a_valid_value_of_its_own_setting() -> None:
     ("flags", "message"),
     [
         (
-            {"profile": "fast", **CORE_SERVER},
+            {"profile": "fast", **CORE},
             "store 'dict' keeps collections in each process: with --workers 2 use --store sqlite or redis",
         ),
         ({"store": "list"}, "store 'list' keeps collections in each process: with --workers 2 use"),
-        (
-            {"cache": "stats"},
-            "cache 'stats' keeps cached stats in each process: with --workers 2 use --cache redis, or none",
-        ),
-        (
-            {"profile": "youtube", **instead_of_slices("youtube")},
-            "cache 'stats' keeps cached stats in each process",
-        ),
-        ({"store": "redis", "cache": "redis,stats"}, "cache 'stats' keeps cached stats in each process"),
     ],
 )
 def test_several_workers_are_refused_where_state_is_kept_per_process(
@@ -298,10 +282,9 @@ def test_several_workers_are_refused_where_state_is_kept_per_process(
     "flags",
     [
         {"profile": "demo"},
-        {"profile": "distributed", **CORE_SERVER, **instead_of_slices("distributed")},
+        {"profile": "distributed", **CORE, **instead_of_slices("distributed")},
         {"store": "sqlite", "cache": "none"},
-        {"store": "sqlite", "cache": "redis"},
-        {"profile": "fast", **CORE_SERVER, "video_client": "fake", "store": "redis", "cache": "redis"},
+        {"profile": "fast", **CORE, "video_client": "fake", "store": "redis"},
     ],
 )
 def test_several_workers_are_allowed_where_every_worker_shares_the_state(flags: dict[str, str]) -> None:
@@ -316,7 +299,7 @@ def test_settings_exported_for_worker_processes_resolve_to_the_same_settings() -
         environ,
         {
             "profile": "distributed",
-            **CORE_SERVER,
+            **CORE,
             **instead_of_slices("distributed"),
             "port": "9001",
             "workers": "3",
@@ -355,13 +338,6 @@ def test_a_redis_address_without_a_host_and_a_port_is_refused_naming_the_variabl
 def test_sentinels_and_a_cluster_at_once_are_refused() -> None:
     with pytest.raises(ConfigError, match="name two topologies: set one"):
         resolve({"INFLUENCER_STATS_REDIS_SENTINELS": "a:1", "INFLUENCER_STATS_REDIS_CLUSTER": "b:2"})
-
-
-def test_the_near_cache_over_tls_is_refused_for_its_plain_tracking_connection() -> None:
-    with pytest.raises(ConfigError, match="cache 'near' reads Redis's invalidations on a plain connection"):
-        resolve({"REDIS_URL": "rediss://redis.example:6380/0"}, {"cache": "near,redis"})
-
-    assert resolve({}, {"cache": "near,redis"}).choices["cache"] == ("near", "redis")
 
 
 @pytest.mark.parametrize(("level", "tasks"), [("INFO", "RUST"), ("Info", "Rust"), ("info", "rust")])

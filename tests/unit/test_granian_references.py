@@ -20,6 +20,7 @@ def test_the_rsgi_references_are_built_with_the_services_granian_arguments(
     from influencer_stats.serving.lifeline import Heartbeats, Watchdog
     from perf.profiles import granian_flags
     from perf.rsgi_ceiling import add_granian_arguments, granian_kwargs, granian_options
+    from tests.support import instead_of_slices
 
     captured: dict[str, Any] = {}
 
@@ -38,7 +39,7 @@ def test_the_rsgi_references_are_built_with_the_services_granian_arguments(
     # Nor the lifeline's name (a machine-wide one, 127.0.0.1:8080's): held by any other service or
     # run of this test on the machine at that moment, it failed this one with "address already in use".
     monkeypatch.setattr(Watchdog, "open", classmethod(lambda cls, lifeline: cls(Heartbeats(1.0), None)))
-    serving.run(resolve({"YOUTUBE_API_KEY": "perf"}, {"profile": "fast"}))
+    serving.run(resolve({"YOUTUBE_API_KEY": "perf"}, {"profile": "fast", **instead_of_slices("fast")}))
     service = {k: v for k, v in captured.items() if k not in ("factory", "address", "port")}
 
     parser = argparse.ArgumentParser()

@@ -11,8 +11,8 @@ import socket
 
 from influencer_stats.domain.models import CollectionId
 from influencer_stats.interpreters.stats.cache import CachePolicy
-from influencer_stats.interpreters.stats.near_cache import NearCachedStats
-from influencer_stats.interpreters.stats.tracking import _Tracker
+from influencer_stats.interpreters.stats_cache.near_cache import NearCachedStats
+from influencer_stats.interpreters.stats_cache.tracking import _Tracker
 from influencer_stats.testing.clock import ManualClock
 from influencer_stats.testing.event_log import CapturingEventLog
 from influencer_stats.testing.stats_query import ScriptedStatsQuery, stats_of

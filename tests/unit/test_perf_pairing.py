@@ -20,12 +20,12 @@ from perf.run import measure_rounds
 from perf.specs import lab_choices, split_profiles, unknown_profiles
 from tests.unit.test_perf_references import _run, measured
 
-NEAR = "v4+store=redis+cache=near,redis"  # a core profile: its server is no slice
+LIST = "v3+store=redis+video_wrappers=breaker,batch"  # a core profile: it names no slice's choice
 
 # --- Options -----------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("spec", ["v4", "v1", "v1+server=starlette", NEAR, "guarded", "auto"])
+@pytest.mark.parametrize("spec", ["v3", "demo", "demo+server=starlette", LIST, "guarded", "auto"])
 def test_reference_takes_any_profile_spec_besides_auto_and_guarded(spec: str) -> None:
     assert parse_args(["--reference", spec]).reference == spec
 
@@ -43,14 +43,14 @@ def test_pin_is_off_unless_asked() -> None:
 
 
 def test_a_list_choice_keeps_its_commas_in_profiles() -> None:
-    assert split_profiles(f"distributed, {NEAR}+workers=2,demo,") == [
+    assert split_profiles(f"distributed, {LIST}+workers=2,demo,") == [
         "distributed",
-        f"{NEAR}+workers=2",
+        f"{LIST}+workers=2",
         "demo",
     ]
     assert split_profiles("v1,v2") == ["v1", "v2"]
-    assert parse_args(["--profiles", f"{NEAR},{NEAR}+workers=2"]).profiles == [NEAR, f"{NEAR}+workers=2"]
-    assert lab_choices(NEAR)["cache"] == "near,redis" and not unknown_profiles([NEAR])
+    assert parse_args(["--profiles", f"{LIST},{LIST}+workers=2"]).profiles == [LIST, f"{LIST}+workers=2"]
+    assert lab_choices(LIST)["video_wrappers"] == "breaker,batch" and not unknown_profiles([LIST])
     assert split_profiles("v1,bogus") == ["v1", "bogus"]  # refused by its own name
     assert unknown_profiles(split_profiles("fast+cache=stats,bogus")) == ["fast+cache=stats,bogus"]
 

@@ -38,8 +38,11 @@ def removed(name: str) -> bool:
     room = name.removesuffix(".py").removesuffix("/__init__")
     installed = any(room == r or room.startswith(f"{r}/") for r in ROOMS)
     parts = Path(name).parts
-    package_gone = len(parts) > 3 and not (ROOT / Path(*parts[:3])).is_dir()
-    return package_gone or (
+    if len(parts) > 3 and not (ROOT / Path(*parts[:3])).is_dir():
+        return True  # a package gone whole: a removed slice's interpreters
+    if name.startswith("influencer_stats/interpreters/") and not (ROOT / name).parent.is_dir():
+        return True  # a folder gone whole: a removed slice's interpreters
+    return (
         name.startswith("influencer_stats/servers/") and room != "influencer_stats/servers" and not installed
     )
 

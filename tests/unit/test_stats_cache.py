@@ -19,7 +19,8 @@ from influencer_stats.domain.models import (
 )
 from influencer_stats.interpreters.collections.memory_dict import DictCollectionStore
 from influencer_stats.interpreters.metrics.noop import NoMetrics
-from influencer_stats.interpreters.stats.cache import CachedStats, CachePolicy, InvalidatingStore
+from influencer_stats.interpreters.stats.cache import CachePolicy, InvalidatingStore
+from influencer_stats.interpreters.stats_cache.cache import CachedStats
 from influencer_stats.testing.clock import ManualClock as Clock
 from influencer_stats.testing.event_log import CapturingEventLog
 from influencer_stats.testing.stats_query import ScriptedStatsQuery as Inner

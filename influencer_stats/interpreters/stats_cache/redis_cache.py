@@ -18,8 +18,9 @@ from influencer_stats.domain.models import (
 from influencer_stats.interpreters.redis_faults import REDIS_FAULTS
 from influencer_stats.interpreters.redis_keys import RedisKeys
 from influencer_stats.interpreters.redis_topology import RedisClient
-from influencer_stats.interpreters.stats.cache import CachePolicy, Outcome, Stored, stale_if_error
-from influencer_stats.interpreters.stats.single_flight import SingleFlight
+from influencer_stats.interpreters.stats.cache import CachePolicy
+from influencer_stats.interpreters.stats_cache.cache import Outcome, Stored, stale_if_error
+from influencer_stats.interpreters.stats_cache.single_flight import SingleFlight
 
 
 class RedisCachedStats:

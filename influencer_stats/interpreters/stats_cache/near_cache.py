@@ -8,7 +8,8 @@ from influencer_stats.algebras import CacheMetrics, CollectionStatsQuery, EventL
 from influencer_stats.domain.models import CollectionId
 from influencer_stats.interpreters.redis_faults import REDIS_FAULTS
 from influencer_stats.interpreters.redis_topology import RedisClient
-from influencer_stats.interpreters.stats.cache import CachedStats, CachePolicy, Outcome
+from influencer_stats.interpreters.stats.cache import CachePolicy
+from influencer_stats.interpreters.stats_cache.cache import CachedStats, Outcome
 
 
 class NearCachedStats:
