@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from influencer_stats.config.resolve import ConfigError, resolve
+from tests.support import instead_of_slices
 
 DOUBLE = {"YOUTUBE_API_URL": "http://127.0.0.1:9/youtube/v3/videos"}
 
@@ -22,7 +23,10 @@ def test_the_cache_slot_is_the_stats_query_s_wrapper_list() -> None:
             {"cache": "stats"},
             "cache 'stats' keeps cached stats in each process: with --workers 2 use --cache redis, or none",
         ),
-        ({"profile": "youtube", "server": "starlette"}, "cache 'stats' keeps cached stats in each process"),
+        (
+            {"profile": "youtube", **instead_of_slices("youtube")},
+            "cache 'stats' keeps cached stats in each process",
+        ),
         ({"store": "redis", "cache": "redis,stats"}, "cache 'stats' keeps cached stats in each process"),
     ],
 )
@@ -47,7 +51,7 @@ def test_several_workers_are_refused_where_stats_are_cached_per_process(
             "store": "redis",
             "cache": "redis",
         },
-        {"profile": "distributed", "server": "starlette"},
+        {"profile": "distributed", **instead_of_slices("distributed")},
     ],
 )
 def test_several_workers_are_allowed_over_the_shared_stats_caches(flags: dict[str, str]) -> None:
