@@ -5,46 +5,25 @@ entries on any shard, the near-cache's tracking hears every primary."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
 
-import pytest
 from redis.asyncio.cluster import RedisCluster
 
-from influencer_stats.bootstrap.wiring import CLUSTER_VIDEO_SHARDS
 from influencer_stats.domain.models import CollectionId
 from influencer_stats.interpreters.metrics.noop import NoMetrics
 from influencer_stats.interpreters.redis_keys import RedisKeys
-from influencer_stats.interpreters.redis_topology import cluster, primaries
+from influencer_stats.interpreters.redis_topology import primaries
 from influencer_stats.interpreters.stats.cache import CachePolicy
 from influencer_stats.interpreters.stats_cache.redis_cache import RedisCachedStats
 from influencer_stats.interpreters.stats_cache.tracking import KeyTracking
 from influencer_stats.testing.clock import ManualClock
 from influencer_stats.testing.event_log import CapturingEventLog
 from influencer_stats.testing.stats_query import ScriptedStatsQuery, stats_of
-from tests.redis_cluster_nodes import ClusterTopology, redis_cluster
-from tests.shared_redis import unique_prefix
+from tests.integration.test_redis_cluster import NOW, client, keys, topology
+from tests.redis_cluster_nodes import ClusterTopology
 
-NOW = 1_700_000_000.0
+__all__ = ["client", "keys", "topology"]  # the fixtures this module's tests take (test_redis_cluster.py's)
+
 POLICY = CachePolicy(ttl_s=60, stale_while_revalidate_s=0, stale_if_error_s=0, max_entries=100)
-
-
-@pytest.fixture(scope="module")
-def topology() -> Iterator[ClusterTopology]:
-    with redis_cluster(replicas_per_primary=0) as started:
-        yield started
-
-
-@pytest.fixture
-async def client(topology: ClusterTopology) -> AsyncIterator[RedisCluster]:
-    node = topology.nodes[0]
-    redis = cluster([(node.host, node.port)], "redis://", connections=16, timeout_s=2.0)
-    yield redis
-    await redis.aclose()
-
-
-@pytest.fixture
-def keys() -> RedisKeys:
-    return RedisKeys(unique_prefix(), video_shards=CLUSTER_VIDEO_SHARDS)
 
 
 async def test_the_shared_stats_cache_serves_and_versions_entries_on_any_shard(
