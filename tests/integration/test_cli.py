@@ -18,9 +18,11 @@ from influencer_stats.servers import server as server_named
 from tests.support import ROOT, SERVERS, running_double_process, running_service, wait_for
 
 
-def run_main(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run_main(
+    *args: str, env: dict[str, str] | None = None, script: str = "main.py"
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "main.py", *args],
+        [sys.executable, script, *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -62,32 +64,10 @@ def test_a_profile_whose_server_is_not_installed_exits_2_unless_its_server_is_gi
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
 
-    listed = subprocess.run(
-        [sys.executable, str(profile), "--list-profiles"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=30,
-        env=env,
-        check=False,
-    )
-    refused = subprocess.run(
-        [sys.executable, str(profile), "--profile", "absent", "--print-settings"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=30,
-        env=env,
-        check=False,
-    )
-    given = subprocess.run(
-        [sys.executable, str(profile), "--profile", "absent", "--server", "starlette", "--print-settings"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=30,
-        env=env,
-        check=False,
+    listed = run_main("--list-profiles", env=env, script=str(profile))
+    refused = run_main("--profile", "absent", "--print-settings", env=env, script=str(profile))
+    given = run_main(
+        "--profile", "absent", "--server", "starlette", "--print-settings", env=env, script=str(profile)
     )
 
     assert listed.returncode == 0 and "absent" not in listed.stdout
