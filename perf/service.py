@@ -6,6 +6,8 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Final
 
+import httpx
+
 from influencer_stats.settings import PREFIX
 from perf.procs import PYTHON
 
@@ -44,3 +46,10 @@ def service_env(youtube_url: str, api_key: str, settings: Mapping[str, str] | No
     env.update(INFLUENCER_STATS_SNAPSHOT_INTERVAL="0", INFLUENCER_STATS_SOURCE_REFRESH_INTERVAL="0")
     env.update(settings or {})
     return env
+
+
+def pooled(max_connections: int) -> httpx.Limits:
+    """A client's pool for the service. The service closes a connection idle for
+    ``INFLUENCER_STATS_KEEPALIVE`` (5 s) and httpx keeps one 5 s too, so a request sent on one
+    at 4.99 s met the close (``ReadError``, in CI): ours give an idle connection up after 1 s."""
+    return httpx.Limits(max_connections=max_connections, keepalive_expiry=1.0)

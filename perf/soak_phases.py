@@ -34,7 +34,7 @@ import httpx
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from influencer_stats.interpreters.youtube.youtube_api import MAX_IDS_PER_CALL
 from perf.procs import HOST, free_port, memory_of_tree, running, wait_until_ok
-from perf.service import main_argv, service_env
+from perf.service import main_argv, pooled, service_env
 from perf.soak_refreshes import refresh_storm_phase
 from perf.upstream import python_double
 
@@ -170,7 +170,7 @@ async def _ask_again(url: str, collections: int, clients: int, seconds: float) -
         while time.monotonic() < stop_at:
             statuses[(await client.get(f"/collections/big-{n}/stats")).status_code] += 1
 
-    limits = httpx.Limits(max_connections=collections * clients)
+    limits = pooled(collections * clients)
     async with httpx.AsyncClient(base_url=url, timeout=30, limits=limits) as client:
         await asyncio.gather(*(client_loop(client, n) for n in range(collections) for _ in range(clients)))
     return statuses
@@ -238,7 +238,7 @@ async def _small_and_big(
         status = (await client.get(path)).status_code
         return status, time.monotonic() - started
 
-    limits = httpx.Limits(max_connections=big + small + 8)
+    limits = pooled(big + small + 8)
     async with httpx.AsyncClient(base_url=url, timeout=30, limits=limits) as client:
         alone = await asyncio.gather(*(timed(client, f"/collections/small-{n}/stats") for n in range(small)))
         bigs = [asyncio.create_task(client.get(f"/collections/big-{n}/stats")) for n in range(big)]

@@ -26,7 +26,7 @@ from influencer_stats.interpreters.redis_keys import RedisKeys
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from perf.procs import HOST, free_port, running, wait_until_ok
 from perf.redis_server import redis_process
-from perf.service import main_argv, service_env
+from perf.service import main_argv, pooled, service_env
 from perf.upstream import python_double
 
 PLAYLIST = "PLstorm"
@@ -74,7 +74,7 @@ async def _client(http: httpx.AsyncClient, name: str, number: int, stop_at: floa
 async def _storm(url: str, collections: int, seconds: float) -> Storm:
     storm = Storm()
     stop_at = time.monotonic() + seconds
-    limits = httpx.Limits(max_connections=3 * collections)
+    limits = pooled(3 * collections)
     async with httpx.AsyncClient(base_url=url, timeout=30, limits=limits) as http:
         await asyncio.gather(*(_client(http, f"storm-{n}", n, stop_at, storm) for n in range(collections)))
     return storm

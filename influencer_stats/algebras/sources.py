@@ -56,7 +56,9 @@ class CollectionSources(Protocol):
       claim re-reading the collection's source in interval ``slot`` (a whole
       number counting intervals), ``Success(False)`` for every later one and for
       an earlier slot than one claimed: with several workers or hosts, one
-      refresh per collection per interval.
+      refresh per collection per interval. A collection with no source kept is
+      never claimed (``Success(False)``, checked atomically with the claim), so
+      no claim outlives its source.
     - A backend that cannot be reached is ``Failure(StoreUnavailable)``, never
       raised. Safe for concurrent tasks; what one ``put`` wrote is seen by every
       later ``get``, in any process sharing the backend.

@@ -9,9 +9,12 @@ from influencer_stats.domain.models import StoreUnavailable
 from influencer_stats.interpreters.redis_faults import REDIS_FAULTS, store_unavailable
 from influencer_stats.interpreters.redis_topology import RedisClient
 
-#: KEYS[1] the collection's claim; ARGV: the slot, expiry (ms). 1 when the slot is later than
-#: the one claimed (then it is claimed), else 0.
+#: KEYS[1] the collection's claim, KEYS[2] (optional) a key that must exist; ARGV: the slot, expiry
+#: (ms). 1 when the slot is later than the one claimed (then it is claimed), else 0.
 _CLAIM = """
+if KEYS[2] and redis.call('EXISTS', KEYS[2]) == 0 then
+    return 0
+end
 local claimed = tonumber(redis.call('GET', KEYS[1]) or '-1')
 if claimed >= tonumber(ARGV[1]) then
     return 0
@@ -22,12 +25,14 @@ return 1
 
 
 async def claim_in_redis(
-    client: RedisClient, key: str, slot: int, expiry_ms: int
+    client: RedisClient, key: str, slot: int, expiry_ms: int, *, while_exists: str | None = None
 ) -> Result[bool, StoreUnavailable]:
     """Claim ``slot`` at ``key``, which expires ``expiry_ms`` after the claim; a fault is
-    ``StoreUnavailable``."""
+    ``StoreUnavailable``. With ``while_exists`` (a key in ``key``'s slot), nothing is claimed while
+    that key is missing, in the same script: no claim is set for work deleted meanwhile."""
+    keys = [key] if while_exists is None else [key, while_exists]
     try:
-        claimed = await client.eval(_CLAIM, 1, key, slot, expiry_ms)
+        claimed = await client.eval(_CLAIM, len(keys), *keys, slot, expiry_ms)
     except REDIS_FAULTS as exc:
         return Failure(store_unavailable(exc))
     return Success(claimed == 1)

@@ -110,7 +110,9 @@ async def test_forget_if_forgets_a_source_kept_at_that_revision_only(sources: Co
     assert await sources.forget_if(ONE, R1) == Success(None)
 
     assert await sources.get(ONE) == Success(None)
+    await sources.put(ONE, PLAYLIST)
     assert await sources.claim(ONE, 7) == Success(True)  # the claim went with it
+    await sources.put(ONE, None)
     assert await sources.get(TWO) == Success(CHANNEL)
     assert await sources.forget_if(ONE, R1) == Success(None)  # nothing there: no error
 
@@ -131,6 +133,9 @@ async def test_forget_if_racing_a_put_at_a_new_revision_never_forgets_the_new_on
 
 
 async def test_a_slot_is_claimed_once_and_never_after_a_later_one(sources: CollectionSources) -> None:
+    await sources.put(ONE, PLAYLIST)
+    await sources.put(TWO, CHANNEL)
+
     assert await sources.claim(ONE, 7) == Success(True)
     assert await sources.claim(ONE, 7) == Success(False)
     assert await sources.claim(TWO, 7) == Success(True)  # per collection
@@ -142,16 +147,33 @@ async def test_a_slot_is_claimed_once_and_never_after_a_later_one(sources: Colle
 
 async def test_putting_none_drops_the_claim_of_that_collection_only(sources: CollectionSources) -> None:
     await sources.put(ONE, PLAYLIST)
+    await sources.put(TWO, CHANNEL)
     await sources.claim(ONE, 7)
     await sources.claim(TWO, 7)
 
     await sources.put(ONE, None)
+    await sources.put(ONE, PLAYLIST)
 
     assert await sources.claim(ONE, 7) == Success(True)
     assert await sources.claim(TWO, 7) == Success(False)
 
 
+async def test_nothing_is_claimed_for_a_collection_with_no_source_kept(sources: CollectionSources) -> None:
+    """A refresher that read a source just before a DELETE forgot it claims nothing: no claim
+    outlives its source (issue 31's soak: one claim key left per such race, for 30 days)."""
+    await sources.put(ONE, PLAYLIST)
+    await sources.put(ONE, None)
+
+    assert await sources.claim(ONE, 7) == Success(False)
+    assert await sources.claim(TWO, 7) == Success(False)  # never kept
+
+    await sources.put(ONE, PLAYLIST)
+    assert await sources.claim(ONE, 7) == Success(True)  # the refused claims left nothing behind
+
+
 async def test_of_many_concurrent_claims_of_one_slot_exactly_one_is_taken(sources: CollectionSources) -> None:
+    await sources.put(ONE, PLAYLIST)
+
     claims = await asyncio.gather(*(sources.claim(ONE, 3) for _ in range(50)))
 
     assert sorted(c.unwrap() for c in claims) == [False] * 49 + [True]
@@ -189,6 +211,7 @@ async def test_what_one_instance_put_or_forgot_another_sees(name: str, tmp_path:
 async def test_of_instances_racing_for_one_slot_one_claims_it(name: str, tmp_path: Path) -> None:
     async with opener(name, tmp_path) as open_one:
         first, second = await open_one(), await open_one()
+        await first.put(ONE, PLAYLIST)
 
         claims = await asyncio.gather(*(s.claim(ONE, 3) for _ in range(10) for s in (first, second)))
 

@@ -12,6 +12,7 @@ import orjson
 import pytest
 
 from influencer_stats.http.routes import DOCS_ROUTES, ROUTES
+from perf.service import pooled
 from tests.raw_http import raw_request, request_bytes
 from tests.support import SERVERS, RunningService, profile_args, running_double_process, running_service
 
@@ -192,7 +193,7 @@ def test_1000_concurrent_writers_and_readers_on_one_collection_see_only_written_
     last = ["00000000001", "00000000002", "00000000003"]  # 3: never written before
 
     async def hammer(url: str) -> tuple[list[int], list[int]]:
-        limits = httpx.Limits(max_connections=100)
+        limits = pooled(100)
         async with httpx.AsyncClient(base_url=url, limits=limits, timeout=30) as client:
             await client.put("/collections/hot", json={"videos": values[0]})
 

@@ -29,6 +29,7 @@ import pytest
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from influencer_stats.testing.youtube_double import VIDEOS_PATH
 from perf.procs import memory_of_tree
+from perf.service import pooled
 from tests.containers import redis_server
 from tests.integration.youtube_clients_support import YouTubeDouble
 from tests.support import (
@@ -146,7 +147,7 @@ def test_one_video_requests_beside_twenty_big_ones_are_answered_not_starved(
 
 
 async def _small_beside_big(service: RunningService) -> tuple[list[int], list[int]]:
-    limits = httpx.Limits(max_connections=64)
+    limits = pooled(64)
     async with httpx.AsyncClient(base_url=service.url, timeout=30, limits=limits) as client:
         big = [asyncio.create_task(client.get(f"/collections/big{n}/stats")) for n in range(20)]
         await asyncio.sleep(0.3)  # their 2,000 calls are queued by now (a pacing, not an assertion)

@@ -23,6 +23,7 @@ import pytest
 from influencer_stats.http.history_query import rfc3339
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from perf.history_seed import seed
+from perf.service import pooled
 from tests.support import running_service
 
 VIDEOS = [synthetic_video_id(n) for n in range(3)]
@@ -91,7 +92,7 @@ def test_collection_writes_and_reads_complete_while_long_history_queries_are_in_
 
     with (
         running_service([], tmp_path / "service.log", env=env(database, "120")) as service,
-        httpx.Client(base_url=service.url, timeout=120, limits=httpx.Limits(max_connections=32)) as http,
+        httpx.Client(base_url=service.url, timeout=120, limits=pooled(32)) as http,
         ThreadPoolExecutor(LONG_QUERIES) as pool,
     ):
         queries = [pool.submit(long_query, http) for _ in range(LONG_QUERIES)]

@@ -19,6 +19,7 @@ from pathlib import Path
 import httpx
 
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
+from perf.service import pooled
 from tests.containers import (
     LOCAL_IMAGES,
     LOCAL_REDIS,
@@ -54,7 +55,7 @@ def restartable_redis() -> Iterator[tuple[HostNetworkMixin, str]]:
 
 async def _puts(url: str, count: int) -> list[int]:
     """``count`` PUTs, ``CONCURRENCY`` at a time: their statuses."""
-    limits = httpx.Limits(max_connections=CONCURRENCY)
+    limits = pooled(CONCURRENCY)
     async with httpx.AsyncClient(base_url=url, timeout=10, limits=limits) as http:
         turns = asyncio.Semaphore(CONCURRENCY)
 

@@ -22,6 +22,7 @@ from redis import Redis
 from influencer_stats.interpreters.redis_keys import RedisKeys
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from influencer_stats.testing.youtube_double import VIDEOS_PATH
+from perf.service import pooled
 from tests.containers import redis_server
 from tests.integration.youtube_clients_support import YouTubeDouble
 from tests.support import profile_args, running_double_process, running_service
@@ -84,7 +85,7 @@ async def one_round(http: httpx.AsyncClient, round_: int, counts: Counter[str]) 
 def run_races(url: str) -> Counter[str]:
     async def rounds() -> Counter[str]:
         counts: Counter[str] = Counter()
-        limits = httpx.Limits(max_connections=4 * COLLECTIONS)
+        limits = pooled(4 * COLLECTIONS)
         async with httpx.AsyncClient(base_url=url, timeout=30, limits=limits) as http:
             for round_ in range(ROUNDS):
                 await one_round(http, round_, counts)

@@ -44,4 +44,4 @@ class MemoryCollectionSources:
         return Success(None)
 
     async def claim(self, collection_id: CollectionId, slot: int) -> Result[bool, StoreUnavailable]:
-        return Success(self._claims.claim(collection_id, slot))
+        return Success(collection_id in self._sources and self._claims.claim(collection_id, slot))

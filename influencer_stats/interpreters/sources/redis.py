@@ -34,7 +34,8 @@ class RedisCollectionSources:
     The source never expires (it goes with ``put(…, None)`` or ``forget_if``); a claim
     (``RedisKeys.source_claim``, set by one script on its one key) expires ``claim_keep_s`` after
     it was taken, which must be longer than an interval: a claim gone is claimed again, its slot
-    included. Keeping writes both keys in one script, forgetting deletes all three in one command
+    included. Nothing is claimed while no source is kept (checked in the claim's script), so a
+    refresher that read a source just before a DELETE leaves no claim behind. Keeping writes both keys in one script, forgetting deletes all three in one command
     (``forget_if``: one script comparing the revision first); one hash tag: one slot, so valid on
     a Cluster. A Redis or socket error is ``StoreUnavailable``, naming the error's type only.
     """
@@ -86,6 +87,5 @@ class RedisCollectionSources:
         return Success(None)
 
     async def claim(self, collection_id: CollectionId, slot: int) -> Result[bool, StoreUnavailable]:
-        return await claim_in_redis(
-            self._redis, self._keys.source_claim(collection_id), slot, self._claim_keep_ms
-        )
+        keys = self._keys_of(collection_id)
+        return await claim_in_redis(self._redis, keys[2], slot, self._claim_keep_ms, while_exists=keys[0])

@@ -80,4 +80,9 @@ class SqliteCollectionSources:
         return await self._database.run(write)
 
     async def claim(self, collection_id: CollectionId, slot: int) -> Result[bool, StoreUnavailable]:
-        return await self._database.run(lambda db: _CLAIMS.take(db, collection_id, slot))
+        def take(db: sqlite3.Connection) -> bool:
+            with transaction(db):  # no claim without a source: none outlives a DELETE
+                kept = db.execute("SELECT 1 FROM collection_sources WHERE id = ?", (collection_id,))
+                return kept.fetchone() is not None and _CLAIMS.take(db, collection_id, slot)
+
+        return await self._database.run(take)
