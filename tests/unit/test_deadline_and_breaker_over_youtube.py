@@ -203,7 +203,8 @@ async def test_each_profiles_uncached_video_stack_is_the_one_list_profiles_descr
 ) -> None:
     # --list-profiles prints each profile's video-client and video-wrappers; without a per-video
     # cache the root puts the request's deadline outermost. Each layer is built as declared.
-    choices, _ = resolve_choices(PROFILES[profile], {}, {})
+    # The core's server: a profile whose server's slice is removed still describes its video stack.
+    choices, _ = resolve_choices(PROFILES[profile], {"server": "starlette"}, {})
     wrappers = choices["video_wrappers"]
     flags = {
         "video_client": choices.one("video_client"),
