@@ -110,10 +110,10 @@ def _fast_steps(
     cached: bool,
 ) -> list[tuple[str, Step]]:
     """``fast``'s layers for one stats request, outermost first (private attributes: a perf tool)."""
+    from influencer_stats.bootstrap.edge import ROUTES
     from influencer_stats.domain.models import CollectionId, VideoId
     from influencer_stats.http import handlers
     from influencer_stats.http.api import Incoming
-    from influencer_stats.http.routes import ROUTES
     from influencer_stats.http.stats_reply import stats_reply
 
     api = app._api

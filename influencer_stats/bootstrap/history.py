@@ -1,13 +1,18 @@
 """The ``history`` slot: where snapshots of each collection's stats are kept (their retention:
-``INFLUENCER_STATS_HISTORY_RAW_DAYS`` and ``_KEEP_DAYS``)."""
+``INFLUENCER_STATS_HISTORY_RAW_DAYS`` and ``_KEEP_DAYS``), and its part of the edge: the history
+routes (``http/history_routes.py``), and the snapshotter it starts (``PARTS``)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 
+from influencer_stats.algebras import CollectionStatsQuery, CollectionStore
 from influencer_stats.algebras.history import DAY_S, StatsHistory
+from influencer_stats.bootstrap.parts import PARTS, Built, Part, quota_short
 from influencer_stats.bootstrap.registry import Registry
 from influencer_stats.bootstrap.wiring import Wiring
+from influencer_stats.http.history_routes import HISTORY_ROUTES, HistoryPart
 from influencer_stats.interpreters.history.retention import Retention
 
 HistoryBuilder = Callable[[Wiring], Awaitable[StatsHistory]]
@@ -51,3 +56,39 @@ def retention(wiring: Wiring) -> Retention:
     """The retention the settings ask for."""
     settings = wiring.settings
     return Retention(raw_s=settings.history_raw_days * DAY_S, keep_s=settings.history_keep_days * DAY_S)
+
+
+async def build_history(wiring: Wiring) -> StatsHistory:
+    return await HISTORIES[wiring.settings.choices.one("history")].build(wiring)
+
+
+def start_snapshots(
+    wiring: Wiring, store: CollectionStore, stats: CollectionStatsQuery, history: StatsHistory
+) -> None:
+    """Record every collection's stats in ``history`` each ``snapshot_interval_s``, when set."""
+    from influencer_stats.logic.snapshots import Snapshotter
+
+    interval_s = wiring.settings.snapshot_interval_s
+    if interval_s == 0:
+        return
+    snapshotter = Snapshotter(
+        store,
+        stats,
+        history,
+        wiring.log,
+        interval_s=interval_s,
+        clock=time.time,  # wall time: hosts agree on an interval's start
+        short=quota_short(wiring),
+    )
+    wiring.background(snapshotter.run(), "stats-history:snapshots")
+
+
+async def _part(wiring: Wiring, store: CollectionStore, stats: CollectionStatsQuery) -> Built:
+    """The history the settings choose, its snapshotter started; its routes' part."""
+    history = await build_history(wiring)
+    start_snapshots(wiring, store, stats, history)
+    part = HistoryPart(store, history, wiring.log, wiring.settings.history_query_timeout_s)
+    return Built(part, history.forget)
+
+
+PARTS.append(Part(HISTORY_ROUTES, _part))

@@ -23,7 +23,7 @@ DEPENDENCY_INTERVAL_S = 2.0
 
 @METRICS.add("prometheus", "Prometheus text format, summed over workers (PROMETHEUS_MULTIPROC_DIR)")
 async def _prometheus(resources: Resources) -> AllMetrics:
-    from influencer_stats.http.routes import ROUTES
+    from influencer_stats.bootstrap.edge import ROUTES
     from influencer_stats.interpreters.metrics.loop_lag import monitor_loop_lag
     from influencer_stats.interpreters.metrics.prometheus import PrometheusMetrics
     from influencer_stats.version import version

@@ -9,11 +9,11 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from typing import BinaryIO, TypeVar
 
 from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, EventLog, VideoStatsSource
-from influencer_stats.algebras.history import StatsHistory
 from influencer_stats.algebras.sources import CollectionSources, SourceReader
-from influencer_stats.bootstrap.history import HISTORIES
+from influencer_stats.bootstrap.edge import openapi
 from influencer_stats.bootstrap.logs import LOG_WRAPPERS, LOGGERS
 from influencer_stats.bootstrap.metrics import METRICS, watch_dependencies
+from influencer_stats.bootstrap.parts import PARTS, quota_short
 from influencer_stats.bootstrap.readers import READERS
 from influencer_stats.bootstrap.registry import Registry
 from influencer_stats.bootstrap.slots import SLOTS
@@ -24,7 +24,6 @@ from influencer_stats.bootstrap.tracing import TRACING
 from influencer_stats.bootstrap.videos import VIDEO_CACHES, VIDEO_CLIENTS, VIDEO_WRAPPERS, within_deadline
 from influencer_stats.bootstrap.wiring import Observed, Resources, Wiring
 from influencer_stats.http.api import HttpApi
-from influencer_stats.http.openapi import openapi_document
 from influencer_stats.logic.imports import CollectionImports
 from influencer_stats.logic.service import GetStats
 from influencer_stats.settings import Settings
@@ -63,33 +62,8 @@ async def build_store(wiring: Wiring) -> CollectionStore:
     return await STORES[wiring.settings.choices.one("store")].build(wiring)
 
 
-async def build_history(wiring: Wiring) -> StatsHistory:
-    return await HISTORIES[wiring.settings.choices.one("history")].build(wiring)
-
-
 async def build_sources(wiring: Wiring) -> CollectionSources:
     return await SOURCES[wiring.settings.choices.one("sources")].build(wiring)
-
-
-def start_snapshots(
-    wiring: Wiring, store: CollectionStore, stats: CollectionStatsQuery, history: StatsHistory
-) -> None:
-    """Record every collection's stats in ``history`` each ``snapshot_interval_s``, when set."""
-    from influencer_stats.logic.snapshots import Snapshotter
-
-    interval_s = wiring.settings.snapshot_interval_s
-    if interval_s == 0:
-        return
-    snapshotter = Snapshotter(
-        store,
-        stats,
-        history,
-        wiring.log,
-        interval_s=interval_s,
-        clock=time.time,  # wall time: hosts agree on an interval's start
-        short=_short(wiring),
-    )
-    wiring.background(snapshotter.run(), "stats-history:snapshots")
 
 
 async def build_reader(wiring: Wiring) -> SourceReader:
@@ -109,18 +83,9 @@ def start_refreshes(wiring: Wiring, store: CollectionStore, imports: CollectionI
         wiring.log,
         interval_s=interval_s,
         clock=time.time,  # wall time: hosts agree on an interval's start
-        short=_short(wiring),
+        short=quota_short(wiring),
     )
     wiring.background(refresher.run(), "collection-sources:refreshes")
-
-
-def _short(wiring: Wiring) -> Callable[[], bool]:
-    """Whether the day's quota budget runs short now (background passes that spend wait)."""
-    return wiring.quota.short if wiring.quota is not None else _never
-
-
-def _never() -> bool:
-    return False  # no quota budget: it is never short
 
 
 async def build_video_stats(wiring: Wiring) -> VideoStatsSource:
@@ -158,8 +123,7 @@ async def open_http_api(settings: Settings, stdout: BinaryIO | None = None) -> A
     async with open_wiring(settings, stdout) as wiring:
         source = await build_video_stats(wiring)
         stats, store = await build_stats(wiring, await build_store(wiring), source)
-        history = await build_history(wiring)
-        start_snapshots(wiring, store, stats, history)
+        built = {part.name: await part.build(wiring, store, stats) for part in PARTS}
         reader = await build_reader(wiring)
         imports = CollectionImports(
             store,
@@ -192,15 +156,15 @@ async def open_http_api(settings: Settings, stdout: BinaryIO | None = None) -> A
         yield HttpApi(
             store,
             stats,
-            history,
             imports,
             log,
             wiring.metrics,
             wiring.checks,
             write_token=settings.write_token.value if settings.write_token else None,
             max_videos=settings.max_videos,
-            history_timeout_s=settings.history_query_timeout_s,
-            openapi=openapi_document(settings.max_videos),
+            openapi=openapi(settings.max_videos),
             tracing=wiring.tracing.requests(),
+            parts={name: part.part for name, part in built.items()},
+            forgets=[part.forget for part in built.values() if part.forget is not None],
         )
         log.info("service.stopping", profile=settings.profile)

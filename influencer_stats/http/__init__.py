@@ -2,7 +2,8 @@
 
 ``HttpApi`` (``api``) turns a parsed request (``Incoming``) into a complete
 response (``Reply``): request ids, write auth, JSON, validation, problem bodies
-(``problems``) and request metrics. ``routes.ROUTES`` is the one route table
+(``problems``) and request metrics. ``bootstrap.edge.ROUTES`` (the core's
+``routes`` and each slice's ``RouteGroup``) is the one route table
 (templates, methods, handlers); ``body.read_bounded`` the one bounded body
 reader (``read_request_body`` for requests: a body cut short raises
 ``BodyIncomplete``); ``openapi`` describes the table. Every server adapter

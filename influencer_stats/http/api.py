@@ -1,6 +1,6 @@
 """The API's request handling, independent of any server framework.
 
-A server finds the request's ``Route`` in the route table (``routes.ROUTES``),
+A server finds the request's ``Route`` in the route table (``bootstrap.edge.ROUTES``),
 wraps what it received in an ``Incoming`` and writes the ``Reply`` that
 ``HttpApi.answer`` returns, with the request id it returns beside it as
 ``X-Request-Id`` (``serve`` adds it for servers that would rather not).
@@ -15,7 +15,7 @@ from __future__ import annotations
 import hmac
 import re
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from random import getrandbits as _random_bits
 from typing import TYPE_CHECKING
@@ -24,16 +24,16 @@ import orjson
 
 from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, EventLog, Metrics
 from influencer_stats.algebras.event_log import LOG_CONTEXT
-from influencer_stats.algebras.history import StatsHistory
 from influencer_stats.algebras.metrics import RequestRecorder
 from influencer_stats.algebras.tracing import RequestTracing
 from influencer_stats.http import problems
 from influencer_stats.http.body import BodyIncomplete
 from influencer_stats.http.problems import Reply
+from influencer_stats.http.route_table import bound
 from influencer_stats.logic.imports import CollectionImports
 
 if TYPE_CHECKING:
-    from influencer_stats.http.route_table import Handler, Route
+    from influencer_stats.http.route_table import Forget, Handler, Route
 
 MAX_BODY_BYTES = 1024 * 1024
 #: Readiness checks by dependency name, built by the composition root.
@@ -158,7 +158,7 @@ class HttpApi:
     """The service's HTTP behaviour, built from the algebras it needs.
 
     ``serve`` answers every request; the route's handler for the method
-    (``handlers``; ``routes.ROUTES`` pairs them) reads what it needs from the
+    (``handlers``; ``routes.CORE`` pairs them; a slice's take its part, ``parts``) reads what it needs from the
     attributes. With ``write_token`` set, PUT and DELETE need ``Authorization:
     Bearer <token>`` (compared in constant time), checked before the handler
     runs; reads stay open. With ``tracing``, each request is answered inside its span (the
@@ -176,7 +176,6 @@ class HttpApi:
         self,
         store: CollectionStore,
         stats: CollectionStatsQuery,
-        history: StatsHistory,
         imports: CollectionImports,
         log: EventLog,
         metrics: Metrics,
@@ -184,20 +183,20 @@ class HttpApi:
         *,
         write_token: str | None,
         max_videos: int,
-        history_timeout_s: float,
         openapi: bytes,
         tracing: RequestTracing | None = None,
+        parts: Mapping[str, object] | None = None,
+        forgets: Sequence[Forget] = (),
     ) -> None:
         self.store = store
         self.stats = stats
-        self.history = history
         self.imports = imports
         self.log = log
         self.checks = dict(checks)
         self.metrics = metrics
         self.max_videos = max_videos
-        #: How long a history query may run before it is stopped and answered a 503.
-        self.history_timeout_s = history_timeout_s
+        self.parts = dict(parts or {})  # what each slice's routes take (``Route.part``), by name
+        self.forgets = tuple(forgets)  # run in order by DELETE, before the store forgets it
         #: The OpenAPI document, as ``/openapi.json`` answers it.
         self.openapi = Reply(200, openapi)
         self._write_token = write_token.encode() if write_token else None
@@ -227,7 +226,9 @@ class HttpApi:
         # request (perf/RESULTS.md, "The cached path by structure": serve's own 2.0 µs, 1.2 now).
         plans = {
             method: _Plan(
-                handler, self.metrics.recorder(route.template, _method_label(method)), method in _WRITES
+                handler if route.part is None else bound(handler, self.parts[route.part]),
+                self.metrics.recorder(route.template, _method_label(method)),
+                method in _WRITES,
             )
             for method, handler in route.handlers.items()
         }

@@ -2,7 +2,7 @@
 
 Swagger UI's files come from the ``openapi-ui-bundles`` distribution (no CDN: the
 page works behind a firewall and offline). ``ASSETS`` is the allow-list: each
-name is a route of its own (``routes.ROUTES``), so a path that names anything
+name is a route of its own (``routes.route_table``), so a path that names anything
 else matches no route and is a 404; nothing here ever joins a request's text to
 a file path. Files are read once, at first use, and kept in memory. Asset URLs
 carry a hash of the content (``?v=``), so they are cached for a year and a new

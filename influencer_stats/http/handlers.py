@@ -1,4 +1,4 @@
-"""What each route does: one handler per route and method, ``routes.ROUTES`` pairs them.
+"""What each core route does: one handler per route and method, ``routes.CORE`` pairs them.
 
 A handler takes the ``HttpApi`` (the algebras and limits the root built it
 with) and the request, and answers with a ``Reply``; ``HttpApi.answer`` calls
@@ -9,9 +9,6 @@ algebras as values, and ``problems`` answers each one.
 
 from __future__ import annotations
 
-import asyncio
-from urllib.parse import parse_qsl
-
 import msgspec
 import orjson
 from returns.result import Failure, Result, Success
@@ -21,7 +18,6 @@ from influencer_stats.domain.models import (
     CollectionSource,
     Created,
     ImportFailure,
-    StatsPoint,
     StoreUnavailable,
     VideoId,
 )
@@ -29,15 +25,7 @@ from influencer_stats.domain.validation import InvalidInput, parse_collection_id
 from influencer_stats.http import docs, problems
 from influencer_stats.http.api import HttpApi, Incoming
 from influencer_stats.http.body import is_json, json_nests_deeper, repeated_key
-from influencer_stats.http.history_chart import chart_reply
-from influencer_stats.http.history_query import (
-    growth_body,
-    history_body,
-    history_page,
-    parse_history_request,
-    parse_time,
-)
-from influencer_stats.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, page_body, parse_page_request
+from influencer_stats.http.pagination import page_body, parse_page_request
 from influencer_stats.http.problems import JSON, Reply
 from influencer_stats.http.stats_reply import stats_reply
 from influencer_stats.logic.imports import Imported
@@ -222,9 +210,10 @@ async def delete_collection(api: HttpApi, incoming: Incoming) -> Reply:
         case Success(collection_id):
             pass
     # First: a failure leaves the collection, for the client to retry.
-    forgotten = await api.history.forget(collection_id)
-    if not isinstance(forgotten, Success):
-        return problems.for_error(forgotten.failure())
+    for forget in api.forgets:  # what the installed parts keep of it (the history's snapshots)
+        forgotten = await forget(collection_id)
+        if not isinstance(forgotten, Success):
+            return problems.for_error(forgotten.failure())
     deleted = await api.store.delete(collection_id)
     if isinstance(deleted, Failure) and isinstance(deleted.failure(), StoreUnavailable):
         return problems.for_error(deleted.failure())
@@ -250,91 +239,3 @@ async def collection_stats(api: HttpApi, incoming: Incoming) -> Reply:
     if not isinstance(answer, Success):
         return problems.for_error(answer.failure())
     return stats_reply(answer.unwrap())
-
-
-async def _known(api: HttpApi, incoming: Incoming) -> CollectionId | Reply:
-    """The collection's id if it is a stored collection's, else the problem to answer."""
-    parsed = parse_collection_id(incoming.collection_id)
-    if not isinstance(parsed, Success):
-        return problems.invalid_input(parsed.failure())
-    collection_id: CollectionId = parsed.unwrap()
-    loaded = await api.store.get(collection_id)
-    if not isinstance(loaded, Success):
-        return problems.for_error(loaded.failure())
-    return collection_id
-
-
-async def _history_page(
-    api: HttpApi, incoming: Incoming, limit: int
-) -> tuple[CollectionId, list[StatsPoint], int | None] | Reply:
-    """The stored collection's page of snapshots the query asks for (``limit`` unless it says),
-    where the next page starts, or the problem to answer."""
-    known = await _known(api, incoming)
-    if isinstance(known, Reply):
-        return known
-    request = parse_history_request(incoming.query, limit=limit)
-    if not isinstance(request, Success):
-        return problems.invalid_input(request.failure())
-    try:
-        async with asyncio.timeout(api.history_timeout_s):  # cancelled: its SQLite read stops too
-            page = await history_page(api.history, known, request.unwrap())
-    except TimeoutError:
-        return _history_timeout(api, known)
-    if not isinstance(page, Success):
-        return problems.for_error(page.failure())
-    points, next_ms = page.unwrap()
-    return known, points, next_ms
-
-
-def _history_timeout(api: HttpApi, collection_id: CollectionId) -> Reply:
-    """A history query stopped at its deadline (its SQLite read stopped with it): logged, a 503."""
-    api.log.warning("history.query_timeout", collection=collection_id, timeout_s=api.history_timeout_s)
-    return problems.history_timeout(api.history_timeout_s)
-
-
-async def collection_history(api: HttpApi, incoming: Incoming) -> Reply:
-    """The collection's snapshots, oldest first, a page at a time (``history_query``)."""
-    page = await _history_page(api, incoming, DEFAULT_LIMIT)
-    if isinstance(page, Reply):
-        return page
-    _, points, next_ms = page
-    return Reply(200, orjson.dumps(history_body(points, next_ms)))
-
-
-async def collection_history_chart(api: HttpApi, incoming: Incoming) -> Reply:
-    """The same points as an SVG chart (``history_chart``): 1,000 unless ``limit`` says fewer."""
-    page = await _history_page(api, incoming, MAX_LIMIT)
-    if isinstance(page, Reply):
-        return page
-    collection_id, points, _ = page
-    return chart_reply(collection_id, points)
-
-
-async def collection_growth(api: HttpApi, incoming: Incoming) -> Reply:
-    """How each figure changed from the first snapshot at or after ``since`` to the last."""
-    known = await _known(api, incoming)
-    if isinstance(known, Reply):
-        return known
-    given = [value for name, value in parse_qsl(incoming.query, keep_blank_values=True) if name == "since"]
-    if len(given) != 1:
-        reason = "is required" if not given else "must be given at most once"
-        return problems.invalid_input(InvalidInput("since", given[-1] if given else None, reason))
-    since = parse_time("since", given[0])
-    if not isinstance(since, Success):
-        return problems.invalid_input(since.failure())
-    try:
-        async with asyncio.timeout(api.history_timeout_s):
-            body = await growth_body(api.history, known, since.unwrap())
-    except TimeoutError:
-        return _history_timeout(api, known)
-    if not isinstance(body, Success):
-        return problems.for_error(body.failure())
-    growth = body.unwrap()
-    if growth is None:
-        return problems.problem(
-            404,
-            "no-snapshots",
-            "No snapshots",
-            f"collection {known} has no snapshot at or after {given[0][:40]}",
-        )
-    return Reply(200, orjson.dumps(growth))

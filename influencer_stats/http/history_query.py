@@ -23,6 +23,10 @@ from influencer_stats.domain.models import CollectionId, StatsPoint, StoreUnavai
 from influencer_stats.domain.validation import InvalidInput
 from influencer_stats.http.pagination import DEFAULT_LIMIT, MAX_LIMIT
 
+#: The history's route templates (``history_routes``).
+HISTORY = "/collections/{id}/history"
+GROWTH = "/collections/{id}/growth"
+HISTORY_CHART = "/collections/{id}/history.svg"
 #: The latest time RFC 3339 can write (the end of year 9999): ``until``'s default.
 END_OF_TIME = 253_402_300_800.0
 STEP_PATTERN = "^[1-9][0-9]{0,5}[smhd]$"

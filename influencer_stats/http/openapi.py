@@ -10,13 +10,14 @@ answers. ``info.version`` is the installed package's.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import cache
 from typing import Any
 
 import orjson
 
 from influencer_stats.domain.validation import DEFAULT_MAX_VIDEOS
-from influencer_stats.http import openapi_history, openapi_sources, problems
+from influencer_stats.http import openapi_sources, problems
 from influencer_stats.http.openapi_operations import TAGS, operations
 from influencer_stats.http.openapi_parts import (
     BAD_PATH,
@@ -26,8 +27,9 @@ from influencer_stats.http.openapi_parts import (
     videos_array,
 )
 from influencer_stats.http.pagination import CURSOR_PATTERN, MAX_LIMIT
-from influencer_stats.http.route_table import Route
-from influencer_stats.http.routes import DOCUMENTED, ROUTES
+from influencer_stats.http.route_table import Route, RouteGroup
+from influencer_stats.http.routes import documented as documented_templates
+from influencer_stats.http.routes import route_table
 from influencer_stats.version import version
 
 __all__ = ["QUOTA_EXHAUSTED_EXAMPLE", "openapi_document", "openapi_spec"]
@@ -126,25 +128,27 @@ def _videos_schema(max_videos: int) -> dict[str, Any]:
     }
 
 
-def openapi_spec(max_videos: int = DEFAULT_MAX_VIDEOS) -> dict[str, Any]:
-    """The document as a dict: one path per route of ``routes.DOCUMENTED``, one operation per method.
+def openapi_spec(max_videos: int = DEFAULT_MAX_VIDEOS, groups: Iterable[RouteGroup] = ()) -> dict[str, Any]:
+    """The document as a dict: one path per documented route of the table of the core and
+    ``groups`` (``routes.route_table``), one operation per method.
 
     ``max_videos`` is the limit the service enforces (INFLUENCER_STATS_MAX_VIDEOS), so the
     document states the limit of the service that serves it. The docs page and its files
     (``routes.DOCS_ROUTES``) are for people, not API clients, and are left out.
     """
-    documented = operations()
+    groups = tuple(groups)
+    table = route_table(groups)
+    templates = documented_templates(table)
+    documented = operations(groups)
     schemas = {
         **_SCHEMAS,
-        **openapi_history.SCHEMAS,
+        **{name: schema for group in groups for name, schema in group.schemas.items()},
         **openapi_sources.schemas(max_videos),
         "Videos": _videos_schema(max_videos),
     }
-    if set(documented) != set(DOCUMENTED):
-        raise AssertionError(
-            f"every route is documented, and only those: {set(documented) ^ set(DOCUMENTED)}"
-        )
-    paths = {template: _path_item(ROUTES[template], documented[template]) for template in DOCUMENTED}
+    if set(documented) != set(templates):
+        raise AssertionError(f"every route is documented, and only those: {set(documented) ^ set(templates)}")
+    paths = {template: _path_item(table[template], documented[template]) for template in templates}
     ids = [op["operationId"] for item in paths.values() for key, op in item.items() if key != "parameters"]
     if len(ids) != len(set(ids)):
         raise AssertionError(f"an operationId is used twice: {sorted(ids)}")
@@ -174,5 +178,5 @@ def openapi_spec(max_videos: int = DEFAULT_MAX_VIDEOS) -> dict[str, Any]:
 
 
 @cache
-def openapi_document(max_videos: int = DEFAULT_MAX_VIDEOS) -> bytes:
-    return orjson.dumps(openapi_spec(max_videos))
+def openapi_document(max_videos: int = DEFAULT_MAX_VIDEOS, groups: tuple[RouteGroup, ...] = ()) -> bytes:
+    return orjson.dumps(openapi_spec(max_videos, groups))

@@ -6,7 +6,14 @@ from typing import Any
 
 from influencer_stats.domain.validation import InvalidInput
 from influencer_stats.http import problems
-from influencer_stats.http.history_query import HISTORY_CURSOR_PATTERN, STEP_PATTERN, parse_history_request
+from influencer_stats.http.history_query import (
+    GROWTH,
+    HISTORY,
+    HISTORY_CHART,
+    HISTORY_CURSOR_PATTERN,
+    STEP_PATTERN,
+    parse_history_request,
+)
 from influencer_stats.http.openapi_parts import (
     REQUEST_ID,
     RETRY_AFTER,
@@ -17,7 +24,6 @@ from influencer_stats.http.openapi_parts import (
 )
 from influencer_stats.http.pagination import DEFAULT_LIMIT, MAX_LIMIT
 from influencer_stats.http.problems import Reply
-from influencer_stats.http.routes import GROWTH, HISTORY, HISTORY_CHART
 
 _TIME = {"type": "string", "format": "date-time"}
 _POINT = {

@@ -1,18 +1,19 @@
 """The operations of the OpenAPI document: summaries, parameters, responses and examples.
 
-One entry per route of ``routes.DOCUMENTED``, made of ``openapi_parts``;
+One entry per route of ``routes.CORE`` (a slice's are its ``RouteGroup``'s), made of ``openapi_parts``;
 ``openapi`` assembles the document around them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from influencer_stats.domain.models import (
     CollectionId,
     CollectionNotFound,
 )
-from influencer_stats.http import openapi_history, openapi_sources, problems
+from influencer_stats.http import openapi_sources, problems
 from influencer_stats.http.api import MAX_BODY_BYTES
 from influencer_stats.http.handlers import MAX_JSON_DEPTH
 from influencer_stats.http.openapi_parts import (
@@ -34,6 +35,7 @@ from influencer_stats.http.pagination import (
     cursor_of,
     parse_page_request,
 )
+from influencer_stats.http.route_table import RouteGroup
 from influencer_stats.http.routes import COLLECTION, COLLECTIONS, HEALTHZ, METRICS, OPENAPI, READYZ, STATS
 from influencer_stats.version import version
 
@@ -70,9 +72,10 @@ influencer_stats_http_requests_total{route="/collections/{id}/stats",method="GET
 """
 
 
-def operations() -> dict[str, dict[str, Any]]:
+def operations(groups: Iterable[RouteGroup] = ()) -> dict[str, dict[str, Any]]:
+    """Every operation by template: the core's, and each group's (a slice's routes)."""
     return {
-        **openapi_history.operations(_ID, (_NOT_FOUND_REPLY,)),
+        **{t: op for group in groups for t, op in group.operations(_ID, (_NOT_FOUND_REPLY,)).items()},
         **openapi_sources.operations(_ID, _NOT_FOUND_REPLY),
         HEALTHZ: {
             "get": operation(

@@ -1,17 +1,21 @@
 """A route (a template and its handler per method) and a table of them that matches paths.
 
-What ``routes.ROUTES`` is made of, apart from it: ``HttpApi`` takes a matched
+What the route table (``bootstrap.edge.ROUTES``) is made of, apart from it: ``HttpApi`` takes a matched
 ``Route`` and the table names the ``handlers``, so this module imports
 neither of them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 from urllib.parse import unquote
 
+from returns.result import Result
+
+from influencer_stats.domain.models import CollectionId, StoreUnavailable
 from influencer_stats.http.problems import Reply
 
 #: A request handler: answers one method of one route (a function of ``handlers``, given the
@@ -32,6 +36,9 @@ class Route:
 
     template: str
     handlers: Mapping[str, Handler]
+    #: The name of the part (``HttpApi.parts``) the handlers take instead of the ``HttpApi``: a
+    #: slice's route, its handlers bound once to what its slice built (``RouteGroup``).
+    part: str | None = None
     methods: tuple[str, ...] = field(init=False)
     #: (the text before ``{id}``, the text after it); None for a template without one.
     around_parameter: tuple[str, str] | None = field(init=False, repr=False)
@@ -55,6 +62,56 @@ class Route:
 def route(template: str, **handlers: Handler) -> Route:
     """``route("/x/{id}", GET=HttpApi.get_x, PUT=HttpApi.put_x)``."""
     return Route(template, handlers)
+
+
+#: A slice's OpenAPI operations by template, given the collection id's parameter and the
+#: problem replies of an unknown collection (``openapi_operations``).
+Operations = Callable[[dict[str, Any], tuple[Reply, ...]], dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class RouteGroup:
+    """The routes a slice adds to the edge, and how the OpenAPI document describes them.
+
+    Each route's handlers take the slice's part (``Route.part``, which ``HttpApi`` is given
+    by name) and the request; ``operations`` documents every template of ``routes``, with
+    the ``schemas`` they refer to. The root collects the groups of what is installed
+    (``bootstrap/edge.py``): the edge never names a slice.
+    """
+
+    name: str
+    routes: tuple[Route, ...]
+    operations: Operations
+    schemas: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        strays = [r.template for r in self.routes if r.part != self.name]
+        if strays:
+            raise ValueError(f"the routes of group {self.name!r} take its part: {strays}")
+
+
+def bound(handler: Handler, part: object) -> Handler:
+    """A slice's handler as ``HttpApi`` calls it (with itself), given the part it takes instead."""
+
+    async def with_part(_: object, incoming: object) -> Reply:
+        reply: Reply = await handler(part, incoming)
+        return reply
+
+    return with_part
+
+
+#: Forget what a part keeps of a collection (``DELETE /collections/{id}``, before the store).
+Forget = Callable[[CollectionId], Awaitable[Result[None, StoreUnavailable]]]
+
+
+def part_route(part: str, template: str, **handlers: Handler) -> Route:
+    """A slice's route: ``handlers`` take the part named ``part`` (``RouteGroup``)."""
+    return Route(template, handlers, part)
+
+
+def grouped(core: Iterable[Route], groups: Iterable[RouteGroup], last: Iterable[Route] = ()) -> RouteTable:
+    """The table of the ``core`` routes, then every group's, then ``last``."""
+    return RouteTable(*core, *(r for group in groups for r in group.routes), *last)
 
 
 class RouteTable(Mapping[str, Route]):

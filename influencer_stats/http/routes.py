@@ -1,6 +1,9 @@
-"""The route table: every route template, the methods it answers and their handlers.
+"""The core's routes: every route template, the methods it answers and their handlers.
 
-``ROUTES`` is the one source of truth for the API's surface. A server either
+``route_table`` adds to them the routes of the slices installed (``RouteGroup``); the root
+builds the one table every server, the OpenAPI document and the metrics' route labels take
+(``bootstrap/edge.py``: ``ROUTES``), once, at start. It is the one source of truth for the
+API's surface. A server either
 registers each template with its framework (Starlette, every method, no slash
 redirects, on the path as received) or matches the path with ``ROUTES.match_raw``
 (the aiohttp and ASGI apps; ``ROUTES.match`` for the RSGI app, which has only the
@@ -8,15 +11,17 @@ decoded path); either way it hands ``HttpApi.answer`` the matched
 ``Route``, whose handlers ``HttpApi`` dispatches to by method (a dict lookup),
 or asks ``HttpApi.unmatched`` for the refusal when no template matches. The
 OpenAPI document describes the same table, and refuses to build if they
-differ. Adding a route is one entry here plus its handler (a function of
+differ. Adding a core route is one entry here plus its handler (a function of
 ``handlers``) and its OpenAPI operation (the docs page and its files,
-``DOCS_ROUTES``, are for people and left out of it).
+``DOCS_ROUTES``, are for people and left out of it); a slice's are its ``RouteGroup``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from influencer_stats.http import docs, handlers
-from influencer_stats.http.route_table import RouteTable, route
+from influencer_stats.http.route_table import RouteGroup, RouteTable, grouped, route
 
 HEALTHZ = "/healthz"
 READYZ = "/readyz"
@@ -26,9 +31,6 @@ COLLECTIONS = "/collections"
 COLLECTION = "/collections/{id}"
 STATS = "/collections/{id}/stats"
 REFRESH = "/collections/{id}/refresh"
-HISTORY = "/collections/{id}/history"
-GROWTH = "/collections/{id}/growth"
-HISTORY_CHART = "/collections/{id}/history.svg"
 DOCS = docs.DOCS_PATH
 #: One route per allow-listed file of the docs page: no other name under the prefix matches.
 DOCS_ASSETS = tuple(docs.ASSET_PREFIX + name for name in docs.ASSETS)
@@ -36,7 +38,8 @@ DOCS_ASSETS = tuple(docs.ASSET_PREFIX + name for name in docs.ASSETS)
 DOCS_ROUTES = frozenset({DOCS, *DOCS_ASSETS})
 
 
-ROUTES = RouteTable(
+#: The core's API routes, in the order the table and the OpenAPI document list them.
+CORE = (
     route(HEALTHZ, GET=handlers.liveness),
     route(READYZ, GET=handlers.readiness),
     route(METRICS, GET=handlers.scrape_metrics),
@@ -50,12 +53,19 @@ ROUTES = RouteTable(
     ),
     route(STATS, GET=handlers.collection_stats),
     route(REFRESH, POST=handlers.refresh_collection),
-    route(HISTORY, GET=handlers.collection_history),
-    route(GROWTH, GET=handlers.collection_growth),
-    route(HISTORY_CHART, GET=handlers.collection_history_chart),
+)
+#: The docs page and its files, after every API route.
+_PAGES = (
     route(DOCS, GET=handlers.docs_page),
     *(route(template, GET=handlers.docs_asset) for template in DOCS_ASSETS),
 )
 
-#: The templates the OpenAPI document describes, in table order.
-DOCUMENTED = tuple(template for template in ROUTES if template not in DOCS_ROUTES)
+
+def route_table(groups: Iterable[RouteGroup] = ()) -> RouteTable:
+    """The core's routes, then each group's (a slice's), then the docs page's."""
+    return grouped(CORE, groups, _PAGES)
+
+
+def documented(table: RouteTable) -> tuple[str, ...]:
+    """The templates the OpenAPI document describes, in table order."""
+    return tuple(template for template in table if template not in DOCS_ROUTES)

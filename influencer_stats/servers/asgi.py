@@ -13,9 +13,9 @@ from contextlib import AsyncExitStack
 from functools import partial
 from typing import Any
 
+from influencer_stats.bootstrap.edge import ROUTES
 from influencer_stats.http.api import HttpApi, Incoming
 from influencer_stats.http.body import BodyIncomplete, content_length, read_request_body
-from influencer_stats.http.routes import ROUTES
 from influencer_stats.serving import uvicorn
 from influencer_stats.serving.server import OpenApi, Server, asgi_lifespan
 from influencer_stats.serving.workers import Worker

@@ -14,13 +14,13 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from influencer_stats.bootstrap.edge import ROUTES
 from influencer_stats.http import problems
 from influencer_stats.http.api import HTTP_METHODS, HttpApi, Incoming
 from influencer_stats.http.body import BodyIncomplete, content_length, read_request_body
 from influencer_stats.http.problems import Reply
 from influencer_stats.http.route_table import Route as ApiRoute
 from influencer_stats.http.route_table import decode_segment
-from influencer_stats.http.routes import ROUTES
 from influencer_stats.serving import uvicorn
 from influencer_stats.serving.server import OpenApi, Server, asgi_lifespan
 from influencer_stats.serving.workers import Worker

@@ -11,7 +11,8 @@ import httpx
 import orjson
 import pytest
 
-from influencer_stats.http.routes import DOCS_ROUTES, ROUTES
+from influencer_stats.bootstrap.edge import ROUTES
+from influencer_stats.http.routes import DOCS_ROUTES
 from perf.service import pooled
 from tests.raw_http import raw_request, request_bytes
 from tests.support import SERVERS, RunningService, profile_args, running_double_process, running_service

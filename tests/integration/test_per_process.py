@@ -22,9 +22,9 @@ import pytest
 from returns.result import Success
 
 from influencer_stats.algebras import CollectionStatsQuery, CollectionStore
+from influencer_stats.bootstrap.history import build_history
 from influencer_stats.bootstrap.quota import QUOTA_LEDGERS
 from influencer_stats.bootstrap.root import (
-    build_history,
     build_sources,
     build_stats,
     build_store,

@@ -24,12 +24,13 @@ import orjson
 import pytest
 from returns.result import Success
 
+from influencer_stats.bootstrap.edge import ROUTES
 from influencer_stats.bootstrap.root import open_http_api
 from influencer_stats.bootstrap.videos import VIDEO_CACHES
 from influencer_stats.config.resolve import resolve
 from influencer_stats.domain.models import CollectionId
 from influencer_stats.http.api import HttpApi, Incoming
-from influencer_stats.http.routes import ROUTES, STATS
+from influencer_stats.http.routes import STATS
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from influencer_stats.logic.service import GetStats
 from influencer_stats.testing.youtube_double import VIDEOS_PATH, running_double

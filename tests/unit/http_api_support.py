@@ -18,12 +18,13 @@ from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, Eve
 from influencer_stats.algebras.event_log import LOG_CONTEXT
 from influencer_stats.algebras.history import DAY_S, StatsHistory
 from influencer_stats.algebras.sources import CollectionSources, SourceReader
+from influencer_stats.bootstrap.edge import ROUTES
 from influencer_stats.bounded import read_bounded
 from influencer_stats.domain.validation import DEFAULT_MAX_VIDEOS
 from influencer_stats.http import problems
 from influencer_stats.http.api import HttpApi, Incoming
+from influencer_stats.http.history_routes import PART, HistoryPart
 from influencer_stats.http.problems import PROBLEM_JSON, Reply
-from influencer_stats.http.routes import ROUTES
 from influencer_stats.interpreters.collections.memory_dict import DictCollectionStore
 from influencer_stats.interpreters.history.memory import MemoryStatsHistory
 from influencer_stats.interpreters.history.retention import Retention
@@ -195,15 +196,15 @@ def service(
     api = HttpApi(
         store,
         stats(store, log),
-        history,
         imports,
         log,
         metrics,
         {name: check(ok) for name, ok in (checks or {}).items()},
         write_token=write_token,
         max_videos=max_videos,
-        history_timeout_s=history_timeout_s,
         openapi=OPENAPI,
+        parts={PART: HistoryPart(store, history, log, history_timeout_s)},
+        forgets=[history.forget],
     )
     return Service(api, store, log, metrics, history)
 

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import pytest
 
+from influencer_stats.bootstrap.edge import ROUTES
+from influencer_stats.http.history_routes import HISTORY
 from influencer_stats.http.route_table import decode_segment
-from influencer_stats.http.routes import COLLECTION, HISTORY, REFRESH, ROUTES, STATS
+from influencer_stats.http.routes import COLLECTION, REFRESH, STATS
 from tests.unit.http_api_support import ORIGINAL_VIDEOS, Body, assert_problem, document, service
 
 

@@ -11,9 +11,9 @@ import orjson
 import pytest
 from returns.result import Success
 
+from influencer_stats.bootstrap.edge import DOCUMENTED, ROUTES, openapi
 from influencer_stats.domain.validation import DEFAULT_MAX_VIDEOS
-from influencer_stats.http.openapi import openapi_document
-from influencer_stats.http.routes import COLLECTION, DOCS_ROUTES, DOCUMENTED, ROUTES, STATS
+from influencer_stats.http.routes import COLLECTION, DOCS_ROUTES, STATS
 from tests.unit.http_api_support import (
     OPENAPI,
     ORIGINAL_VIDEOS,
@@ -150,7 +150,7 @@ async def test_the_metrics_route_serves_what_the_metrics_render(svc: Service) ->
 
 
 def test_the_served_openapi_document_is_the_one_built_from_the_route_table() -> None:
-    paths = orjson.loads(openapi_document(DEFAULT_MAX_VIDEOS))["paths"]
+    paths = orjson.loads(openapi(DEFAULT_MAX_VIDEOS))["paths"]
 
     assert list(paths) == list(DOCUMENTED) == [t for t in ROUTES if t not in DOCS_ROUTES]
     for template in DOCUMENTED:

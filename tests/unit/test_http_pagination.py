@@ -14,6 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from returns.result import Failure, Success
 
+from influencer_stats.bootstrap.edge import ROUTES
 from influencer_stats.domain.models import CollectionId, VideoId
 from influencer_stats.domain.validation import parse_collection_id
 from influencer_stats.http.api import HttpApi, Incoming
@@ -28,10 +29,8 @@ from influencer_stats.http.pagination import (
     parse_page_request,
 )
 from influencer_stats.http.problems import PROBLEM_JSON
-from influencer_stats.http.routes import COLLECTIONS, ROUTES
+from influencer_stats.http.routes import COLLECTIONS
 from influencer_stats.interpreters.collections.memory_dict import DictCollectionStore
-from influencer_stats.interpreters.history.memory import MemoryStatsHistory
-from influencer_stats.interpreters.history.retention import Retention
 from influencer_stats.interpreters.metrics.noop import NoMetrics
 from influencer_stats.interpreters.readers.fake import FakeSourceReader
 from influencer_stats.interpreters.sources.memory import MemoryCollectionSources
@@ -165,7 +164,6 @@ def api(store: DictCollectionStore) -> HttpApi:
     return HttpApi(
         store,
         GetStats(store, FakeVideoStatsSource(), log),
-        MemoryStatsHistory(Retention(raw_s=86_400.0, keep_s=86_400.0), max_collections=10),
         CollectionImports(
             store,
             MemoryCollectionSources(10),
@@ -180,7 +178,6 @@ def api(store: DictCollectionStore) -> HttpApi:
         {},
         write_token=None,
         max_videos=10,
-        history_timeout_s=10.0,
         openapi=b"{}",
     )
 

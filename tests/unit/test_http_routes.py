@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import sys
+
+import orjson
 import pytest
 
+from influencer_stats.bootstrap.edge import GROUPS, ROUTES
 from influencer_stats.http import handlers
 from influencer_stats.http.api import HttpApi, Incoming
 from influencer_stats.http.docs import ASSETS
 from influencer_stats.http.openapi import openapi_spec
 from influencer_stats.http.problems import Reply
-from influencer_stats.http.route_table import Route, RouteTable, route
+from influencer_stats.http.route_table import Route, RouteGroup, RouteTable, grouped, part_route, route
 from influencer_stats.http.routes import (
     COLLECTION,
     COLLECTIONS,
@@ -19,9 +23,9 @@ from influencer_stats.http.routes import (
     METRICS,
     OPENAPI,
     READYZ,
-    ROUTES,
     STATS,
 )
+from tests.unit.http_api_support import service
 
 
 async def _answer(api: HttpApi, incoming: Incoming) -> Reply:
@@ -80,14 +84,39 @@ def test_head_goes_with_get_and_allow_lists_the_methods_sorted() -> None:
     assert route("/w", PUT=_answer).methods == ("PUT",)  # no GET, no HEAD
 
 
-def test_every_handler_is_a_function_of_the_handlers_module() -> None:
+def test_every_core_handler_is_a_function_of_the_handlers_module_and_a_parts_takes_its_part() -> None:
+    parts = {group.name for group in GROUPS}
     for template, entry in ROUTES.items():
         for method, handler in entry.handlers.items():
-            assert getattr(handlers, handler.__name__) is handler, (template, method)
+            module = handlers if entry.part is None else sys.modules[handler.__module__]
+            assert getattr(module, handler.__name__) is handler, (template, method)
+            assert entry.part is None or entry.part in parts, (template, entry.part)
+
+
+async def _parted(part: list[str], incoming: Incoming) -> Reply:
+    part.append(incoming.collection_id)
+    return Reply(200, orjson.dumps(part))
+
+
+async def test_a_group_adds_its_routes_after_the_cores_and_its_handlers_take_its_part() -> None:
+    group = RouteGroup("seen", (part_route("seen", "/collections/{id}/seen", GET=_parted),), lambda *_: {})
+    table = grouped(ROUTES.values(), [group])
+    seen: list[str] = []
+    api = service().api
+    api.parts["seen"] = seen
+
+    matched, value = table.match("/collections/c/seen")
+    assert matched is not None and matched.part == "seen"
+    reply = await api.serve(Incoming(matched, "GET", value))
+
+    assert (reply.status, seen) == (200, ["c"])
+    assert list(table)[-1] == "/collections/{id}/seen"
+    with pytest.raises(ValueError, match="take its part"):
+        RouteGroup("other", group.routes, lambda *_: {})
 
 
 def test_the_openapi_document_describes_exactly_the_api_routes_and_their_methods_but_head() -> None:
-    paths = openapi_spec()["paths"]
+    paths = openapi_spec(groups=GROUPS)["paths"]
 
     assert list(paths) == [template for template in ROUTES if template not in DOCS_ROUTES]
     for template in paths:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from influencer_stats.bootstrap.edge import ROUTES
 from influencer_stats.domain.models import (
     CollectionId,
     CollectionNotFound,
@@ -24,7 +25,7 @@ from influencer_stats.domain.models import (
 )
 from influencer_stats.domain.validation import parse_collection_id
 from influencer_stats.http import api, problems
-from influencer_stats.http.routes import COLLECTION, ROUTES, STATS
+from influencer_stats.http.routes import COLLECTION, STATS
 from influencer_stats.http.stats_reply import cache_headers
 from influencer_stats.interpreters.metrics.prometheus import METHOD_LABELS
 from perf import guarded_answers as answers

@@ -14,7 +14,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
-from influencer_stats.http.routes import ROUTES
+from influencer_stats.bootstrap.edge import ROUTES
 from influencer_stats.interpreters.metrics.prometheus import PrometheusMetrics
 
 STATS = "/collections/{id}/stats"

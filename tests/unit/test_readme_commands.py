@@ -22,10 +22,10 @@ from urllib.parse import urlsplit
 import orjson
 import pytest
 
+from influencer_stats.bootstrap.edge import ROUTES
 from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.config.profiles import PROFILES
 from influencer_stats.config.resolve import offered
-from influencer_stats.http.routes import ROUTES
 from influencer_stats.settings import declared
 from tests.readme_commands import README, ROOT, Command, commands_in, page_commands, shell_blocks
 

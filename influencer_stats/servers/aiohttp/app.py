@@ -23,11 +23,11 @@ from urllib.parse import unquote
 from aiohttp import web, web_response
 from aiohttp.http_exceptions import PayloadEncodingError
 
+from influencer_stats.bootstrap.edge import ROUTES
 from influencer_stats.http import problems
 from influencer_stats.http.api import HttpApi, Incoming
 from influencer_stats.http.body import BodyIncomplete, BodyTimeout, read_request_body
 from influencer_stats.http.problems import Reply
-from influencer_stats.http.routes import ROUTES
 from influencer_stats.serving.server import OpenApi
 from influencer_stats.settings import Settings
 

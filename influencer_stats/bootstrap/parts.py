@@ -1,0 +1,55 @@
+"""The parts the edge is extended with: what a slice adds to the API, the root never naming it.
+
+A ``Part`` is declared by the module of a slot or slice (``PARTS.append``), as registries'
+entries are: its routes (``RouteGroup``: templates, handlers, OpenAPI operations) and how to
+build what its handlers take from the stores the root built, starting its background tasks
+there too (``Wiring.background``). The root builds every part installed and hands ``HttpApi``
+what they built (``parts``, ``forgets``); ``bootstrap/edge.py`` makes the one route table of
+the core and every part's routes, for the servers, the OpenAPI document and the metrics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from influencer_stats.algebras import CollectionStatsQuery, CollectionStore
+from influencer_stats.bootstrap.wiring import Wiring
+from influencer_stats.http.route_table import Forget, RouteGroup
+
+
+@dataclass(frozen=True, slots=True)
+class Built:
+    """What a part built: what its handlers take, and what ``DELETE`` forgets through (if anything)."""
+
+    part: object
+    forget: Forget | None = None
+
+
+#: Build a part from the stores the root built: the collections and the stats query.
+PartBuilder = Callable[[Wiring, CollectionStore, CollectionStatsQuery], Awaitable[Built]]
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """A slice's addition to the edge: its routes and how to build what they take."""
+
+    routes: RouteGroup
+    build: PartBuilder
+
+    @property
+    def name(self) -> str:
+        return self.routes.name
+
+
+#: Every part installed, in the order their routes follow the core's.
+PARTS: list[Part] = []
+
+
+def quota_short(wiring: Wiring) -> Callable[[], bool]:
+    """Whether the day's quota budget runs short now (background passes that spend wait)."""
+    return wiring.quota.short if wiring.quota is not None else _never
+
+
+def _never() -> bool:
+    return False  # no quota budget: it is never short
