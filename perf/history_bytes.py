@@ -53,7 +53,7 @@ import redis.asyncio as aioredis
 from returns.result import Success
 
 from influencer_stats.algebras.history import DAY_S
-from influencer_stats.domain.models import StatsPoint
+from influencer_stats.domain.history import StatsPoint
 from influencer_stats.interpreters.history.memory import MemoryStatsHistory
 from influencer_stats.interpreters.history.redis import RedisStatsHistory
 from influencer_stats.interpreters.history.retention import Retention

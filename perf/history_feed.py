@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from returns.result import Result, Success
 
 from influencer_stats.algebras.history import DAY_S, StatsHistory
-from influencer_stats.domain.models import CollectionId, StatsPoint, StoreUnavailable
+from influencer_stats.domain.history import StatsPoint
+from influencer_stats.domain.models import CollectionId, StoreUnavailable
 from influencer_stats.interpreters.history.retention import Retention
 from perf.procs import LabError
 

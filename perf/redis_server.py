@@ -13,16 +13,20 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from influencer_stats.bootstrap.slots import SLOTS
 from perf.procs import HOST, LabError, free_port, running
 from perf.specs import lab_choices
 
-REDIS_SLOTS = ("store", "cache", "video_cache", "quota", "history")
-"""The slots whose ``redis`` choice needs a server."""
-
 
 def uses_redis(spec: str) -> bool:
-    choices = lab_choices(spec)
-    return any("redis" in str(choices.get(slot, "")).split(",") for slot in REDIS_SLOTS)
+    """Whether a choice the spec names declares it needs Redis (``Entry.needs``)."""
+    return "redis" in {
+        need
+        for slot, value in lab_choices(spec).items()
+        for name in value.split(",")
+        if name in SLOTS[slot].registry
+        for need in SLOTS[slot].registry[name].needs
+    }
 
 
 @contextmanager

@@ -35,6 +35,9 @@ BIN = Path(sys.executable).parent
 SLICES = Path("influencer_stats/bootstrap/slices")
 #: What a copy leaves out: the venv, caches, and what git ignores anyway.
 LEFT_OUT = {".git", ".venv", ".ruff_cache", ".pytest_cache", "__pycache__", "node_modules", ".mypy_cache"}
+#: What a removal leaves behind: each removed slice's name and the files it declared, one line
+#: each (``name: pattern pattern …``), for what may still name them (the perf record).
+REMOVED = SLICES / "removed.txt"
 #: What is searched for a module name that outlived its slice.
 SEARCHED = {".py", ".toml", ".cfg", ".ini", ".yaml", ".yml"}
 
@@ -85,8 +88,14 @@ def copy_checkout(dest: Path) -> None:
     shutil.copytree(ROOT, dest, ignore=ignored, symlinks=True, dirs_exist_ok=True)
 
 
+def marked(name: str) -> re.Pattern[str]:
+    """A part of a page that is slice ``name``'s: from ``<!-- slice NAME …-->`` to ``<!-- /slice NAME -->``."""
+    return re.compile(rf"<!-- slice {re.escape(name)}\b.*?<!-- /slice {re.escape(name)} -->\n?", re.DOTALL)
+
+
 def remove(dest: Path, slices: Sequence[Declared]) -> None:
-    """Delete each slice's files and its line in ``INSTALLED`` in ``dest``; regenerate the tables."""
+    """Delete each slice's files, its line in ``INSTALLED`` and the parts of the pages marked as its
+    (``marked``) in ``dest``, note them in ``REMOVED``; regenerate the tables."""
     for declared in slices:
         for path in files_of(dest, declared):
             (dest / path).unlink()
@@ -96,6 +105,13 @@ def remove(dest: Path, slices: Sequence[Declared]) -> None:
         if len(line.findall(text)) != 1:
             raise SystemExit(f'slice {declared.name}: not one line "{declared.name}", in {listing}')
         listing.write_text(line.sub("", text))
+        for page in [*dest.glob("*.md"), *dest.glob("docs/*.md")]:
+            text = page.read_text()
+            page.write_text(marked(declared.name).sub("", text))
+        with (dest / REMOVED).open("a") as record:
+            record.write(
+                f"{declared.name}: {' '.join((str(SLICES / f'{declared.name}.py'), *declared.files))}\n"
+            )
     for folder in sorted({p for p in dest.rglob("*") if p.is_dir()}, reverse=True):
         if not any(folder.iterdir()):
             folder.rmdir()

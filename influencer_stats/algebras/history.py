@@ -6,10 +6,10 @@ from typing import Protocol
 
 from returns.result import Result
 
-from influencer_stats.domain.models import CollectionId, StatsPoint, StoreUnavailable
+from influencer_stats.domain.history import StatsPoint
+from influencer_stats.domain.models import DAY_S, CollectionId, StoreUnavailable
 
-#: The width of a downsampled step: one point per UTC day.
-DAY_S = 86_400.0
+__all__ = ["DAY_S", "StatsHistory"]  # DAY_S: the width of a downsampled step, one point per UTC day
 
 
 class StatsHistory(Protocol):

@@ -1,6 +1,7 @@
 """Every slot of the service, in order: the one list config, CLI, logs and tests read.
 
-Importing it loads the installed slices, so every registry read through ``SLOTS`` is whole.
+Importing it loads the installed slices, so every registry read through ``SLOTS`` is whole, and
+the slots a slice declares (``Slice.slots``) follow the core's.
 """
 
 from __future__ import annotations
@@ -8,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-from influencer_stats.bootstrap.history import HISTORIES
 from influencer_stats.bootstrap.logs import LOG_WRAPPERS, LOGGERS
 from influencer_stats.bootstrap.metrics import METRICS
 from influencer_stats.bootstrap.quota import QUOTA_LEDGERS
@@ -49,13 +49,6 @@ SLOTS: Final[Mapping[str, Slot]] = {
             same_as="video_client",
         ),
         Slot(
-            "history",
-            "where snapshots of the stats are kept (by default where the collections are)",
-            HISTORIES,
-            default="memory",
-            same_as="store",
-        ),
-        Slot(
             "sources",
             "where each collection read from a playlist or channel keeps its source (by default where the collections are)",
             SOURCES,
@@ -83,5 +76,6 @@ SLOTS: Final[Mapping[str, Slot]] = {
             TRACING,
             default="none",
         ),
+        *(slot for installed in SLICES for slot in installed.slots),
     )
 }

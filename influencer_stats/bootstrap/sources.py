@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from influencer_stats.algebras.history import DAY_S
 from influencer_stats.algebras.sources import CollectionSources
 from influencer_stats.bootstrap.registry import Registry
 from influencer_stats.bootstrap.wiring import Wiring
+from influencer_stats.domain.models import DAY_S
 
 SourcesBuilder = Callable[[Wiring], Awaitable[CollectionSources]]
 SOURCES: Registry[SourcesBuilder] = Registry("sources")

@@ -14,6 +14,9 @@ from typing import Literal, NamedTuple, NewType
 
 CollectionId = NewType("CollectionId", str)
 VideoId = NewType("VideoId", str)
+#: A day, in seconds (UTC days: what a history keeps one point of, what a claim lasts).
+DAY_S = 86_400.0
+
 #: Which write of a collection is stored: an opaque token, new on every save, never repeated
 #: (a delete and a re-creation included), so a conditional write can tell "still the one I read".
 Revision = NewType("Revision", str)
@@ -104,24 +107,6 @@ class CollectionStats:
     score: int
     videos: int
     missing: tuple[VideoId, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class StatsPoint:
-    """A collection's stats at one moment (``at``: Unix seconds), as a history keeps them.
-
-    ``missing`` counts the ids YouTube did not return. A ``gap`` is a moment a
-    snapshot was due but not taken (the quota budget was short, the upstream
-    failed): its figures are 0 and mean nothing; it is never invented data.
-    """
-
-    at: float
-    impressions: int
-    engagements: int
-    score: int
-    videos: int
-    missing: int
-    gap: bool = False
 
 
 # --- Saving a collection -----------------------------------------------------

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from influencer_stats.domain.models import StatsPoint
+from influencer_stats.domain.history import StatsPoint
 from influencer_stats.http.history_query import rfc3339
 from influencer_stats.http.problems import Reply
 

@@ -19,9 +19,11 @@ from urllib.parse import parse_qsl
 from returns.result import Failure, Result, Success
 
 from influencer_stats.algebras.history import StatsHistory
-from influencer_stats.domain.models import CollectionId, StatsPoint, StoreUnavailable
+from influencer_stats.domain.history import StatsPoint
+from influencer_stats.domain.models import CollectionId, StoreUnavailable
 from influencer_stats.domain.validation import InvalidInput
 from influencer_stats.http.pagination import DEFAULT_LIMIT, MAX_LIMIT
+from influencer_stats.http.problems import Reply, problem
 
 #: The history's route templates (``history_routes``).
 HISTORY = "/collections/{id}/history"
@@ -216,3 +218,14 @@ def history_body(points: list[StatsPoint], next_ms: int | None) -> dict[str, obj
 
 def _clip(value: str, limit: int = 100) -> str:
     return value if len(value) <= limit else value[:limit] + "…"
+
+
+def query_timeout(seconds: float) -> Reply:
+    """503: a history query ran past its deadline and was stopped."""
+    return problem(
+        503,
+        "history-query-timeout",
+        "History query took too long",
+        f"the query did not finish within {seconds:g} s and was stopped; ask for a narrower range or a coarser step",
+        headers=(("retry-after", "1"),),
+    )

@@ -16,7 +16,8 @@ from returns.result import Success
 
 from influencer_stats.algebras import CollectionStore, EventLog
 from influencer_stats.algebras.history import StatsHistory
-from influencer_stats.domain.models import CollectionId, StatsPoint
+from influencer_stats.domain.history import StatsPoint
+from influencer_stats.domain.models import CollectionId
 from influencer_stats.domain.validation import InvalidInput, parse_collection_id
 from influencer_stats.http import openapi_history, problems
 from influencer_stats.http.api import Incoming
@@ -30,6 +31,7 @@ from influencer_stats.http.history_query import (
     history_page,
     parse_history_request,
     parse_time,
+    query_timeout,
 )
 from influencer_stats.http.pagination import DEFAULT_LIMIT, MAX_LIMIT
 from influencer_stats.http.problems import Reply
@@ -89,7 +91,7 @@ async def _history_page(
 def _history_timeout(part: HistoryPart, collection_id: CollectionId) -> Reply:
     """A history query stopped at its deadline (its SQLite read stopped with it): logged, a 503."""
     part.log.warning("history.query_timeout", collection=collection_id, timeout_s=part.timeout_s)
-    return problems.history_timeout(part.timeout_s)
+    return query_timeout(part.timeout_s)
 
 
 async def collection_history(part: HistoryPart, incoming: Incoming) -> Reply:

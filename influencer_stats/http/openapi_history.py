@@ -13,6 +13,7 @@ from influencer_stats.http.history_query import (
     HISTORY_CURSOR_PATTERN,
     STEP_PATTERN,
     parse_history_request,
+    query_timeout,
 )
 from influencer_stats.http.openapi_parts import (
     REQUEST_ID,
@@ -155,7 +156,7 @@ _BAD_QUERY = problem_response(
 _DOWN_OR_SLOW = problem_response(
     "collection storage unavailable, or the query ran past INFLUENCER_STATS_HISTORY_QUERY_TIMEOUT",
     STORE_DOWN_REPLY,
-    problems.history_timeout(10.0),
+    query_timeout(10.0),
     **{"Retry-After": RETRY_AFTER},
 )
 

@@ -146,17 +146,6 @@ def timeout(part: str, seconds: float) -> Reply:
     )
 
 
-def history_timeout(seconds: float) -> Reply:
-    """503: a history query ran past its deadline and was stopped."""
-    return problem(
-        503,
-        "history-query-timeout",
-        "History query took too long",
-        f"the query did not finish within {seconds:g} s and was stopped; ask for a narrower range or a coarser step",
-        headers=(("retry-after", "1"),),
-    )
-
-
 def internal_error() -> Reply:
     return problem(
         500, "internal-error", "Internal server error", "an unexpected error occurred; it has been logged"

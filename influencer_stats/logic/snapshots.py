@@ -10,7 +10,8 @@ from returns.result import Failure, Success
 
 from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, EventLog
 from influencer_stats.algebras.history import StatsHistory
-from influencer_stats.domain.models import CollectionId, CollectionNotFound, StatsPoint
+from influencer_stats.domain.history import StatsPoint
+from influencer_stats.domain.models import CollectionId, CollectionNotFound
 from influencer_stats.logic.passes import every_collection, every_interval
 
 

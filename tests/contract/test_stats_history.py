@@ -1,4 +1,4 @@
-"""The StatsHistory contract, run against every registered history (``bootstrap.history``).
+"""The StatsHistory contract, run against every registered history (``bootstrap.slices.history``).
 
 Each is built by its registry entry's own builder, against a temporary SQLite file or the
 shared Redis; a history a worker shares is also read back through a second instance.
@@ -15,8 +15,9 @@ import pytest
 from returns.result import Success
 
 from influencer_stats.algebras.history import DAY_S, StatsHistory
-from influencer_stats.bootstrap.history import HISTORIES
-from influencer_stats.domain.models import CollectionId, StatsPoint
+from influencer_stats.bootstrap.slices.history import HISTORIES
+from influencer_stats.domain.history import StatsPoint
+from influencer_stats.domain.models import CollectionId
 from influencer_stats.interpreters.history.retention import Retention
 from tests.contract.wired import wired
 from tests.shared_redis import shared_redis_url

@@ -9,25 +9,22 @@ speaks HTTP the same way over a real socket.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import orjson
 
 from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, EventLog
 from influencer_stats.algebras.event_log import LOG_CONTEXT
-from influencer_stats.algebras.history import DAY_S, StatsHistory
 from influencer_stats.algebras.sources import CollectionSources, SourceReader
 from influencer_stats.bootstrap.edge import ROUTES
 from influencer_stats.bounded import read_bounded
 from influencer_stats.domain.validation import DEFAULT_MAX_VIDEOS
 from influencer_stats.http import problems
 from influencer_stats.http.api import HttpApi, Incoming
-from influencer_stats.http.history_routes import PART, HistoryPart
 from influencer_stats.http.problems import PROBLEM_JSON, Reply
+from influencer_stats.http.route_table import Forget, Route
 from influencer_stats.interpreters.collections.memory_dict import DictCollectionStore
-from influencer_stats.interpreters.history.memory import MemoryStatsHistory
-from influencer_stats.interpreters.history.retention import Retention
 from influencer_stats.interpreters.metrics.noop import NoMetrics
 from influencer_stats.interpreters.readers.fake import FakeSourceReader
 from influencer_stats.interpreters.sources.memory import MemoryCollectionSources
@@ -99,7 +96,6 @@ class Service:
     store: CollectionStore
     log: ContextLog
     metrics: RecordingMetrics
-    history: StatsHistory
 
     async def request(
         self,
@@ -163,17 +159,17 @@ def service(
     store: CollectionStore | None = None,
     stats: Callable[[CollectionStore, EventLog], CollectionStatsQuery] = _use_case,
     checks: Mapping[str, bool] | None = None,
-    history: StatsHistory | None = None,
     reader: SourceReader | None = None,
     sources: CollectionSources | None = None,
-    history_timeout_s: float = 10.0,
+    parts: Callable[[CollectionStore, EventLog], Mapping[str, object]] | None = None,
+    forgets: Sequence[Forget] = (),
     refresh_min_interval_s: float = 0.0,
     clock: Callable[[], float] | None = None,
 ) -> Service:
-    """The API on a dict store, the stats use case over the fake source and a history in memory,
-    unless told otherwise."""
+    """The API on a dict store and the stats use case over the fake source, unless told otherwise;
+    ``parts`` builds, from the store and the log, what a slice's routes take by name (``Route.part``),
+    and a DELETE runs ``forgets`` (as the root wires a slice's ``Part``)."""
     store = store or DictCollectionStore()
-    history = history or MemoryStatsHistory(Retention(raw_s=30 * DAY_S, keep_s=400 * DAY_S), 1_000)
     log = ContextLog()
     metrics = RecordingMetrics()
 
@@ -203,10 +199,10 @@ def service(
         write_token=write_token,
         max_videos=max_videos,
         openapi=OPENAPI,
-        parts={PART: HistoryPart(store, history, log, history_timeout_s)},
-        forgets=[history.forget],
+        parts=parts(store, log) if parts else {},
+        forgets=forgets,
     )
-    return Service(api, store, log, metrics, history)
+    return Service(api, store, log, metrics)
 
 
 # --- reading replies -----------------------------------------------------------------------------
@@ -230,3 +226,31 @@ def assert_problem(reply: Reply, status: int) -> dict[str, object]:
     assert str(body["type"]).startswith("urn:influencer-stats:problem:")
     assert header(reply, "x-request-id")
     return body
+
+
+async def assert_methods_answered(svc: Service, routes: Iterable[Route]) -> None:
+    """Each route answers each of its methods (never a 405), and a 405 with ``allow`` to any other."""
+    for route in routes:
+        path = route.template.replace("{id}", "c")
+        for method in ("GET", "HEAD", "PUT", "DELETE", "POST", "PATCH", "OPTIONS"):
+            reply = await svc.request(method, path, Body.json({"videos": []}))
+            if method in route.methods:
+                assert reply.status != 405, (method, route.template)
+            else:
+                assert_problem(reply, 405)
+                assert header(reply, "allow") == ", ".join(route.methods)
+
+
+async def assert_head_like_get(svc: Service, routes: Iterable[Route]) -> None:
+    """HEAD answers as GET does (status, type, header names) on each route of collection ``c``."""
+    for route in routes:
+        if "GET" not in route.methods:
+            assert "HEAD" not in route.methods  # POST /collections/{id}/refresh
+            continue
+        assert "HEAD" in route.methods
+        path = route.template.replace("{id}", "c")
+
+        get, head = await svc.get(path), await svc.request("HEAD", path)
+
+        assert (head.status, head.content_type) == (get.status, get.content_type), route.template
+        assert [n for n, _ in head.headers] == [n for n, _ in get.headers]

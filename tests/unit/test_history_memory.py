@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from returns.result import Success
 
-from influencer_stats.domain.models import CollectionId, StatsPoint
+from influencer_stats.domain.history import StatsPoint
+from influencer_stats.domain.models import CollectionId
 from influencer_stats.interpreters.history.memory import MemoryStatsHistory
 from influencer_stats.interpreters.history.retention import Retention
 

@@ -11,11 +11,21 @@ from typing import Any
 
 from returns.result import Result
 
-from influencer_stats.domain.models import CollectionId, StatsPoint, StoreUnavailable
+from influencer_stats.algebras.history import DAY_S, StatsHistory
+from influencer_stats.domain.history import StatsPoint
+from influencer_stats.domain.models import CollectionId, StoreUnavailable
+from influencer_stats.http.history_routes import HISTORY_ROUTES, PART, HistoryPart
 from influencer_stats.http.problems import Reply
 from influencer_stats.interpreters.history.memory import MemoryStatsHistory
 from influencer_stats.interpreters.history.retention import Retention
-from tests.unit.http_api_support import Service, assert_problem, header, service
+from tests.unit.http_api_support import (
+    Service,
+    assert_head_like_get,
+    assert_methods_answered,
+    assert_problem,
+    header,
+    service,
+)
 from tests.unit.http_api_support import document as _document
 
 DAY = 86_400.0
@@ -28,11 +38,21 @@ def _body(reply: Reply) -> Any:
     return _document(reply)
 
 
+def history_service(history: StatsHistory | None = None, timeout_s: float = 10.0) -> Service:
+    """The API with the history's part, over ``history`` (else one in memory), as the slice wires it."""
+    history = history or MemoryStatsHistory(Retention(raw_s=30 * DAY_S, keep_s=400 * DAY_S), 1_000)
+    return service(
+        parts=lambda store, log: {PART: HistoryPart(store, history, log, timeout_s)},
+        forgets=[history.forget],
+    )
+
+
 async def _with_points(*points: StatsPoint) -> Service:
-    api = service()
+    history = MemoryStatsHistory(Retention(raw_s=30 * DAY_S, keep_s=400 * DAY_S), 1_000)
+    api = history_service(history)
     await api.put("one", {"videos": []})
     for point in points:
-        await api.history.record(ONE, point)
+        await history.record(ONE, point)
     return api
 
 
@@ -118,7 +138,7 @@ async def test_bad_queries_are_422_problems_naming_the_parameter() -> None:
 
 
 async def test_an_unknown_collection_has_no_history_but_a_404() -> None:
-    api = service()
+    api = history_service()
 
     assert_problem(await api.get("/collections/nobody/history"), 404)
     assert_problem(await api.get("/collections/nobody/growth?since=2025-12-04T00:00:00Z"), 404)
@@ -177,7 +197,7 @@ class NeverAnswers(MemoryStatsHistory):
 
 async def test_a_history_query_past_its_deadline_is_stopped_and_answered_a_503_problem() -> None:
     history = NeverAnswers()
-    api = service(history=history, history_timeout_s=0.01)
+    api = history_service(history, timeout_s=0.01)
     await api.put("one", {"videos": []})
 
     for query in ("history", "history?step=1d", "history.svg", "growth?since=2025-12-04T00:00:00Z"):
@@ -190,3 +210,11 @@ async def test_a_history_query_past_its_deadline_is_stopped_and_answered_a_503_p
     assert history.cancelled == 4  # each read was cancelled, not left running
     timeouts = api.log.named("history.query_timeout")
     assert [(e.level, e.fields["collection"]) for e in timeouts] == [("warning", "one")] * 4
+
+
+async def test_each_history_route_answers_its_methods_and_head_like_get() -> None:
+    api = await _with_points(_point(0, 1))
+    # "c" is unknown (404s) for the method checks; then known, with points, for HEAD against GET.
+    await assert_methods_answered(api, HISTORY_ROUTES.routes)
+    await api.put("c", {"videos": []})
+    await assert_head_like_get(api, HISTORY_ROUTES.routes)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import pytest
 
 from influencer_stats.bootstrap.edge import ROUTES
-from influencer_stats.http.history_routes import HISTORY
 from influencer_stats.http.route_table import decode_segment
 from influencer_stats.http.routes import COLLECTION, REFRESH, STATS
 from tests.unit.http_api_support import ORIGINAL_VIDEOS, Body, assert_problem, document, service
@@ -24,7 +23,7 @@ from tests.unit.http_api_support import ORIGINAL_VIDEOS, Body, assert_problem, d
         ("/collections/pl%2Fstats", COLLECTION, "pl/stats"),
         ("/collections/pl%2frefresh", COLLECTION, "pl/refresh"),
         ("/collections/pl%2Fstats/stats", STATS, "pl/stats"),
-        ("/collections/a%2F..%2F..%2Fhealthz/history", HISTORY, "a/../../healthz"),
+        ("/collections/a%2F..%2F..%2Fhealthz/stats", STATS, "a/../../healthz"),
         ("/collections/my%2Dlist/refresh", REFRESH, "my-list"),  # any other escape decodes as ever
         ("/collections/pl/stats", STATS, "pl"),
     ],

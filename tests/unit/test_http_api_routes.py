@@ -19,11 +19,16 @@ from tests.unit.http_api_support import (
     ORIGINAL_VIDEOS,
     Body,
     Service,
+    assert_head_like_get,
+    assert_methods_answered,
     assert_problem,
     document,
     header,
     service,
 )
+
+#: The core's routes (a slice's routes are checked with its part, by its tests).
+CORE_ROUTES = [route for route in ROUTES.values() if route.part is None]
 
 # --- routes and methods --------------------------------------------------------------------------
 
@@ -41,15 +46,7 @@ async def test_the_openapi_route_serves_the_document_it_was_given(svc: Service) 
 
 
 async def test_every_route_answers_each_of_its_methods_and_only_those(svc: Service) -> None:
-    for template, route in ROUTES.items():
-        path = template.replace("{id}", "c")
-        for method in ("GET", "HEAD", "PUT", "DELETE", "POST", "PATCH", "OPTIONS"):
-            reply = await svc.request(method, path, Body.json({"videos": []}))
-            if method in route.methods:
-                assert reply.status != 405, (method, template)
-            else:
-                assert_problem(reply, 405)
-                assert header(reply, "allow") == ", ".join(route.methods)
+    await assert_methods_answered(svc, CORE_ROUTES)
 
 
 @pytest.mark.parametrize(
@@ -74,17 +71,7 @@ async def test_a_wrong_method_is_a_405_problem_with_allow(
 
 async def test_head_answers_like_get_on_every_get_route(svc: Service) -> None:
     await svc.put("c", {"videos": ORIGINAL_VIDEOS})
-    for template, route in ROUTES.items():
-        if "GET" not in route.methods:
-            assert "HEAD" not in route.methods  # POST /collections/{id}/refresh
-            continue
-        assert "HEAD" in route.methods
-        path = template.replace("{id}", "c")
-
-        get, head = await svc.get(path), await svc.request("HEAD", path)
-
-        assert (head.status, head.content_type) == (get.status, get.content_type), template
-        assert [n for n, _ in head.headers] == [n for n, _ in get.headers]
+    await assert_head_like_get(svc, CORE_ROUTES)
     assert_problem(await svc.request("HEAD", "/collections/never/stats"), 404)
 
 

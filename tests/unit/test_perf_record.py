@@ -9,11 +9,11 @@ keeps pointing at code nobody can open (``python perf/run.py --publish`` makes a
 from __future__ import annotations
 
 import re
+from fnmatch import fnmatch
 from pathlib import Path
 
 import pytest
 
-from influencer_stats.bootstrap.slots import SLOTS
 from perf.options import parse_args
 from perf.report_sections import hand_written
 from tests.support import ROOT
@@ -27,24 +27,19 @@ RECORD = [
 ]
 
 
-#: The installed servers' rooms (``influencer_stats/servers/starlette``): a file of another room is a
-#: removed slice's (``bootstrap/slices``), which its records may still name.
-ROOMS = tuple(entry.build.replace(".", "/") for entry in SLOTS["server"].registry)
+#: What ``scripts/slices.py remove`` noted of each slice it removed: the files it declared.
+REMOVED = ROOT / "influencer_stats" / "bootstrap" / "slices" / "removed.txt"
+
+
+def removed_patterns() -> list[str]:
+    if not REMOVED.is_file():
+        return []
+    return [p for line in REMOVED.read_text().splitlines() for p in line.partition(":")[2].split()]
 
 
 def removed(name: str) -> bool:
-    """Whether ``name`` is a removed slice's: a server room not installed, or a file of a package
-    gone whole (an interpreter package of a slice removed)."""
-    room = name.removesuffix(".py").removesuffix("/__init__")
-    installed = any(room == r or room.startswith(f"{r}/") for r in ROOMS)
-    parts = Path(name).parts
-    if len(parts) > 3 and not (ROOT / Path(*parts[:3])).is_dir():
-        return True  # a package gone whole: a removed slice's interpreters
-    if name.startswith("influencer_stats/interpreters/") and not (ROOT / name).parent.is_dir():
-        return True  # a folder gone whole: a removed slice's interpreters
-    return (
-        name.startswith("influencer_stats/servers/") and room != "influencer_stats/servers" and not installed
-    )
+    """Whether ``name`` was a removed slice's file (its records may still name it)."""
+    return any(fnmatch(name, p) or name.startswith(f"{p}/") for p in removed_patterns())
 
 
 def named_sources(path: Path) -> set[str]:

@@ -8,11 +8,11 @@ import pytest
 from returns.result import Success
 
 from influencer_stats.algebras.history import DAY_S
+from influencer_stats.domain.history import StatsPoint
 from influencer_stats.domain.models import (
     CacheInfo,
     CollectionId,
     CollectionNotFound,
-    StatsPoint,
     UpstreamUnavailable,
 )
 from influencer_stats.interpreters.collections.memory_dict import DictCollectionStore

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from influencer_stats.bootstrap.registry import Slot
+
 
 @dataclass(frozen=True, slots=True)
 class Slice:
@@ -13,10 +15,11 @@ class Slice:
     ``*`` matching within one name (``tests/integration/test_tracing*.py``); the slice's own
     module here is one of them without being listed. ``modules`` are the dotted names of its
     code: what is left after a removal must not import any (``make slices`` names the file
-    that still does).
+    that still does). ``slots`` are choice points of its own (``--history``), after the core's.
     """
 
     name: str
     doc: str
     files: tuple[str, ...]
     modules: tuple[str, ...]
+    slots: tuple[Slot, ...] = ()

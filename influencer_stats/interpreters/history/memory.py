@@ -6,7 +6,8 @@ from bisect import bisect_left
 
 from returns.result import Result, Success
 
-from influencer_stats.domain.models import CollectionId, StatsPoint, StoreUnavailable
+from influencer_stats.domain.history import StatsPoint
+from influencer_stats.domain.models import CollectionId, StoreUnavailable
 from influencer_stats.interpreters.history.retention import Retention
 from influencer_stats.interpreters.interval_claims import LatestClaims
 

@@ -7,7 +7,8 @@ from typing import cast
 from returns.result import Failure, Result, Success
 
 from influencer_stats.algebras.history import DAY_S
-from influencer_stats.domain.models import CollectionId, StatsPoint, StoreUnavailable
+from influencer_stats.domain.history import StatsPoint
+from influencer_stats.domain.models import CollectionId, StoreUnavailable
 from influencer_stats.interpreters.history.retention import Retention
 from influencer_stats.interpreters.redis_faults import REDIS_FAULTS, store_unavailable
 from influencer_stats.interpreters.redis_interval_claims import claim_in_redis

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from influencer_stats.algebras.history import DAY_S
-from influencer_stats.domain.models import StatsPoint
+from influencer_stats.domain.history import StatsPoint
 
 
 @dataclass(frozen=True, slots=True)

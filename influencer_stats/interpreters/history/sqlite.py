@@ -7,7 +7,8 @@ import sqlite3
 from returns.result import Result
 
 from influencer_stats.algebras.history import DAY_S
-from influencer_stats.domain.models import CollectionId, StatsPoint, StoreUnavailable
+from influencer_stats.domain.history import StatsPoint
+from influencer_stats.domain.models import CollectionId, StoreUnavailable
 from influencer_stats.interpreters.history.retention import Retention
 from influencer_stats.interpreters.interval_claims import ClaimsTable
 from influencer_stats.interpreters.sqlite_database import SqliteDatabase, transaction

@@ -1,6 +1,11 @@
-"""The ``history`` slot: where snapshots of each collection's stats are kept (their retention:
-``INFLUENCER_STATS_HISTORY_RAW_DAYS`` and ``_KEEP_DAYS``), and its part of the edge: the history
-routes (``http/history_routes.py``), and the snapshotter it starts (``PARTS``)."""
+"""Slice ``history``: snapshots of each collection's stats over time (``--history memory|sqlite|redis``).
+
+Its own slot ``history`` (by default where the collections are; retention:
+``INFLUENCER_STATS_HISTORY_RAW_DAYS`` and ``_KEEP_DAYS``), and its part of the edge: the routes
+``/history``, ``/history/chart.svg`` and ``/growth`` (``http/history_routes.py``), the snapshotter
+it starts (``INFLUENCER_STATS_SNAPSHOT_INTERVAL``), and what a DELETE forgets. Without this slice
+the service has none of these routes, and starts no snapshotter.
+"""
 
 from __future__ import annotations
 
@@ -10,13 +15,58 @@ from collections.abc import Awaitable, Callable
 from influencer_stats.algebras import CollectionStatsQuery, CollectionStore
 from influencer_stats.algebras.history import DAY_S, StatsHistory
 from influencer_stats.bootstrap.parts import PARTS, Built, Part, quota_short
-from influencer_stats.bootstrap.registry import Registry
+from influencer_stats.bootstrap.registry import Registry, Slot
+from influencer_stats.bootstrap.slices.slice import Slice
 from influencer_stats.bootstrap.wiring import Wiring
 from influencer_stats.http.history_routes import HISTORY_ROUTES, HistoryPart
 from influencer_stats.interpreters.history.retention import Retention
 
 HistoryBuilder = Callable[[Wiring], Awaitable[StatsHistory]]
 HISTORIES: Registry[HistoryBuilder] = Registry("history")
+SLICE = Slice(
+    "history",
+    "snapshots of each collection's stats, and the /history, /history/chart.svg and /growth routes",
+    files=(
+        "influencer_stats/algebras/history.py",
+        "influencer_stats/domain/history.py",
+        "influencer_stats/interpreters/history",
+        "influencer_stats/logic/snapshots.py",
+        "influencer_stats/http/history_*.py",
+        "influencer_stats/http/openapi_history.py",
+        "tests/contract/test_stats_history.py",
+        "tests/integration/test_history*.py",
+        "tests/integration/test_perf_history_bytes.py",
+        "tests/unit/test_history_memory.py",
+        "tests/unit/test_http_api_history.py",
+        "tests/unit/test_snapshots.py",
+        "perf/history_*.py",
+    ),
+    modules=(
+        "influencer_stats.algebras.history",
+        "influencer_stats.domain.history",
+        "influencer_stats.interpreters.history",
+        "influencer_stats.logic.snapshots",
+        "influencer_stats.http.history_chart",
+        "influencer_stats.http.history_query",
+        "influencer_stats.http.history_routes",
+        "influencer_stats.http.openapi_history",
+        "influencer_stats.bootstrap.slices.history",
+        "perf.history_bytes",
+        "perf.history_feed",
+        "perf.history_load",
+        "perf.history_seed",
+    ),
+    slots=(
+        Slot(
+            "history",
+            "where snapshots of the stats are kept (by default where the collections are)",
+            HISTORIES,
+            default="memory",
+            same_as="store",
+        ),
+    ),
+)
+
 #: The most collections the in-process history keeps points of: about 237 KB each at steady
 #: state (perf/RESULTS.md, "Stats history: bytes per collection"), so 2.3 GiB at most.
 MEMORY_COLLECTIONS = 10_000
