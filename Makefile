@@ -17,7 +17,7 @@ export UV_NATIVE_TLS := 1
 export UV_COMPILE_BYTECODE := 1
 ARGS ?=
 
-.PHONY: run test unit slices install lock clean
+.PHONY: run test unit slices skeleton install lock clean
 
 $(UV):
 	$(PYTHON) -m venv $(VENV)
@@ -59,6 +59,12 @@ unit: $(VENV)/.dev-installed
 # unit and contract suites on what is left (scripts/slices.py; `make test` runs it too).
 slices: $(VENV)/.dev-installed
 	$(PY) scripts/slices.py check $(ARGS)
+
+# The core alone, every slice removed, written to DEST (empty or new): a skeleton to start a
+# service of your own from (ARCHITECTURE.md, "Start from the skeleton").
+skeleton: $(VENV)/.dev-installed
+	@test -n "$(DEST)" || { echo "usage: make skeleton DEST=../my-service" >&2; exit 2; }
+	$(PY) scripts/slices.py skeleton $(DEST)
 
 lock: | $(UV)
 	$(UV) pip compile --quiet --universal --python-version 3.11 --generate-hashes \

@@ -4,6 +4,7 @@
     python scripts/slices.py files NAME           the files removing NAME deletes
     python scripts/slices.py remove NAME... DEST  a copy of the checkout without them, in DEST
     python scripts/slices.py check [NAME...]      remove each alone, then all, and run the checks
+    python scripts/slices.py skeleton DEST        the core alone, every slice removed (make skeleton)
 
 A removal is what ARCHITECTURE.md says by hand: delete the files the slice declares
 (``SLICE.files`` in ``influencer_stats/bootstrap/slices/<name>.py``, that module among them) and
@@ -86,6 +87,11 @@ def copy_checkout(dest: Path) -> None:
         return {n for n in names if n in LEFT_OUT or n.endswith(".pyc")}
 
     shutil.copytree(ROOT, dest, ignore=ignored, symlinks=True, dirs_exist_ok=True)
+
+
+def package_lines(root: Path) -> int:
+    """Lines of the service's package (its ``.py`` files) in the checkout at ``root``."""
+    return sum(len(p.read_text().splitlines()) for p in (root / "influencer_stats").rglob("*.py"))
 
 
 def marked(name: str) -> re.Pattern[str]:
@@ -200,6 +206,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     removing = commands.add_parser("remove")
     removing.add_argument("names", nargs="+")
     removing.add_argument("dest", type=Path)
+    skeleton = commands.add_parser("skeleton")
+    skeleton.add_argument("dest", type=Path)
     checking = commands.add_parser("check")
     checking.add_argument("names", nargs="*")
     checking.add_argument("--jobs", type=int, default=2)
@@ -221,13 +229,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "files":
         print("\n".join(str(p) for p in files_of(ROOT, named([args.name])[0])))
         return 0
-    if args.command == "remove":
-        removed = named(args.names)
+    if args.command in ("remove", "skeleton"):
+        removed = named(args.names if args.command == "remove" else every)
         if args.dest.exists() and any(args.dest.iterdir()):
             parser.error(f"{args.dest} is not empty")
         copy_checkout(args.dest)
         remove(args.dest, removed)
-        print(f"{args.dest}: the checkout without {', '.join(args.names)}")
+        print(f"{args.dest}: the checkout without {', '.join(s.name for s in removed)}")
+        if args.command == "skeleton":
+            print(f"  the package: {package_lines(ROOT):,} lines here, {package_lines(args.dest):,} there")
+            print(f"  next: cd {args.dest} && git init && make install && make unit")
         return 0
 
     chosen = named(args.names or every)
