@@ -60,11 +60,12 @@ unit: $(VENV)/.dev-installed
 slices: $(VENV)/.dev-installed
 	$(PY) scripts/slices.py check $(ARGS)
 
-# The core alone, every slice removed, written to DEST (empty or new): a skeleton to start a
-# service of your own from (ARCHITECTURE.md, "Start from the skeleton").
+# The core alone, every slice removed but those SLICES names (history,tracing), written to DEST
+# (empty or new) as a new repository: a skeleton to start a service of your own from
+# (ARCHITECTURE.md, "Start from the skeleton").
 skeleton: $(VENV)/.dev-installed
 	@test -n "$(DEST)" || { echo "usage: make skeleton DEST=../my-service" >&2; exit 2; }
-	$(PY) scripts/slices.py skeleton $(DEST)
+	$(PY) scripts/slices.py skeleton $(DEST) --keep "$(SLICES)"
 
 lock: | $(UV)
 	$(UV) pip compile --quiet --universal --python-version 3.11 --generate-hashes \

@@ -4,7 +4,7 @@
     python scripts/slices.py files NAME           the files removing NAME deletes
     python scripts/slices.py remove NAME... DEST  a copy of the checkout without them, in DEST
     python scripts/slices.py check [NAME...]      remove each alone, then all, and run the checks
-    python scripts/slices.py skeleton DEST        the core alone, every slice removed (make skeleton)
+    python scripts/slices.py skeleton DEST [--keep NAME,…]  a new repository: the core, and the slices kept
 
 A removal is what ARCHITECTURE.md says by hand: delete the files the slice declares
 (``SLICE.files`` in ``influencer_stats/bootstrap/slices/<name>.py``, that module among them) and
@@ -83,10 +83,27 @@ def files_of(root: Path, declared: Declared) -> list[Path]:
 
 
 def copy_checkout(dest: Path) -> None:
-    def ignored(_: str, names: list[str]) -> set[str]:
-        return {n for n in names if n in LEFT_OUT or n.endswith(".pyc")}
+    """The checkout's files as git sees them (tracked, or new and not ignored: no venv, no
+    ``data/``), as they are now in the working tree, copied to ``dest``."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
+    for name in sorted(set(filter(None, listed.split("\0")))):
+        source = ROOT / name
+        if not source.is_file() or LEFT_OUT & set(Path(name).parts):
+            continue  # deleted in the working tree, or a cache git does not ignore
+        (dest / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, dest / name, follow_symlinks=False)
 
-    shutil.copytree(ROOT, dest, ignore=ignored, symlinks=True, dirs_exist_ok=True)
+
+def first_commit(dest: Path, message: str) -> None:
+    """``dest`` a git repository of its own, everything in it committed once."""
+    me = ("-c", "user.name=influencer-stats skeleton", "-c", "user.email=skeleton@localhost")
+    for argv in (["init", "-q"], ["add", "-A"], [*me, "commit", "-q", "-m", message]):
+        subprocess.run(["git", *argv], cwd=dest, check=True)
 
 
 def package_lines(root: Path) -> int:
@@ -208,6 +225,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     removing.add_argument("dest", type=Path)
     skeleton = commands.add_parser("skeleton")
     skeleton.add_argument("dest", type=Path)
+    skeleton.add_argument(
+        "--keep", default="", help="slices to keep, comma-separated (make skeleton SLICES=…)"
+    )
     checking = commands.add_parser("check")
     checking.add_argument("names", nargs="*")
     checking.add_argument("--jobs", type=int, default=2)
@@ -216,7 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     every = {s.name: s for s in installed(ROOT)}
 
-    def named(names: Iterable[str]) -> list[Declared]:
+    def named(names: Sequence[str] | dict[str, Declared]) -> list[Declared]:
         unknown = sorted(set(names) - set(every))
         if unknown:
             parser.error(f"no slice {', '.join(unknown)}; installed: {', '.join(every)}")
@@ -230,15 +250,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\n".join(str(p) for p in files_of(ROOT, named([args.name])[0])))
         return 0
     if args.command in ("remove", "skeleton"):
-        removed = named(args.names if args.command == "remove" else every)
+        kept = named([n for n in getattr(args, "keep", "").split(",") if n])
+        removed = (
+            named(args.names) if args.command == "remove" else [s for s in every.values() if s not in kept]
+        )
         if args.dest.exists() and any(args.dest.iterdir()):
             parser.error(f"{args.dest} is not empty")
         copy_checkout(args.dest)
         remove(args.dest, removed)
         print(f"{args.dest}: the checkout without {', '.join(s.name for s in removed)}")
         if args.command == "skeleton":
+            first_commit(
+                args.dest, f"A service from the influencer-stats skeleton, without {len(removed)} slices"
+            )
             print(f"  the package: {package_lines(ROOT):,} lines here, {package_lines(args.dest):,} there")
-            print(f"  next: cd {args.dest} && git init && make install && make unit")
+            print(f"  a new repository, one commit; next: cd {args.dest} && make install && make unit")
         return 0
 
     chosen = named(args.names or every)

@@ -87,3 +87,31 @@ def test_removing_each_slice_leaves_a_checkout_that_no_longer_installs_it(tmp_pa
         assert all(not (dest / p).exists() for p in TOOL.files_of(ROOT, declared))
         assert f'"{declared.name}",' not in (dest / TOOL.SLICES / "__init__.py").read_text()
         assert [s.name for s in TOOL.installed(dest)] == [s.name for s in DECLARED if s is not declared]
+        for page in ("README.md", "ARCHITECTURE.md"):  # the parts of pages marked as its went too
+            assert f"<!-- slice {declared.name}" not in (dest / page).read_text()
+        assert (dest / TOOL.REMOVED).read_text().startswith(f"{declared.name}: ")
+
+
+def test_the_skeleton_is_a_new_repository_of_the_core_and_the_slices_kept(tmp_path: Path) -> None:
+    kept, dest = DECLARED[0], tmp_path / "my-service"
+
+    done = subprocess.run(
+        [sys.executable, "scripts/slices.py", "skeleton", str(dest), "--keep", kept.name],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert [s.name for s in TOOL.installed(dest)] == [kept.name]
+    gone = [s for s in DECLARED if s is not kept]
+    assert [line.partition(":")[0] for line in (dest / TOOL.REMOVED).read_text().splitlines()] == [
+        s.name for s in gone
+    ]
+    log = subprocess.run(["git", "log", "--format=%s"], cwd=dest, capture_output=True, text=True, check=True)
+    assert log.stdout == f"A service from the influencer-stats skeleton, without {len(gone)} slices\n"
+    status = subprocess.run(
+        ["git", "status", "--porcelain"], cwd=dest, capture_output=True, text=True, check=True
+    )
+    assert status.stdout == ""  # everything committed
