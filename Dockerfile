@@ -31,6 +31,12 @@ RUN /opt/venv/bin/pip wheel --no-deps --wheel-dir /tmp/wheels . \
  && /opt/venv/bin/pip check \
  && /opt/venv/bin/pip uninstall -y -q pip setuptools \
  && /opt/venv/bin/influencer-stats --version
+# The YouTube double (youtube_double/, beside the package and not in its wheel) joins the venv as
+# it is, for compose.yaml's offline youtube-double service: `python -m youtube_double` (it imports
+# the package's synthetic statistics; the service never imports it).
+COPY youtube_double ./youtube_double
+RUN cp -R youtube_double "$(/opt/venv/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')/" \
+ && /opt/venv/bin/python -P -m youtube_double --help >/dev/null  # -P: the venv's copy, not /src/
 
 # ---- runtime: the base plus the venv, nothing else -------------------------------------------
 FROM ${BASE}

@@ -362,7 +362,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     load = world(args.seed, round(args.rate * args.duration))
     port = free_port()
-    double_argv = [PYTHON, "-m", "influencer_stats.testing.youtube_double", "--port", str(port)]
+    double_argv = [PYTHON, "-m", "youtube_double", "--port", str(port)]
     rows = []
     with running(double_argv, args.out / "overlap-double.log") as double:
         wait_until_ok(port, "/healthz", double, args.out / "overlap-double.log")

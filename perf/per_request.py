@@ -211,7 +211,7 @@ def _stdout_to(path: Path) -> Iterator[None]:
 def _stub(ids: Sequence[str]) -> Callable[[Sequence[str]], Awaitable[object]]:
     """A videos.list call that answers what the double would, after one suspension, with no network."""
     from influencer_stats.interpreters.youtube.youtube_api import MAX_BODY_BYTES, answer
-    from influencer_stats.testing.youtube_double import render_videos_list
+    from youtube_double import render_videos_list
 
     body = render_videos_list(list(dict.fromkeys(ids)))
 

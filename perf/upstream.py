@@ -1,7 +1,7 @@
 """The YouTube double the profiles call: nginx serving pre-rendered answers, or the Python double.
 
 nginx answers only the id groups rendered ahead of time
-(:mod:`influencer_stats.testing.nginx_double`), so :func:`id_groups` derives,
+(:mod:`youtube_double.nginx_double`), so :func:`id_groups` derives,
 from a profile's video client, exactly the ``videos.list`` calls it will make
 for a collection: one per distinct id for per-video clients, chunks of 50
 distinct ids in order for ``*-batched`` ones, none for the offline ``fake``.
@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Final, Literal
 
 from influencer_stats.interpreters.youtube.youtube_api import MAX_IDS_PER_CALL
-from influencer_stats.testing.nginx_double import nginx_argv, nginx_conf, write_site
-from influencer_stats.testing.youtube_double import VIDEOS_PATH
 from perf.procs import HOST, PYTHON, free_port, running, wait_until_ok
+from youtube_double import VIDEOS_PATH
+from youtube_double.nginx_double import nginx_argv, nginx_conf, write_site
 
 NGINX: Final = "/usr/sbin/nginx"
 OFFLINE_CLIENTS: Final = frozenset({"fake"})
@@ -74,7 +74,7 @@ def python_double(
     """The Python double on a free port: it answers any ids (each call ``latency_ms`` late), and
     has switchable faults (``/_control/fault``)."""
     port = free_port()
-    argv = [PYTHON, "-m", "influencer_stats.testing.youtube_double", "--host", HOST, "--port", str(port)]
+    argv = [PYTHON, "-m", "youtube_double", "--host", HOST, "--port", str(port)]
     argv += ["--latency-ms", str(latency_ms)]
     log = work_dir / f"youtube-double-{port}.log"
     return _serving("python", argv, port, log, groups, note)

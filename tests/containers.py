@@ -253,9 +253,9 @@ def _python_image() -> str:
 
 @contextmanager
 def python_aiohttp_server(
-    package_dir: pathlib.Path, module: str, args: list[str], health_path: str
+    package_dirs: Sequence[pathlib.Path], module: str, args: list[str], health_path: str
 ) -> Iterator[Endpoint]:
-    """`python3 -m module --host H --port P *args` with `package_dir` importable (/app/<name>)."""
+    """`python3 -m module --host H --port P *args` with each of `package_dirs` importable (/app/<name>)."""
     require_docker()
     port, bind = (_free_port(), "127.0.0.1") if LOCAL_IMAGES else (8080, "0.0.0.0")
     command = ["python3", "-m", module, "--host", bind, "--port", str(port), *args]
@@ -263,8 +263,9 @@ def python_aiohttp_server(
         _container(_python_image(), port, HttpWaitStrategy(port, health_path))
         .with_command(command)
         .with_env("PYTHONPATH", "/app")
-        .with_copy_into_container(package_dir, "/app")
     )
+    for package_dir in package_dirs:
+        container.with_copy_into_container(package_dir, "/app")
     with _running(container, port, "http") as endpoint:
         yield endpoint
 

@@ -196,7 +196,7 @@ def running_double_process(log_path: Path, latency_ms: int = 0) -> Iterator[str]
     """The project's YouTube double as its own process (each call delayed ``latency_ms``); yields
     its videos.list URL."""
     port = free_port()
-    argv = [sys.executable, "-m", "influencer_stats.testing.youtube_double", "--port", str(port)]
+    argv = [sys.executable, "-m", "youtube_double", "--port", str(port)]
     argv += ["--latency-ms", str(latency_ms)]
     with log_path.open("wb") as log:
         process = subprocess.Popen(argv, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)

@@ -30,9 +30,9 @@ from influencer_stats.domain.models import (
     VideoId,
 )
 from influencer_stats.interpreters.readers.fake import FakeSourceReader
-from influencer_stats.testing.youtube_double import RunningDouble, running_double
-from influencer_stats.testing.youtube_double.state import FaultMode
 from tests.contract.wired import KEY, wired
+from youtube_double import RunningDouble, running_double
+from youtube_double.state import FaultMode
 
 #: Every registered reader: the fake with the fake client, any other on each HTTP library.
 READERS_ON = [

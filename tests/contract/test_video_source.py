@@ -23,8 +23,8 @@ from influencer_stats.bootstrap.root import build_video_stats
 from influencer_stats.bootstrap.videos import VIDEO_CACHES, VIDEO_CLIENTS, VIDEO_WRAPPERS, SourceWrapper
 from influencer_stats.domain.models import UpstreamError, UpstreamUnavailable, VideoBatch, VideoId
 from influencer_stats.interpreters.videos.synthetic import synthetic_stats, synthetic_video_id
-from influencer_stats.testing.youtube_double import running_double
 from tests.contract.wired import KEY, wired
+from youtube_double import running_double
 
 #: Every registered client on its own, and every registered wrapper and video cache around the
 #: fake and around a real batched client (so the wrappers meet real calls too).

@@ -102,7 +102,7 @@ def test_python_aiohttp_server_runs_a_copied_package(tmp_path: pathlib.Path) -> 
     (package / "__init__.py").write_text("")
     (package / "__main__.py").write_text(textwrap.dedent(DBL_MAIN))
 
-    with python_aiohttp_server(package, "dbl", ["--factor", "2"], "/healthz") as server:
+    with python_aiohttp_server([package], "dbl", ["--factor", "2"], "/healthz") as server:
         health = httpx.get(f"{server.url}/healthz")
         times = httpx.get(f"{server.url}/times/21")
 

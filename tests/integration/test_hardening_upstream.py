@@ -27,7 +27,6 @@ import httpx
 import pytest
 
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
-from influencer_stats.testing.youtube_double import VIDEOS_PATH
 from perf.procs import memory_of_tree
 from perf.service import pooled
 from tests.containers import redis_server
@@ -41,6 +40,7 @@ from tests.support import (
     running_service,
     wait_for,
 )
+from youtube_double import VIDEOS_PATH
 
 PROBLEM = "urn:influencer-stats:problem:"
 BIG = 5_000

@@ -14,14 +14,14 @@ from pathlib import Path
 import pytest
 
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
-from influencer_stats.testing.nginx_double import (
+from youtube_double import render_videos_list
+from youtube_double.nginx_double import (
     KEY_PIECE_CHARS,
     nginx_argv,
     nginx_conf,
     server_block,
     write_site,
 )
-from influencer_stats.testing.youtube_double import render_videos_list
 
 NGINX = "/usr/sbin/nginx"
 BOUND = 10.0  # seconds: upper bound of every wait

@@ -14,10 +14,10 @@ import httpx
 import pytest
 
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
-from influencer_stats.testing.youtube_double import VIDEOS_PATH
 from tests.integration.youtube_clients_support import YouTubeDouble
 from tests.shared_redis import shared_redis_url, unique_prefix
 from tests.support import expected_stats, profile_args, running_double_process, running_service
+from youtube_double import VIDEOS_PATH
 
 #: Every stats answer under a budget is one of these.
 ALLOWED = {200, 503}

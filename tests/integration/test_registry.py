@@ -41,10 +41,10 @@ from influencer_stats.http.api import HttpApi
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from influencer_stats.servers import server as server_named
 from influencer_stats.settings import Settings
-from influencer_stats.testing.youtube_double import running_double
 from tests.declared_paths import redirected_paths
 from tests.needs import chosen, resolve_needing
 from tests.support import ROOT
+from youtube_double import running_double
 
 CHOICES = [(slot, name) for slot in SLOTS.values() for name in slot.names() if slot.name != "server"]
 every_choice = pytest.mark.parametrize(("slot", "name"), CHOICES, ids=[f"{s.name}={n}" for s, n in CHOICES])

@@ -21,11 +21,11 @@ from redis import Redis
 
 from influencer_stats.interpreters.redis_keys import RedisKeys
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
-from influencer_stats.testing.youtube_double import VIDEOS_PATH
 from perf.service import pooled
 from tests.containers import redis_server
 from tests.integration.youtube_clients_support import YouTubeDouble
 from tests.support import profile_args, running_double_process, running_service
+from youtube_double import VIDEOS_PATH
 
 COLLECTIONS, ROUNDS = 50, 6  # 300 races, half of them PUTs of ids and half DELETEs
 PLAYLIST = "PLraces"

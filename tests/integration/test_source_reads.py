@@ -22,9 +22,9 @@ import httpx
 import pytest
 
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
-from influencer_stats.testing.youtube_double import VIDEOS_PATH
 from tests.integration.youtube_clients_support import YouTubeDouble
 from tests.support import profile_args, running_double_process, running_service
+from youtube_double import VIDEOS_PATH
 
 VIDEOS = [str(synthetic_video_id(n)) for n in range(600)]
 IMPORTS = 20

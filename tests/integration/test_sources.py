@@ -22,7 +22,6 @@ import httpx
 import pytest
 
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
-from influencer_stats.testing.youtube_double import VIDEOS_PATH
 from tests.containers import redis_server
 from tests.integration.youtube_clients_support import YouTubeDouble
 from tests.support import (
@@ -33,6 +32,7 @@ from tests.support import (
     running_service,
     wait_for,
 )
+from youtube_double import VIDEOS_PATH
 
 VIDEOS = [str(synthetic_video_id(n)) for n in range(130)]
 CHANNEL = "UC" + "s" * 22

@@ -33,12 +33,12 @@ from influencer_stats.http.api import HttpApi, Incoming
 from influencer_stats.http.routes import STATS
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from influencer_stats.logic.service import GetStats
-from influencer_stats.testing.youtube_double import VIDEOS_PATH, running_double
 from tests.declared_paths import redirected_paths
 from tests.integration.youtube_clients_support import HTTP_TIMEOUT_S, YouTubeDouble
 from tests.otlp_receiver import ReceivedSpan, Receiver, running_receiver
 from tests.shared_redis import shared_redis_url, unique_prefix
 from tests.support import SERVERS, RunningService, running_double_process, running_service, wait_for
+from youtube_double import VIDEOS_PATH, running_double
 
 VIDEOS = [synthetic_video_id(n) for n in range(2)]  # one batched videos.list call
 #: Export within 50 ms of a span ending, not the SDK's 5 s: the test waits for what it checks.

@@ -21,9 +21,9 @@ import httpx
 import pytest
 
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
-from influencer_stats.testing.youtube_double import VIDEOS_PATH
 from tests.integration.youtube_clients_support import HTTP_TIMEOUT_S, YouTubeDouble
 from tests.support import SERVERS, RunningService, expected_stats, running_double_process, running_service
+from youtube_double import VIDEOS_PATH
 
 TWO_TO_THE_64 = str(2**64)  # "18446744073709551616"
 VIDEOS = [synthetic_video_id(n) for n in range(3)]  # one batched videos.list call

@@ -3,7 +3,7 @@
 The service is the real process (``main.py --video-client <client> --logger all``)
 with ``YOUTUBE_API_URL`` and ``YOUTUBE_API_KEY`` in its environment. Its upstream
 is a YouTube double in a real container: the Python double
-(``influencer_stats.testing.youtube_double``, with faults and call counters behind
+(``youtube_double``, with faults and call counters behind
 ``/_control/*``), or a real nginx serving pre-rendered ``videos.list`` answers.
 
 One Python double container and one nginx container per module; one service
@@ -20,8 +20,6 @@ from pathlib import Path
 
 import pytest
 
-from influencer_stats.testing.nginx_double import write_site
-from influencer_stats.testing.youtube_double import VIDEOS_PATH
 from tests.containers import nginx_server, python_aiohttp_server, require_docker
 from tests.integration.youtube_clients_support import (
     API_KEY,
@@ -40,6 +38,8 @@ from tests.integration.youtube_clients_support import (
     started_service,
 )
 from tests.support import ROOT
+from youtube_double import VIDEOS_PATH
+from youtube_double.nginx_double import write_site
 
 # --- Fixtures ---------------------------------------------------------------------------
 
@@ -49,8 +49,8 @@ def python_double() -> Iterator[YouTubeDouble]:
     """The Python YouTube double in a container; it answers only calls carrying the key."""
     require_docker()
     with python_aiohttp_server(
-        package_dir=ROOT / "influencer_stats",
-        module="influencer_stats.testing.youtube_double",
+        package_dirs=[ROOT / "youtube_double", ROOT / "influencer_stats"],
+        module="youtube_double",
         args=["--require-key", API_KEY],
         health_path="/healthz",
     ) as endpoint:

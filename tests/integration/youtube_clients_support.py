@@ -13,9 +13,9 @@ import httpx
 
 from influencer_stats.domain.models import VideoId
 from influencer_stats.interpreters.videos.synthetic import is_unknown, synthetic_stats, synthetic_video_id
-from influencer_stats.testing.nginx_double import server_block
-from influencer_stats.testing.youtube_double import VIDEOS_PATH
 from tests.support import YOUTUBE_CLIENTS, running_service
+from youtube_double import VIDEOS_PATH
+from youtube_double.nginx_double import server_block
 
 CLIENTS = YOUTUBE_CLIENTS
 API_KEY = "sk-test-7f3a9c"
@@ -105,7 +105,7 @@ def started_service(client: str, log_dir: Path, api_url: str, **settings: str) -
 
 @dataclass(frozen=True)
 class YouTubeDouble:
-    """The control API of the Python double (JSON shapes in youtube_double.py)."""
+    """The control API of the Python double (JSON shapes in youtube_double/control.py)."""
 
     base: str
 

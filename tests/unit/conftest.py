@@ -8,9 +8,9 @@ import aiohttp
 import pytest
 import pytest_asyncio
 
-from influencer_stats.testing.youtube_double import RunningDouble, running_double
 from tests.unit.http_api_support import Service, service
 from tests.unit.youtube_double_support import BOUND
+from youtube_double import RunningDouble, running_double
 
 
 @pytest.fixture

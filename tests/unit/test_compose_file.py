@@ -94,7 +94,7 @@ def test_each_replica_environment_resolves_to_valid_settings(name: str) -> None:
     # Offline: YouTube is the double, a service of this file, which has no quota.
     youtube_host = urlsplit(settings.youtube_api_url).hostname
     assert youtube_host in SERVICES
-    assert "influencer_stats.testing.youtube_double" in SERVICES[youtube_host]["command"]
+    assert "youtube_double" in SERVICES[youtube_host]["command"]
     assert settings.quota_per_day == 0
     assert {redis_host, youtube_host} <= set(SERVICES[name]["depends_on"])
 

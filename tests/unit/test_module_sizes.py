@@ -1,5 +1,5 @@
-"""The house rule on module sizes: no module over 350 lines in ``influencer_stats/``, none over
-400 in ``perf/`` and ``tests/``. No exceptions: a module that grows past its limit is split by
+"""The house rule on module sizes: no module over 350 lines in ``influencer_stats/`` (nor in
+``youtube_double/``, which left it), none over 400 in ``perf/`` and ``tests/``. No exceptions: a module that grows past its limit is split by
 concern (as ``perf/guarded.py`` was into its app, its answers and its videos.list calls).
 """
 
@@ -11,7 +11,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Each tree and the most lines a module in it may have.
-LIMITS = {"influencer_stats": 350, "perf": 400, "tests": 400}
+LIMITS = {"influencer_stats": 350, "youtube_double": 350, "perf": 400, "tests": 400}
 
 
 def _modules(tree: str) -> list[Path]:

@@ -15,7 +15,8 @@ import aiohttp
 import pytest
 
 from influencer_stats.interpreters.videos.synthetic import synthetic_stats
-from influencer_stats.testing.youtube_double import (
+from tests.unit.youtube_double_support import BOUND, STATUS_FAULTS, get_videos, ids, set_fault, stats
+from youtube_double import (
     FAULT_MODES,
     RunningDouble,
     backend_error_body,
@@ -24,7 +25,6 @@ from influencer_stats.testing.youtube_double import (
     rate_limit_body,
     render_videos_list,
 )
-from tests.unit.youtube_double_support import BOUND, STATUS_FAULTS, get_videos, ids, set_fault, stats
 
 pytestmark = pytest.mark.asyncio
 

@@ -12,7 +12,8 @@ import json
 import aiohttp
 import pytest
 
-from influencer_stats.testing.youtube_double import (
+from tests.unit.youtube_double_support import get_channels, get_playlist_items, get_videos, ids, stats
+from youtube_double import (
     MAX_HELD_ENTRIES,
     MAX_PLAYLIST_VIDEOS,
     MAX_PLAYLISTS,
@@ -21,7 +22,6 @@ from influencer_stats.testing.youtube_double import (
     define_playlist,
     page_token,
 )
-from tests.unit.youtube_double_support import get_channels, get_playlist_items, get_videos, ids, stats
 
 pytestmark = pytest.mark.asyncio
 

@@ -15,11 +15,6 @@ from typing import Any
 import aiohttp
 import pytest
 
-from influencer_stats.testing.youtube_double import (
-    RunningDouble,
-    bad_key_body,
-    running_double,
-)
 from tests.unit.youtube_double_support import (
     BOUND,
     STATUS_FAULTS,
@@ -29,6 +24,11 @@ from tests.unit.youtube_double_support import (
     ids,
     set_fault,
     stats,
+)
+from youtube_double import (
+    RunningDouble,
+    bad_key_body,
+    running_double,
 )
 
 pytestmark = pytest.mark.asyncio

@@ -16,7 +16,8 @@ from typing import Any
 import aiohttp
 import pytest
 
-from influencer_stats.testing.youtube_double import (
+from tests.unit.youtube_double_support import get_channels, get_playlist_items, ids, stats
+from youtube_double import (
     MAX_PLAYLIST_VIDEOS,
     PLAYLIST_NOT_FOUND_MESSAGE,
     RunningDouble,
@@ -28,7 +29,6 @@ from influencer_stats.testing.youtube_double import (
     playlist_not_found_body,
     video_published_at,
 )
-from tests.unit.youtube_double_support import get_channels, get_playlist_items, ids, stats
 
 pytestmark = pytest.mark.asyncio
 

@@ -12,14 +12,14 @@ import aiohttp
 import pytest
 
 from influencer_stats.interpreters.videos.synthetic import synthetic_stats
-from influencer_stats.testing.youtube_double import (
+from tests.unit.youtube_double_support import get_videos, ids, stats
+from youtube_double import (
     RunningDouble,
     bad_key_body,
     render_videos_list,
     running_double,
     too_many_ids_body,
 )
-from tests.unit.youtube_double_support import get_videos, ids, stats
 
 pytestmark = pytest.mark.asyncio
 

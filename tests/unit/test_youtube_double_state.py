@@ -12,8 +12,8 @@ import aiohttp
 import pytest
 
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
-from influencer_stats.testing.youtube_double import BATCH_HISTORY, DoubleState, RunningDouble, running_double
 from tests.unit.youtube_double_support import BOUND, get_videos, ids, set_fault, stats
+from youtube_double import BATCH_HISTORY, DoubleState, RunningDouble, running_double
 
 pytestmark = pytest.mark.asyncio
 

@@ -8,7 +8,7 @@ from typing import Any
 import aiohttp
 
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
-from influencer_stats.testing.youtube_double import (
+from youtube_double import (
     RunningDouble,
     backend_error_body,
     bad_key_body,

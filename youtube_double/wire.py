@@ -1,7 +1,7 @@
 """The videos.list wire format: the path, the id rules and the success body.
 
 :func:`render_videos_list` is the single producer of a successful response
-body; :mod:`influencer_stats.testing.nginx_double` uses it to pre-render its
+body; :mod:`youtube_double.nginx_double` uses it to pre-render its
 static files, so the Python and nginx doubles cannot drift apart.
 """
 

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 import aiohttp
 from aiohttp import web
 
-from influencer_stats.testing.youtube_double.app import create_app
-from influencer_stats.testing.youtube_double.listings import CHANNELS_PATH, PLAYLIST_ITEMS_PATH
-from influencer_stats.testing.youtube_double.state import DoubleState
-from influencer_stats.testing.youtube_double.wire import VIDEOS_PATH, JsonObject, dump_json
+from youtube_double.app import create_app
+from youtube_double.listings import CHANNELS_PATH, PLAYLIST_ITEMS_PATH
+from youtube_double.state import DoubleState
+from youtube_double.wire import VIDEOS_PATH, JsonObject, dump_json
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,7 @@ from typing import NoReturn
 
 from aiohttp import web
 
-from influencer_stats.testing.youtube_double.wire import dump_json
+from youtube_double.wire import dump_json
 
 
 def json_response(status: int, obj: object) -> web.Response:

@@ -7,15 +7,15 @@ from collections.abc import Sequence
 
 from aiohttp import web
 
-from influencer_stats.testing.youtube_double.app import create_app
-from influencer_stats.testing.youtube_double.state import MAX_STALL_SECONDS, DoubleState
-from influencer_stats.testing.youtube_double.wire import VIDEOS_PATH
+from youtube_double.app import create_app
+from youtube_double.state import MAX_STALL_SECONDS, DoubleState
+from youtube_double.wire import VIDEOS_PATH
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Command-line entry point (``python -m influencer_stats.testing.youtube_double``)."""
+    """Command-line entry point (``python -m youtube_double``)."""
     parser = argparse.ArgumentParser(
-        prog="python -m influencer_stats.testing.youtube_double",
+        prog="python -m youtube_double",
         description="YouTube Data API double: videos.list, playlistItems.list and channels.list",
     )
     parser.add_argument("--host", default="127.0.0.1")

@@ -1,9 +1,9 @@
 """The double's aiohttp application: the three list methods, /healthz and the control API.
 
 :func:`create_app` wires the routes to a
-:class:`~influencer_stats.testing.youtube_double.state.DoubleState`. Every list
+:class:`~youtube_double.state.DoubleState`. Every list
 method (videos.list, playlistItems.list, channels.list; see
-:mod:`~influencer_stats.testing.youtube_double.endpoints`) goes through one
+:mod:`~youtube_double.endpoints`) goes through one
 request path, so a fault, the latency and the key apply to all three alike.
 """
 
@@ -17,9 +17,9 @@ from typing import Final
 
 from aiohttp import web
 
-from influencer_stats.testing.youtube_double.control import CONTROL_MAX_BYTES, control_routes
-from influencer_stats.testing.youtube_double.endpoints import ENDPOINTS, Endpoint, spoil_first_item
-from influencer_stats.testing.youtube_double.errors import (
+from youtube_double.control import CONTROL_MAX_BYTES, control_routes
+from youtube_double.endpoints import ENDPOINTS, Endpoint, spoil_first_item
+from youtube_double.errors import (
     backend_error_body,
     bad_key_body,
     missing_part_body,
@@ -27,10 +27,10 @@ from influencer_stats.testing.youtube_double.errors import (
     rate_limit_body,
     too_many_body,
 )
-from influencer_stats.testing.youtube_double.listings import page_token
-from influencer_stats.testing.youtube_double.replies import abort_connection, bytes_response, json_response
-from influencer_stats.testing.youtube_double.state import DoubleState
-from influencer_stats.testing.youtube_double.wire import JsonObject, dump_json
+from youtube_double.listings import page_token
+from youtube_double.replies import abort_connection, bytes_response, json_response
+from youtube_double.state import DoubleState
+from youtube_double.wire import JsonObject, dump_json
 
 _FAULT_RESPONSES: Final[dict[str, tuple[int, Callable[[], JsonObject]]]] = {
     "quota": (403, quota_body),

@@ -26,7 +26,7 @@ It also serves, from the playlists and channels defined on it (control API or
 Command line (also runs on Debian's python3-aiohttp 3.8; it needs only the
 stdlib, aiohttp and ``influencer_stats.interpreters.videos.synthetic``/``logic.models``)::
 
-    python -m influencer_stats.testing.youtube_double --host 127.0.0.1 --port 8081 \\
+    python -m youtube_double --host 127.0.0.1 --port 8081 \\
         [--require-key KEY] [--latency-ms N] [--stall-seconds S]
 
 Control API (JSON), for scripts and perf runs::
@@ -68,7 +68,7 @@ In-process use (tests)::
         assert yt.state.calls == 1
 
 The JSON of a successful response is produced by :func:`render_videos_list`,
-which :mod:`influencer_stats.testing.nginx_double` also uses to pre-render its
+which :mod:`youtube_double.nginx_double` also uses to pre-render its
 static files, so the two doubles cannot drift apart.
 
 The package's modules, each with one job (this module re-exports their public
@@ -85,14 +85,18 @@ names, so import from here):
 * ``app``: :func:`create_app`, the one request path of the list methods;
 * ``running``: :func:`running_double`, :class:`RunningDouble`, and
   :func:`define_playlist` / :func:`define_channel` over HTTP;
-* ``cli`` and ``__main__``: the command line (:func:`main`).
+* ``cli`` and ``__main__``: the command line (:func:`main`);
+* ``nginx_double``: the nginx static-file double of videos.list (import it from there).
+
+It is a top-level package beside ``perf/``, not part of the service's package:
+it imports ``influencer_stats`` (the synthetic statistics), never the reverse.
 """
 
 from __future__ import annotations
 
-from influencer_stats.testing.youtube_double.app import create_app
-from influencer_stats.testing.youtube_double.cli import main
-from influencer_stats.testing.youtube_double.errors import (
+from youtube_double.app import create_app
+from youtube_double.cli import main
+from youtube_double.errors import (
     BAD_KEY_MESSAGE,
     PLAYLIST_NOT_FOUND_MESSAGE,
     QUOTA_MESSAGE,
@@ -112,7 +116,7 @@ from influencer_stats.testing.youtube_double.errors import (
     too_many_body,
     too_many_ids_body,
 )
-from influencer_stats.testing.youtube_double.listings import (
+from youtube_double.listings import (
     CHANNELS_PATH,
     PLAYLIST_ITEMS_PATH,
     channel_list_response,
@@ -120,7 +124,7 @@ from influencer_stats.testing.youtube_double.listings import (
     playlist_items_response,
     video_published_at,
 )
-from influencer_stats.testing.youtube_double.playlists import (
+from youtube_double.playlists import (
     MAX_CHANNELS,
     MAX_HELD_ENTRIES,
     MAX_PLAYLIST_VIDEOS,
@@ -129,14 +133,14 @@ from influencer_stats.testing.youtube_double.playlists import (
     Privacy,
     uploads_playlist_id,
 )
-from influencer_stats.testing.youtube_double.running import (
+from youtube_double.running import (
     RunningDouble,
     define_channel,
     define_playlist,
     playlist_definition,
     running_double,
 )
-from influencer_stats.testing.youtube_double.state import (
+from youtube_double.state import (
     BATCH_HISTORY,
     FAULT_MODES,
     MAX_STALL_SECONDS,
@@ -144,7 +148,7 @@ from influencer_stats.testing.youtube_double.state import (
     FaultMode,
     FaultState,
 )
-from influencer_stats.testing.youtube_double.wire import (
+from youtube_double.wire import (
     MAX_IDS_PER_CALL,
     VIDEOS_PATH,
     JsonObject,

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal, get_args
 
-from influencer_stats.testing.youtube_double.playlists import (
+from youtube_double.playlists import (
     MAX_CHANNELS,
     PlaylistEntry,
     check_playlist_id,
@@ -21,7 +21,7 @@ from influencer_stats.testing.youtube_double.playlists import (
     playlist_entries,
     uploads_playlist_id,
 )
-from influencer_stats.testing.youtube_double.wire import JsonObject
+from youtube_double.wire import JsonObject
 
 BATCH_HISTORY: Final = 100
 """How many recent calls' id lists (playlist asks, channel ids) :class:`DoubleState` keeps."""

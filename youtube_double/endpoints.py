@@ -1,6 +1,6 @@
 """The three list methods the double serves, each told by what sets it apart.
 
-:func:`~influencer_stats.testing.youtube_double.app.create_app` serves every
+:func:`~youtube_double.app.create_app` serves every
 endpoint through one path (count the call, take the fault, latency, key,
 ``part``); an :class:`Endpoint` says the rest: what to record, how to answer
 the query (an error or the success body), and which field of the first item
@@ -16,7 +16,7 @@ from typing import Final
 from aiohttp import web
 from multidict import MultiMapping
 
-from influencer_stats.testing.youtube_double.errors import (
+from youtube_double.errors import (
     invalid_max_results_body,
     invalid_page_token_body,
     missing_channel_id_body,
@@ -26,7 +26,7 @@ from influencer_stats.testing.youtube_double.errors import (
     playlist_not_found_body,
     too_many_ids_body,
 )
-from influencer_stats.testing.youtube_double.listings import (
+from youtube_double.listings import (
     CHANNELS_PATH,
     DEFAULT_MAX_RESULTS,
     MAX_RESULTS,
@@ -35,8 +35,8 @@ from influencer_stats.testing.youtube_double.listings import (
     page_offset,
     playlist_items_response,
 )
-from influencer_stats.testing.youtube_double.state import DoubleState
-from influencer_stats.testing.youtube_double.wire import (
+from youtube_double.state import DoubleState
+from youtube_double.wire import (
     MAX_IDS_PER_CALL,
     VIDEOS_PATH,
     JsonObject,

@@ -2,7 +2,7 @@
 
 Every route answers JSON; a malformed body is a 400 ``{"error": ...}`` and
 changes nothing. The definitions are validated by
-:class:`~influencer_stats.testing.youtube_double.state.DoubleState` itself, so
+:class:`~youtube_double.state.DoubleState` itself, so
 the control API and the Python API accept exactly the same things.
 """
 
@@ -13,8 +13,8 @@ from typing import Any, Final, cast
 
 from aiohttp import web
 
-from influencer_stats.testing.youtube_double.replies import json_response
-from influencer_stats.testing.youtube_double.state import FAULT_MODES, DoubleState, FaultMode
+from youtube_double.replies import json_response
+from youtube_double.state import FAULT_MODES, DoubleState, FaultMode
 
 CONTROL_MAX_BYTES: Final = 8 * 1024 * 1024
 """Largest control body accepted: a playlist of the most videos, all of them marked, fits."""

@@ -15,8 +15,8 @@ from datetime import UTC, datetime, timedelta
 from hashlib import blake2b
 from typing import Final
 
-from influencer_stats.testing.youtube_double.playlists import MAX_PLAYLIST_VIDEOS, PlaylistEntry
-from influencer_stats.testing.youtube_double.wire import JsonObject, etag, requested_ids
+from youtube_double.playlists import MAX_PLAYLIST_VIDEOS, PlaylistEntry
+from youtube_double.wire import JsonObject, etag, requested_ids
 
 PLAYLIST_ITEMS_PATH: Final = "/youtube/v3/playlistItems"
 """Path of playlistItems.list, as on www.googleapis.com."""

@@ -2,15 +2,15 @@
 
 Each function returns the JSON object of one error as Google sends it
 (``{"error": {"code", "message", "errors", ...}}``); the HTTP status that goes
-with it is chosen by :mod:`influencer_stats.testing.youtube_double.app`.
+with it is chosen by :mod:`youtube_double.app`.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-from influencer_stats.testing.youtube_double.listings import MAX_RESULTS
-from influencer_stats.testing.youtube_double.wire import MAX_IDS_PER_CALL, JsonObject
+from youtube_double.listings import MAX_RESULTS
+from youtube_double.wire import MAX_IDS_PER_CALL, JsonObject
 
 
 def error_body(
