@@ -130,7 +130,12 @@ def _own_process_group(
         process = subprocess.Popen(
             [*argv, "--port", str(port)],
             cwd=ROOT,
-            env={**os.environ, **redirected_paths(tmp_path / "files")},
+            # 30 s to drain, not 10: on a starved machine Granian once killed a worker still draining.
+            env={
+                **os.environ,
+                **redirected_paths(tmp_path / "files"),
+                "INFLUENCER_STATS_GRACEFUL_SHUTDOWN": "30",
+            },
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
