@@ -2,7 +2,7 @@
 
 Its own slot ``history`` (by default where the collections are; retention:
 ``INFLUENCER_STATS_HISTORY_RAW_DAYS`` and ``_KEEP_DAYS``), and its part of the edge: the routes
-``/history``, ``/history/chart.svg`` and ``/growth`` (``http/history_routes.py``), the snapshotter
+``/history``, ``/history.svg`` and ``/growth`` (``http/history_routes.py``), the snapshotter
 it starts (``INFLUENCER_STATS_SNAPSHOT_INTERVAL``), and what a DELETE forgets. Without this slice
 the service has none of these routes, and starts no snapshotter.
 """
@@ -25,7 +25,7 @@ HistoryBuilder = Callable[[Wiring], Awaitable[StatsHistory]]
 HISTORIES: Registry[HistoryBuilder] = Registry("history")
 SLICE = Slice(
     "history",
-    "snapshots of each collection's stats, and the /history, /history/chart.svg and /growth routes",
+    "snapshots of each collection's stats, and the /history, /history.svg and /growth routes",
     files=(
         "influencer_stats/algebras/history.py",
         "influencer_stats/domain/history.py",
