@@ -84,14 +84,24 @@ def files_of(root: Path, declared: Declared) -> list[Path]:
 
 def copy_checkout(dest: Path) -> None:
     """The checkout's files as git sees them (tracked, or new and not ignored: no venv, no
-    ``data/``), as they are now in the working tree, copied to ``dest``."""
-    listed = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=ROOT,
-        capture_output=True,
-        check=True,
-    ).stdout.decode()
-    for name in sorted(set(filter(None, listed.split("\0")))):
+    ``data/``), as they are now in the working tree, copied to ``dest``; outside a git checkout
+    (an unpacked archive), every file but ``LEFT_OUT``."""
+    try:
+        listed = subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=ROOT,
+            capture_output=True,
+        )
+    except FileNotFoundError:  # no git at all
+        listed = subprocess.CompletedProcess([], 1, b"", b"")
+    if listed.returncode != 0:
+
+        def ignored(_: str, names: list[str]) -> set[str]:
+            return {n for n in names if n in LEFT_OUT or n.endswith(".pyc")}
+
+        shutil.copytree(ROOT, dest, ignore=ignored, symlinks=True, dirs_exist_ok=True)
+        return
+    for name in sorted(set(filter(None, listed.stdout.decode().split("\0")))):
         source = ROOT / name
         if not source.is_file() or LEFT_OUT & set(Path(name).parts):
             continue  # deleted in the working tree, or a cache git does not ignore

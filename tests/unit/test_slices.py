@@ -9,10 +9,13 @@ modules a file outside it still names (the file a removal would break).
 from __future__ import annotations
 
 import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
+
+import orjson
 
 from influencer_stats.bootstrap.slices import INSTALLED, load
 from influencer_stats.bootstrap.slots import SLICES
@@ -115,3 +118,75 @@ def test_the_skeleton_is_a_new_repository_of_the_core_and_the_slices_kept(tmp_pa
         ["git", "status", "--porcelain"], cwd=dest, capture_output=True, text=True, check=True
     )
     assert status.stdout == ""  # everything committed
+
+
+#: ARCHITECTURE.md, "Add a slice", followed for a store kept in a dict of its own.
+_SHELF_INTERPRETER = '''"""A collection store of the shelf_store slice: the dict store, under a name of its own."""
+
+from influencer_stats.interpreters.collections.memory_dict import DictCollectionStore
+
+
+class ShelfStore(DictCollectionStore):
+    """The dict store, as a slice's own interpreter."""
+'''
+_SHELF_SLICE = '''"""Slice ``shelf_store``: a store of its own (``--store shelf``)."""
+
+from influencer_stats.algebras import CollectionStore
+from influencer_stats.bootstrap.slices.slice import Slice
+from influencer_stats.bootstrap.stores import STORES
+from influencer_stats.bootstrap.wiring import Wiring
+
+SLICE = Slice(
+    "shelf_store",
+    "a store of its own (--store shelf)",
+    files=("influencer_stats/interpreters/shelf_store.py",),
+    modules=("influencer_stats.interpreters.shelf_store", "influencer_stats.bootstrap.slices.shelf_store"),
+)
+
+
+@STORES.add("shelf", "in memory, one process (a slice's store)", per_process=("collections", "--store sqlite"))
+async def _shelf(_: Wiring) -> CollectionStore:
+    from influencer_stats.interpreters.shelf_store import ShelfStore
+
+    return ShelfStore()
+'''
+
+
+def _in(root: Path, *argv: str) -> str:
+    done = subprocess.run(
+        [sys.executable, *argv],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_a_slice_added_by_the_checklist_is_installed_listed_documented_and_removable(tmp_path: Path) -> None:
+    copy = tmp_path / "copy"
+    TOOL.copy_checkout(copy)
+    (copy / "influencer_stats/interpreters/shelf_store.py").write_text(_SHELF_INTERPRETER)  # 1. its modules
+    (copy / TOOL.SLICES / "shelf_store.py").write_text(_SHELF_SLICE)  # 2. its module: SLICE, its entries
+    listing = copy / TOOL.SLICES / "__init__.py"  # 3. its one line
+    marker = '    # "name",  # what it adds: this line and the files its module declares are the slice\n'
+    listing.write_text(
+        listing.read_text().replace(marker, marker + '    "shelf_store",  # a store of its own\n')
+    )
+    _in(copy, "-m", "influencer_stats.config.docs")
+
+    assert "shelf" in orjson.loads(_in(copy, "main.py", "--list-choices"))["store"]
+    assert (
+        "`shelf` (in memory, one process (a slice's store))" in (copy / "docs/configuration.md").read_text()
+    )
+    assert "shelf_store" in [s.name for s in TOOL.installed(copy)]
+
+    without = tmp_path / "without"
+    _in(copy, "scripts/slices.py", "remove", "shelf_store", str(without))
+
+    assert not (without / "influencer_stats/interpreters/shelf_store.py").exists()
+    assert [s.name for s in TOOL.installed(without)] == [s.name for s in DECLARED]
+    assert "shelf" not in (without / "docs/configuration.md").read_text()
+    assert (without / "docs/configuration.md").read_text() == (ROOT / "docs/configuration.md").read_text()
