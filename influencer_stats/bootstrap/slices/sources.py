@@ -55,7 +55,8 @@ SLICE = Slice(
         "tests/integration/test_sources*.py",
         "tests/integration/test_source_*.py",
         "tests/integration/test_redis_sources.py",
-        "perf/soak_refreshes.py",
+        "tests/integration/test_redis_cluster_sources.py",
+        "tests/integration/test_tracing_sources.py",  # the tracing slice's too: it needs both
     ),
     modules=(
         "influencer_stats.algebras.sources",
@@ -68,7 +69,6 @@ SLICE = Slice(
         "influencer_stats.http.openapi_sources",
         "influencer_stats.bootstrap.slices.sources",
         "tests.unit.sources_support",
-        "perf.soak_refreshes",
     ),
     slots=(
         Slot(
