@@ -35,7 +35,7 @@ from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from influencer_stats.interpreters.youtube.youtube_api import MAX_IDS_PER_CALL
 from perf.procs import HOST, free_port, memory_of_tree, running, wait_until_ok
 from perf.service import main_argv, pooled, service_env
-from perf.soak_refreshes import refresh_storm_phase
+from perf.soak_refreshes import refresh_storm_phase, refreshes_installed
 from perf.upstream import python_double
 
 BIG = 5_000
@@ -257,13 +257,14 @@ def _p50_ms(timed: list[tuple[int, float]]) -> float:
 def run_phases(work: Path, *, seconds: float, clients: int, max_rss_growth_mb: float) -> PhaseResult:
     """The four phases, one after the other (timed-out calls: 3 collections at 300 ms a call;
     small beside big: 20 big requests and 20 small ones at 100 ms a call; refresh storms: 50
-    collections, ``perf/soak_refreshes.py``)."""
+    collections, ``perf/soak_refreshes.py``, when the route is installed: the ``sources`` slice)."""
     phases = [
         asked_ids_phase(work, seconds, clients, max_rss_growth_mb),
         timeouts_phase(work, seconds, collections=3, clients=2, latency_ms=300),
         small_beside_big_phase(work, big=20, small=20, latency_ms=100),
-        PhaseResult(*refresh_storm_phase(work, seconds, collections=50)),
     ]
+    if refreshes_installed():
+        phases.append(PhaseResult(*refresh_storm_phase(work, seconds, collections=50)))
     return PhaseResult([row for p in phases for row in p.rows], [v for p in phases for v in p.violations])
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 import httpx
 import redis
 
+from influencer_stats.bootstrap.edge import ROUTES
 from influencer_stats.interpreters.redis_keys import RedisKeys
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from perf.procs import HOST, free_port, running, wait_until_ok
@@ -110,6 +111,12 @@ def _orphans(redis_port: int) -> set[str]:
         return found
     finally:
         client.close()
+
+
+def refreshes_installed() -> bool:
+    """Whether the service has the refresh route (the ``sources`` slice): the phase follows what is
+    installed, by the route table, never by a module of the slice."""
+    return "/collections/{id}/refresh" in ROUTES
 
 
 def refresh_storm_phase(

@@ -4,7 +4,7 @@ A ``Part`` is declared by the module of a slot or slice (``PARTS.append``), as r
 entries are: its routes (``RouteGroup``: templates, handlers, OpenAPI operations) and how to
 build what its handlers take from the stores the root built, starting its background tasks
 there too (``Wiring.background``). The root builds every part installed and hands ``HttpApi``
-what they built (``parts``, ``forgets``); ``bootstrap/edge.py`` makes the one route table of
+what they built (``parts``, ``forgets``, ``collections``); ``bootstrap/edge.py`` makes the one route table of
 the core and every part's routes, for the servers, the OpenAPI document and the metrics.
 """
 
@@ -15,15 +15,17 @@ from dataclasses import dataclass
 
 from influencer_stats.algebras import CollectionStatsQuery, CollectionStore
 from influencer_stats.bootstrap.wiring import Wiring
-from influencer_stats.http.route_table import Forget, RouteGroup
+from influencer_stats.http.route_table import CollectionHooks, Forget, RouteGroup
 
 
 @dataclass(frozen=True, slots=True)
 class Built:
-    """What a part built: what its handlers take, and what ``DELETE`` forgets through (if anything)."""
+    """What a part built: what its handlers take, what ``DELETE`` forgets through before the store
+    (if anything), and what it adds to the core's ``/collections/{id}`` (``CollectionHooks``)."""
 
     part: object
     forget: Forget | None = None
+    collections: CollectionHooks | None = None
 
 
 #: Build a part from the stores the root built: the collections and the stats query.

@@ -3,28 +3,23 @@
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import BinaryIO, TypeVar
 
 from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, EventLog, VideoStatsSource
-from influencer_stats.algebras.sources import CollectionSources, SourceReader
 from influencer_stats.bootstrap.edge import openapi
 from influencer_stats.bootstrap.logs import LOG_WRAPPERS, LOGGERS
 from influencer_stats.bootstrap.metrics import METRICS, watch_dependencies
-from influencer_stats.bootstrap.parts import PARTS, quota_short
-from influencer_stats.bootstrap.readers import READERS
+from influencer_stats.bootstrap.parts import PARTS
 from influencer_stats.bootstrap.registry import Registry
 from influencer_stats.bootstrap.slots import SLOTS
-from influencer_stats.bootstrap.sources import SOURCES
 from influencer_stats.bootstrap.stats import STATS_WRAPPERS
 from influencer_stats.bootstrap.stores import STORES
 from influencer_stats.bootstrap.tracing import TRACING
 from influencer_stats.bootstrap.videos import VIDEO_CACHES, VIDEO_CLIENTS, VIDEO_WRAPPERS, within_deadline
 from influencer_stats.bootstrap.wiring import Observed, Resources, Wiring
 from influencer_stats.http.api import HttpApi
-from influencer_stats.logic.imports import CollectionImports
 from influencer_stats.logic.service import GetStats
 from influencer_stats.settings import Settings
 
@@ -60,32 +55,6 @@ async def open_wiring(settings: Settings, stdout: BinaryIO | None = None) -> Asy
 
 async def build_store(wiring: Wiring) -> CollectionStore:
     return await STORES[wiring.settings.choices.one("store")].build(wiring)
-
-
-async def build_sources(wiring: Wiring) -> CollectionSources:
-    return await SOURCES[wiring.settings.choices.one("sources")].build(wiring)
-
-
-async def build_reader(wiring: Wiring) -> SourceReader:
-    return wiring.tracing.reader(await READERS[wiring.settings.choices.one("reader")].build(wiring))
-
-
-def start_refreshes(wiring: Wiring, store: CollectionStore, imports: CollectionImports) -> None:
-    """Read every collection's playlist or channel again each ``source_refresh_interval_s``, when set."""
-    from influencer_stats.logic.imports import SourceRefresher
-
-    interval_s = wiring.settings.source_refresh_interval_s
-    if interval_s == 0:
-        return
-    refresher = SourceRefresher(
-        store,
-        imports,
-        wiring.log,
-        interval_s=interval_s,
-        clock=time.time,  # wall time: hosts agree on an interval's start
-        short=quota_short(wiring),
-    )
-    wiring.background(refresher.run(), "collection-sources:refreshes")
 
 
 async def build_video_stats(wiring: Wiring) -> VideoStatsSource:
@@ -124,17 +93,6 @@ async def open_http_api(settings: Settings, stdout: BinaryIO | None = None) -> A
         source = await build_video_stats(wiring)
         stats, store = await build_stats(wiring, await build_store(wiring), source)
         built = {part.name: await part.build(wiring, store, stats) for part in PARTS}
-        reader = await build_reader(wiring)
-        imports = CollectionImports(
-            store,
-            await build_sources(wiring),
-            reader,
-            wiring.log,
-            max_videos=settings.max_videos,
-            refresh_min_interval_s=settings.refresh_min_interval_s,
-            clock=time.monotonic,
-        )
-        start_refreshes(wiring, store, imports)
         if not METRICS[settings.choices.one("metrics")].silent:  # else nobody would see what they find
             # Started last, so stopped first: no check runs against a client already closed.
             wiring.background(watch_dependencies(wiring.checks, wiring.metrics), "dependency-checks")
@@ -156,7 +114,6 @@ async def open_http_api(settings: Settings, stdout: BinaryIO | None = None) -> A
         yield HttpApi(
             store,
             stats,
-            imports,
             log,
             wiring.metrics,
             wiring.checks,
@@ -166,5 +123,6 @@ async def open_http_api(settings: Settings, stdout: BinaryIO | None = None) -> A
             tracing=wiring.tracing.requests(),
             parts={name: part.part for name, part in built.items()},
             forgets=[part.forget for part in built.values() if part.forget is not None],
+            collections=[part.collections for part in built.values() if part.collections is not None],
         )
         log.info("service.stopping", profile=settings.profile)

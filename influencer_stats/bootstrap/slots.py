@@ -12,11 +12,9 @@ from typing import Final
 from influencer_stats.bootstrap.logs import LOG_WRAPPERS, LOGGERS
 from influencer_stats.bootstrap.metrics import METRICS
 from influencer_stats.bootstrap.quota import QUOTA_LEDGERS
-from influencer_stats.bootstrap.readers import READERS
 from influencer_stats.bootstrap.registry import Slot
 from influencer_stats.bootstrap.servers import SERVERS
 from influencer_stats.bootstrap.slices import load
-from influencer_stats.bootstrap.sources import SOURCES
 from influencer_stats.bootstrap.stats import STATS_WRAPPERS
 from influencer_stats.bootstrap.stores import STORES
 from influencer_stats.bootstrap.tracing import TRACING
@@ -41,20 +39,6 @@ SLOTS: Final[Mapping[str, Slot]] = {
             wrappers_of="video_client",
         ),
         Slot("quota", "where the units spent today are counted", QUOTA_LEDGERS, default="memory"),
-        Slot(
-            "reader",
-            "what reads a playlist's or channel's videos (by default: fake with the fake video client)",
-            READERS,
-            default="youtube",
-            same_as="video_client",
-        ),
-        Slot(
-            "sources",
-            "where each collection read from a playlist or channel keeps its source (by default where the collections are)",
-            SOURCES,
-            default="memory",
-            same_as="store",
-        ),
         Slot("metrics", "who records /metrics", METRICS, default="prometheus"),
         Slot(
             "video_wrappers",

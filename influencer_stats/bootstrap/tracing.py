@@ -19,8 +19,7 @@ if TYPE_CHECKING:
     from redis.asyncio import Redis
 
     from influencer_stats.algebras import CollectionStatsQuery, VideoStatsSource
-    from influencer_stats.algebras.sources import SourceReader
-    from influencer_stats.algebras.tracing import RequestTracing
+    from influencer_stats.algebras.tracing import RequestTracing, Spans
     from influencer_stats.algebras.youtube import VideosListCall
     from influencer_stats.bootstrap.wiring import Resources
 
@@ -49,9 +48,10 @@ class Tracing:
         """Each ``videos.list`` call, last before the quota governor and the network."""
         return call
 
-    def reader(self, reader: SourceReader) -> SourceReader:
-        """Each read of a playlist or channel."""
-        return reader
+    def spans(self) -> Spans | None:
+        """The spans a slice opens around its own calls (a read of a playlist), or None: the slice
+        then builds no traced layer."""
+        return None
 
     def redis(self, client: Redis) -> Redis:
         """The shared Redis client of one server or a Sentinel-watched primary (a Cluster's is

@@ -12,7 +12,7 @@ from functools import lru_cache
 
 from returns.result import Failure, Result, Success
 
-from influencer_stats.domain.models import CollectionId, CollectionSource, VideoId
+from influencer_stats.domain.models import CollectionId, VideoId
 
 DEFAULT_MAX_VIDEOS = 5_000  # ids per collection unless the operator sets another limit
 # A 1 MiB body holds about 70,000 ids (14 bytes each with quotes and comma): any limit
@@ -22,12 +22,6 @@ _COLLECTION_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
 # YouTube ids are 11 chars of base64url. Not officially guaranteed, but it
 # keeps ',', '&' and '#' out of the upstream query string.
 _VIDEO_ID = re.compile(r"[A-Za-z0-9_-]{11}")
-# Playlist ids are a two-letter kind (PL, UU, OL …) and up to 32 more; a channel's is UC and 22.
-_SOURCE_IDS = {
-    "playlist": (re.compile(r"[A-Za-z0-9_-]{2,64}"), "must be 2-64 characters of A-Z a-z 0-9 _ -"),
-    "channel": (re.compile(r"UC[A-Za-z0-9_-]{22}"), "must be UC and 22 characters of A-Z a-z 0-9 _ -"),
-}
-_ONE_OF = '{"videos": [...]}, {"playlist": "<id>"} or {"channel": "<id>"}'
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +38,7 @@ def parse_collection_id(raw: str) -> Result[CollectionId, InvalidInput]:
     """A collection id is 1-64 characters of ``[A-Za-z0-9._-]``."""
     if _COLLECTION_ID.fullmatch(raw):
         return Success(CollectionId(raw))
-    return Failure(InvalidInput("id", _clip(raw), "must be 1-64 characters of A-Z a-z 0-9 . _ -"))
+    return Failure(InvalidInput("id", clip(raw), "must be 1-64 characters of A-Z a-z 0-9 . _ -"))
 
 
 def parse_collection_body(
@@ -52,49 +46,26 @@ def parse_collection_body(
 ) -> Result[tuple[VideoId, ...], InvalidInput]:
     """The body must be exactly ``{"videos": [<video id>, ...]}``, at most ``max_videos`` ids."""
     if not isinstance(document, dict):
-        return Failure(InvalidInput("body", _clip(document), 'must be an object {"videos": [...]}'))
+        return Failure(InvalidInput("body", clip(document), 'must be an object {"videos": [...]}'))
     extra = sorted(key for key in document if key != "videos")
     if extra:
-        return Failure(InvalidInput(extra[0], _clip(document[extra[0]]), "is not allowed"))
+        return Failure(InvalidInput(extra[0], clip(document[extra[0]]), "is not allowed"))
     if "videos" not in document:
         return Failure(InvalidInput("videos", None, "is required"))
     videos = document["videos"]
     if not isinstance(videos, list):
-        return Failure(InvalidInput("videos", _clip(videos), "must be an array of video ids"))
+        return Failure(InvalidInput("videos", clip(videos), "must be an array of video ids"))
     if len(videos) > max_videos:
         return Failure(InvalidInput("videos", len(videos), f"must hold at most {max_videos} ids"))
     for index, video in enumerate(videos):
         if not isinstance(video, str) or not _VIDEO_ID.fullmatch(video):
             return Failure(
-                InvalidInput(f"videos[{index}]", _clip(video), "must be 11 characters of A-Z a-z 0-9 _ -")
+                InvalidInput(f"videos[{index}]", clip(video), "must be 11 characters of A-Z a-z 0-9 _ -")
             )
     return Success(tuple(VideoId(v) for v in videos))
 
 
-def parse_put_body(
-    document: object, max_videos: int = DEFAULT_MAX_VIDEOS
-) -> Result[tuple[VideoId, ...] | CollectionSource, InvalidInput]:
-    """A PUT's body: the videos themselves (``parse_collection_body``), or exactly
-    ``{"playlist": "<id>"}`` or ``{"channel": "<id>"}``, where to read them from."""
-    if not isinstance(document, dict):
-        return Failure(InvalidInput("body", _clip(document), f"must be an object: {_ONE_OF}"))
-    kinds = [key for key in ("playlist", "channel") if key in document]
-    if not kinds:
-        return parse_collection_body(document, max_videos)
-    extra = sorted(key for key in document if key != kinds[0])
-    if extra:
-        return Failure(
-            InvalidInput(extra[0], _clip(document[extra[0]]), f"is not allowed beside {kinds[0]!r}")
-        )
-    kind = kinds[0]
-    value = document[kind]
-    pattern, rule = _SOURCE_IDS[kind]
-    if not isinstance(value, str) or not pattern.fullmatch(value):
-        return Failure(InvalidInput(kind, _clip(value), rule))
-    return Success(CollectionSource("playlist" if kind == "playlist" else "channel", value))
-
-
-def _clip(value: object, limit: int = 100) -> object:
+def clip(value: object, limit: int = 100) -> object:
     """Echo short values as they are; never echo a megabyte back."""
     if isinstance(value, str) and len(value) > limit:
         return value[:limit] + "…"

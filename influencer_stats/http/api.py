@@ -1,13 +1,12 @@
 """The API's request handling, independent of any server framework.
 
-A server finds the request's ``Route`` in the route table (``bootstrap.edge.ROUTES``),
-wraps what it received in an ``Incoming`` and writes the ``Reply`` that
-``HttpApi.answer`` returns, with the request id it returns beside it as
-``X-Request-Id`` (``serve`` adds it for servers that would rather not).
-``answer`` is what every request goes through: request id, method and path
-checks, write auth, the route's handler for the method (``handlers``), a bug
-stopped as a 500, request metrics. Status codes
-and problem bodies come from ``problems``, so every server behaves identically.
+A server finds the request's ``Route`` in the route table (``bootstrap.edge.ROUTES``), wraps
+what it received in an ``Incoming`` and writes the ``Reply`` that ``HttpApi.answer`` returns,
+with the request id it returns beside it as ``X-Request-Id`` (``serve`` adds it for servers that
+would rather not). ``answer`` is what every request goes through: request id, method and path
+checks, write auth, the route's handler for the method (``handlers``), a bug stopped as a 500,
+request metrics. Status codes and problem bodies come from ``problems``, so every server behaves
+identically.
 """
 
 from __future__ import annotations
@@ -30,10 +29,9 @@ from influencer_stats.http import problems
 from influencer_stats.http.body import BodyIncomplete
 from influencer_stats.http.problems import Reply
 from influencer_stats.http.route_table import bound
-from influencer_stats.logic.imports import CollectionImports
 
 if TYPE_CHECKING:
-    from influencer_stats.http.route_table import Forget, Handler, Route
+    from influencer_stats.http.route_table import CollectionHooks, Forget, Handler, Route
 
 MAX_BODY_BYTES = 1024 * 1024
 #: Readiness checks by dependency name, built by the composition root.
@@ -67,12 +65,11 @@ async def no_body(_: int) -> bytes | None:
 class Incoming:
     """What a server hands over: the matched route and the request's parts.
 
-    ``read_body(limit)`` returns the body, or None as soon as it exceeds
-    ``limit`` bytes (servers build it on ``body.read_request_body``, so none
-    ever buffers more than that), and raises ``BodyIncomplete`` when the
-    client went away before the whole body arrived; ``collection_id`` is
-    percent-decoded, once split off the path as received (``RouteTable.match_raw``). ``query`` is
-    the raw query string, without the ``?`` and not yet percent-decoded.
+    ``read_body(limit)`` returns the body, or None as soon as it exceeds ``limit`` bytes (servers
+    build it on ``body.read_request_body``, so none ever buffers more than that), and raises
+    ``BodyIncomplete`` when the client went away before the whole body arrived; ``collection_id``
+    is percent-decoded, once split off the path as received (``RouteTable.match_raw``).
+    ``query`` is the raw query string, without the ``?`` and not yet percent-decoded.
     """
 
     route: Route
@@ -86,7 +83,7 @@ class Incoming:
     query: str = ""
     #: The W3C ``traceparent`` header; servers read it only when the API traces (``HttpApi.traced``).
     traceparent: str | None = None
-    #: The Content-Type header (the first), for handlers that take only JSON (``POST .../refresh``).
+    #: The Content-Type header (the first), for handlers that take only JSON (a slice's POST).
     content_type: str | None = None
 
 
@@ -157,14 +154,14 @@ def new_request_id() -> str:
 class HttpApi:
     """The service's HTTP behaviour, built from the algebras it needs.
 
-    ``serve`` answers every request; the route's handler for the method
-    (``handlers``; ``routes.CORE`` pairs them; a slice's take its part, ``parts``) reads what it needs from the
-    attributes. With ``write_token`` set, PUT and DELETE need ``Authorization:
-    Bearer <token>`` (compared in constant time), checked before the handler
-    runs; reads stay open. With ``tracing``, each request is answered inside its span (the
-    trace id bound to its log lines); without, ``serve`` is the plain path, with no layer added.
-    Each 5xx answer and each refused write (a 4xx to PUT, DELETE, POST or PATCH) is a
-    ``request.failed`` warning (``_failed``).
+    ``serve`` answers every request; the route's handler for the method (``handlers``;
+    ``routes.CORE`` pairs them; a slice's take its part, ``parts``) reads what it needs from the
+    attributes, and what slices add to ``/collections/{id}`` from ``collections``. With
+    ``write_token`` set, PUT and DELETE need ``Authorization: Bearer <token>`` (constant-time
+    compared), checked before the handler runs; reads stay open. With ``tracing``, each request
+    is answered inside its span (the trace id bound to its log lines); without, ``serve`` is the
+    plain path, with no layer added. Each 5xx answer and each refused write (a 4xx to PUT,
+    DELETE, POST or PATCH) is a ``request.failed`` warning (``_failed``).
     """
 
     max_body_bytes = MAX_BODY_BYTES
@@ -176,7 +173,6 @@ class HttpApi:
         self,
         store: CollectionStore,
         stats: CollectionStatsQuery,
-        imports: CollectionImports,
         log: EventLog,
         metrics: Metrics,
         checks: Mapping[str, Callable[[], Awaitable[bool]]],
@@ -187,16 +183,20 @@ class HttpApi:
         tracing: RequestTracing | None = None,
         parts: Mapping[str, object] | None = None,
         forgets: Sequence[Forget] = (),
+        collections: Sequence[CollectionHooks] = (),
     ) -> None:
         self.store = store
         self.stats = stats
-        self.imports = imports
         self.log = log
         self.checks = dict(checks)
         self.metrics = metrics
         self.max_videos = max_videos
         self.parts = dict(parts or {})  # what each slice's routes take (``Route.part``), by name
         self.forgets = tuple(forgets)  # run in order by DELETE, before the store forgets it
+        self.put_bodies = tuple(hooks.put for hooks in collections if hooks.put is not None)
+        self.saving_ids = tuple(hooks.saving_ids for hooks in collections if hooks.saving_ids is not None)
+        self.shown = tuple(hooks.shown for hooks in collections if hooks.shown is not None)
+        self.deleted = tuple(hooks.deleted for hooks in collections if hooks.deleted is not None)
         #: The OpenAPI document, as ``/openapi.json`` answers it.
         self.openapi = Reply(200, openapi)
         self._write_token = write_token.encode() if write_token else None

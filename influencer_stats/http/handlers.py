@@ -11,24 +11,16 @@ from __future__ import annotations
 
 import msgspec
 import orjson
-from returns.result import Failure, Result, Success
+from returns.result import Failure, Success
 
-from influencer_stats.domain.models import (
-    CollectionId,
-    CollectionSource,
-    Created,
-    ImportFailure,
-    StoreUnavailable,
-    VideoId,
-)
-from influencer_stats.domain.validation import InvalidInput, parse_collection_id, parse_put_body
+from influencer_stats.domain.models import CollectionId, Created, StoreUnavailable
+from influencer_stats.domain.validation import InvalidInput, parse_collection_body, parse_collection_id
 from influencer_stats.http import docs, problems
 from influencer_stats.http.api import HttpApi, Incoming
-from influencer_stats.http.body import is_json, json_nests_deeper, repeated_key
+from influencer_stats.http.body import json_nests_deeper, repeated_key
 from influencer_stats.http.pagination import page_body, parse_page_request
 from influencer_stats.http.problems import JSON, Reply
 from influencer_stats.http.stats_reply import stats_reply
-from influencer_stats.logic.imports import Imported
 
 #: Arrays and objects nested deeper than this are refused before decoding (the body needs 2).
 MAX_JSON_DEPTH = 32
@@ -93,14 +85,8 @@ async def list_collections(api: HttpApi, incoming: Incoming) -> Reply:
     raise AssertionError("unreachable")
 
 
-def _collection_body(videos: tuple[VideoId, ...], source: CollectionSource | None, **counts: int) -> bytes:
-    """A collection as the API shows it: its videos, and where they were read from, if anywhere."""
-    if source is None:
-        return orjson.dumps({"videos": videos, **counts})
-    return orjson.dumps({"videos": videos, "source": {source.kind: source.id}, **counts})
-
-
 async def get_collection(api: HttpApi, incoming: Incoming) -> Reply:
+    """The videos, and the fields the installed parts show beside them (``CollectionHooks.shown``)."""
     match parse_collection_id(incoming.collection_id):
         case Failure(invalid):
             return problems.invalid_input(invalid)
@@ -109,16 +95,18 @@ async def get_collection(api: HttpApi, incoming: Incoming) -> Reply:
     loaded = await api.store.get(collection_id)
     if not isinstance(loaded, Success):
         return problems.for_error(loaded.failure())
-    kept = await api.imports.sources.get(collection_id)
-    if not isinstance(kept, Success):
-        return problems.for_error(kept.failure())
-    collection, found = loaded.unwrap(), kept.unwrap()
-    # A source kept at another revision is not this collection's (written or re-created since).
-    source = found.source if found is not None and found.revision == collection.revision else None
-    return Reply(200, _collection_body(collection.videos, source))
+    collection = loaded.unwrap()
+    fields: dict[str, object] = {}
+    for shown in api.shown:
+        found = await shown(collection_id, collection.revision)
+        if not isinstance(found, Success):
+            return problems.for_error(found.failure())
+        fields.update(found.unwrap())
+    return Reply(200, orjson.dumps({"videos": collection.videos, **fields}))
 
 
 async def put_collection(api: HttpApi, incoming: Incoming) -> Reply:
+    """Save the ids of the body, unless an installed part takes the body (``CollectionHooks.put``)."""
     body = await incoming.read_body(api.max_body_bytes)
     if body is None:
         return problems.body_too_large(api.max_body_bytes)
@@ -127,29 +115,32 @@ async def put_collection(api: HttpApi, incoming: Incoming) -> Reply:
             return problems.invalid_input(invalid)
         case Success(collection_id):
             pass
-    document = _json_body(body)
+    document = json_body(body)
     if isinstance(document, Reply):
         return document
-    match parse_put_body(document, api.max_videos):
+    for take in api.put_bodies:
+        taken = await take(collection_id, document)
+        if taken is not None:
+            return taken
+    match parse_collection_body(document, api.max_videos):
         case Failure(invalid):
             return problems.invalid_input(invalid)
-        case Success(CollectionSource() as source):
-            return _imported(collection_id, await api.imports.read(collection_id, source))
-        case Success(tuple() as videos):
+        case Success(videos):
             pass
-    forgotten = await api.imports.saved_as_ids(collection_id)  # first: no refresh overwrites these ids
-    if not isinstance(forgotten, Success):
-        return problems.for_error(forgotten.failure())
+    for forget in api.saving_ids:  # first: nothing a part keeps overwrites these ids
+        forgotten = await forget(collection_id)
+        if not isinstance(forgotten, Success):
+            return problems.for_error(forgotten.failure())
     match await api.store.save(collection_id, videos):
         case Failure(error):
             return problems.for_error(error)
         case Success(outcome):
             created = isinstance(outcome, Created)
     api.log.info("collection.saved", collection=collection_id, videos=len(videos), created=created)
-    return _saved(collection_id, created, _collection_body(videos, None))
+    return saved(collection_id, created, orjson.dumps({"videos": videos}))
 
 
-def _json_body(body: bytes) -> object | Reply:
+def json_body(body: bytes) -> object | Reply:
     """The decoded JSON body, or the problem: too deep, not JSON, or a key given twice."""
     if json_nests_deeper(body, MAX_JSON_DEPTH):
         return problems.malformed_json(
@@ -165,39 +156,8 @@ def _json_body(body: bytes) -> object | Reply:
     return document
 
 
-async def refresh_collection(api: HttpApi, incoming: Incoming) -> Reply:
-    """Read the collection's playlist or channel again: new uploads join, videos gone leave.
-
-    The body is the empty JSON object, sent as ``application/json`` (else 415): a request
-    a cross-site form cannot send, so without a write token no page a browser visits
-    spends the quota."""
-    if not is_json(incoming.content_type):
-        return problems.unsupported_media_type(JSON)
-    body = await incoming.read_body(api.max_body_bytes)
-    if body is None:
-        return problems.body_too_large(api.max_body_bytes)
-    parsed = parse_collection_id(incoming.collection_id)
-    if not isinstance(parsed, Success):
-        return problems.invalid_input(parsed.failure())
-    document = _json_body(body)
-    if isinstance(document, Reply):
-        return document
-    if document != {}:
-        field = next(iter(document))[:64] if isinstance(document, dict) else "body"
-        return problems.invalid_input(InvalidInput(field, None, "is not taken: the body is {}"))
-    collection_id = parsed.unwrap()
-    return _imported(collection_id, await api.imports.refresh(collection_id))
-
-
-def _imported(collection_id: CollectionId, imported: Result[Imported, ImportFailure]) -> Reply:
-    if not isinstance(imported, Success):
-        return problems.for_error(imported.failure())
-    done = imported.unwrap()
-    body = _collection_body(done.videos, done.source, added=done.added, removed=done.removed)
-    return _saved(collection_id, isinstance(done.outcome, Created), body)
-
-
-def _saved(collection_id: CollectionId, created: bool, body: bytes) -> Reply:
+def saved(collection_id: CollectionId, created: bool, body: bytes) -> Reply:
+    """A saved collection's answer: 201 with its Location when it is new, else 200."""
     if created:
         return Reply(201, body, JSON, (("location", f"/collections/{collection_id}"),))
     return Reply(200, body)
@@ -217,11 +177,12 @@ async def delete_collection(api: HttpApi, incoming: Incoming) -> Reply:
     deleted = await api.store.delete(collection_id)
     if isinstance(deleted, Failure) and isinstance(deleted.failure(), StoreUnavailable):
         return problems.for_error(deleted.failure())
-    # Then its source (a retry after a failure here, answered 404, forgets it too): deleted first,
-    # a refresh that kept a source meanwhile sees the collection gone and forgets it itself.
-    unkept = await api.imports.saved_as_ids(collection_id)
-    if not isinstance(unkept, Success):
-        return problems.for_error(unkept.failure())
+    # Then what the parts forget once it is gone (a retry after a failure here, answered 404,
+    # forgets it too): the collection's source, which a refresh under way can no longer keep.
+    for forget in api.deleted:
+        unkept = await forget(collection_id)
+        if not isinstance(unkept, Success):
+            return problems.for_error(unkept.failure())
     if not isinstance(deleted, Success):
         return problems.for_error(deleted.failure())
     api.log.info("collection.deleted", collection=collection_id)

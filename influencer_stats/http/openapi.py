@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from influencer_stats.domain.validation import DEFAULT_MAX_VIDEOS
-from influencer_stats.http import openapi_sources, problems
+from influencer_stats.http import problems
 from influencer_stats.http.openapi_operations import TAGS, operations
 from influencer_stats.http.openapi_parts import (
     BAD_PATH,
@@ -27,7 +27,7 @@ from influencer_stats.http.openapi_parts import (
     videos_array,
 )
 from influencer_stats.http.pagination import CURSOR_PATTERN, MAX_LIMIT
-from influencer_stats.http.route_table import Route, RouteGroup
+from influencer_stats.http.route_table import CollectionDoc, Route, RouteGroup
 from influencer_stats.http.routes import documented as documented_templates
 from influencer_stats.http.routes import route_table
 from influencer_stats.version import version
@@ -118,13 +118,34 @@ def _path_item(route: Route, path_item: dict[str, Any]) -> dict[str, Any]:
     return item
 
 
-def _videos_schema(max_videos: int) -> dict[str, Any]:
-    """The collection body: its ``maxItems`` is the limit the serving service enforces."""
+def _collection_schemas(max_videos: int, docs: Iterable[CollectionDoc]) -> dict[str, Any]:
+    """``Videos`` (the ids a PUT takes: ``maxItems`` is the limit the serving service enforces),
+    ``CollectionBody`` (what a PUT takes: them, or a body a part takes) and ``Collection`` (what
+    is shown: the videos, and what the parts show beside them)."""
+    docs = tuple(docs)
+    bodies = [{"$ref": f"#/components/schemas/{name}"} for doc in docs for name in doc.bodies]
     return {
-        "type": "object",
-        "required": ["videos"],
-        "additionalProperties": False,
-        "properties": {"videos": videos_array(max_videos)},
+        "Videos": {
+            "type": "object",
+            "required": ["videos"],
+            "additionalProperties": False,
+            "properties": {"videos": videos_array(max_videos)},
+        },
+        "CollectionBody": {
+            "description": "The videos themselves" + (", or where to read them from." if bodies else "."),
+            "oneOf": [{"$ref": "#/components/schemas/Videos"}, *bodies],
+        },
+        "Collection": {
+            "type": "object",
+            "description": "A collection's videos"
+            + (", and what else is known of them." if any(doc.fields for doc in docs) else "."),
+            "required": ["videos"],
+            "additionalProperties": False,
+            "properties": {
+                "videos": videos_array(max_videos),
+                **{name: schema for doc in docs for name, schema in doc.fields.items()},
+            },
+        },
     }
 
 
@@ -143,8 +164,7 @@ def openapi_spec(max_videos: int = DEFAULT_MAX_VIDEOS, groups: Iterable[RouteGro
     schemas = {
         **_SCHEMAS,
         **{name: schema for group in groups for name, schema in group.schemas.items()},
-        **openapi_sources.schemas(max_videos),
-        "Videos": _videos_schema(max_videos),
+        **_collection_schemas(max_videos, (g.collection for g in groups if g.collection is not None)),
     }
     if set(documented) != set(templates):
         raise AssertionError(f"every route is documented, and only those: {set(documented) ^ set(templates)}")

@@ -13,7 +13,8 @@ from influencer_stats.domain.models import (
     CollectionId,
     CollectionNotFound,
 )
-from influencer_stats.http import openapi_sources, problems
+from influencer_stats.domain.validation import parse_collection_body
+from influencer_stats.http import problems
 from influencer_stats.http.api import MAX_BODY_BYTES
 from influencer_stats.http.handlers import MAX_JSON_DEPTH
 from influencer_stats.http.openapi_parts import (
@@ -35,7 +36,7 @@ from influencer_stats.http.pagination import (
     cursor_of,
     parse_page_request,
 )
-from influencer_stats.http.route_table import RouteGroup
+from influencer_stats.http.route_table import CollectionDoc, RouteGroup
 from influencer_stats.http.routes import COLLECTION, COLLECTIONS, HEALTHZ, METRICS, OPENAPI, READYZ, STATS
 from influencer_stats.version import version
 
@@ -74,9 +75,10 @@ influencer_stats_http_requests_total{route="/collections/{id}/stats",method="GET
 
 def operations(groups: Iterable[RouteGroup] = ()) -> dict[str, dict[str, Any]]:
     """Every operation by template: the core's, and each group's (a slice's routes)."""
+    groups = tuple(groups)
     return {
         **{t: op for group in groups for t, op in group.operations(_ID, (_NOT_FOUND_REPLY,)).items()},
-        **openapi_sources.operations(_ID, _NOT_FOUND_REPLY),
+        **_collection(tuple(group.collection for group in groups if group.collection is not None)),
         HEALTHZ: {
             "get": operation(
                 "getHealth",
@@ -189,77 +191,6 @@ def operations(groups: Iterable[RouteGroup] = ()) -> dict[str, dict[str, Any]]:
                 },
             ),
         },
-        COLLECTION: {
-            "parameters": [_ID],
-            "get": operation(
-                "getCollection",
-                "collections",
-                "A collection's videos",
-                responses={
-                    "200": json_response(
-                        "Collection",
-                        "the videos, in the order saved (or read), and where they were read from",
-                        {"videos": _VIDEOS},
-                    ),
-                    "404": _NOT_FOUND,
-                    "422": BAD_ID,
-                    "503": STORE_DOWN,
-                },
-            ),
-            "put": operation(
-                "putCollection",
-                "collections",
-                "Create or replace a collection: its videos, or a playlist or channel to read them from",
-                description="A playlist is read a page of 50 at a time (a unit of YouTube quota each), a "
-                "channel through its uploads playlist (a unit more); private and deleted videos are left "
-                "out. The collection keeps where it was read from: `POST /collections/{id}/refresh` reads "
-                "it again. Saving ids forgets it.",
-                security=_WRITE_SECURITY,
-                requestBody=openapi_sources.put_body(_VIDEOS),
-                responses={
-                    **UPSTREAM_FAILED,
-                    "200": json_response("Collection", "replaced", {"videos": _VIDEOS}),
-                    "201": json_response(
-                        "Collection",
-                        "created",
-                        openapi_sources.imported(_VIDEOS),
-                        Location={"schema": {"type": "string"}, "example": f"/collections/{_COLLECTION_ID}"},
-                    ),
-                    "400": problem_response(
-                        "the body is not JSON, nests deeper than "
-                        f"{MAX_JSON_DEPTH} levels or ended before its Content-Length; "
-                        "or the path is not ASCII once percent-decoded",
-                        problems.malformed_json("the body is not valid JSON: Input data was truncated"),
-                        problems.body_incomplete(),
-                        problems.path_not_ascii(),
-                    ),
-                    "401": problem_response(
-                        "a write token is set and the request does not carry it",
-                        UNAUTHORIZED_REPLY,
-                        **{"WWW-Authenticate": {"schema": {"type": "string"}}},
-                    ),
-                    "413": problem_response(
-                        f"the body is over {MAX_BODY_BYTES} bytes", problems.body_too_large(MAX_BODY_BYTES)
-                    ),
-                    "422": openapi_sources.INVALID,
-                },
-            ),
-            "delete": operation(
-                "deleteCollection",
-                "collections",
-                "Delete a collection",
-                security=_WRITE_SECURITY,
-                responses={
-                    "204": {"description": "deleted", "headers": {"X-Request-ID": REQUEST_ID}},
-                    "401": problem_response(
-                        "a write token is set and the request does not carry it", UNAUTHORIZED_REPLY
-                    ),
-                    "404": _NOT_FOUND,
-                    "422": BAD_ID,
-                    "503": STORE_DOWN,
-                },
-            ),
-        },
         STATS: {
             "parameters": [_ID],
             "get": operation(
@@ -291,4 +222,97 @@ def operations(groups: Iterable[RouteGroup] = ()) -> dict[str, dict[str, Any]]:
                 },
             ),
         },
+    }
+
+
+def _collection(docs: tuple[CollectionDoc, ...]) -> dict[str, dict[str, Any]]:
+    """``/collections/{id}``: GET, PUT and DELETE, with what the parts add to the PUT (``docs``)."""
+    described = " ".join(doc.description for doc in docs if doc.description)
+    return {
+        COLLECTION: {
+            "parameters": [_ID],
+            "get": operation(
+                "getCollection",
+                "collections",
+                "A collection's videos",
+                responses={
+                    "200": json_response(
+                        "Collection",
+                        "the videos, in the order saved (or read), and what else is known of them",
+                        {"videos": _VIDEOS},
+                    ),
+                    "404": _NOT_FOUND,
+                    "422": BAD_ID,
+                    "503": STORE_DOWN,
+                },
+            ),
+            "put": operation(
+                "putCollection",
+                "collections",
+                "Create or replace a collection: its videos"
+                + (", or where to read them from" if any(doc.bodies for doc in docs) else ""),
+                **({"description": described} if described else {}),
+                security=_WRITE_SECURITY,
+                requestBody={
+                    "required": True,
+                    "content": {
+                        "application/json": {
+                            "schema": {"$ref": "#/components/schemas/CollectionBody"},
+                            "examples": {
+                                "videos": {"summary": "the videos themselves", "value": {"videos": _VIDEOS}},
+                                **{name: example for doc in docs for name, example in doc.examples.items()},
+                            },
+                        }
+                    },
+                },
+                responses={
+                    "503": STORE_DOWN,
+                    "200": json_response("Collection", "replaced", {"videos": _VIDEOS}),
+                    "201": json_response(
+                        "Collection",
+                        "created",
+                        {"videos": _VIDEOS},
+                        Location={"schema": {"type": "string"}, "example": f"/collections/{_COLLECTION_ID}"},
+                    ),
+                    "400": problem_response(
+                        "the body is not JSON, nests deeper than "
+                        f"{MAX_JSON_DEPTH} levels or ended before its Content-Length; "
+                        "or the path is not ASCII once percent-decoded",
+                        problems.malformed_json("the body is not valid JSON: Input data was truncated"),
+                        problems.body_incomplete(),
+                        problems.path_not_ascii(),
+                    ),
+                    "401": problem_response(
+                        "a write token is set and the request does not carry it",
+                        UNAUTHORIZED_REPLY,
+                        **{"WWW-Authenticate": {"schema": {"type": "string"}}},
+                    ),
+                    "413": problem_response(
+                        f"the body is over {MAX_BODY_BYTES} bytes", problems.body_too_large(MAX_BODY_BYTES)
+                    ),
+                    "422": problem_response(
+                        "wrong body shape, bad id, a key given twice in one object, too many videos"
+                        + "".join(f"; {doc.invalid_text}" for doc in docs if doc.invalid_text),
+                        problems.invalid_input(parse_collection_body({"videos": ["dQw4w9WgXc"]}).failure()),
+                        *(reply for doc in docs for reply in doc.invalid),
+                    ),
+                    **{status: response for doc in docs for status, response in doc.responses.items()},
+                },
+            ),
+            "delete": operation(
+                "deleteCollection",
+                "collections",
+                "Delete a collection",
+                security=_WRITE_SECURITY,
+                responses={
+                    "204": {"description": "deleted", "headers": {"X-Request-ID": REQUEST_ID}},
+                    "401": problem_response(
+                        "a write token is set and the request does not carry it", UNAUTHORIZED_REPLY
+                    ),
+                    "404": _NOT_FOUND,
+                    "422": BAD_ID,
+                    "503": STORE_DOWN,
+                },
+            ),
+        }
     }

@@ -1,5 +1,6 @@
-"""The OpenAPI pieces of collections read from a playlist or a channel: the PUT body that names
-one, the collection as it is shown (with its source), and ``POST /collections/{id}/refresh``."""
+"""The OpenAPI pieces of collections read from a playlist or a channel: what the slice adds to the
+core's ``/collections/{id}`` (``COLLECTION_DOC``: the PUT body that names one, the source shown
+beside the videos) and ``POST /collections/{id}/refresh``."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from influencer_stats.domain.models import (
     SourceNotFound,
     SourceTooLarge,
 )
-from influencer_stats.domain.validation import parse_collection_body, parse_put_body
+from influencer_stats.domain.sources import parse_source_body
+from influencer_stats.domain.validation import InvalidInput
 from influencer_stats.http import problems
 from influencer_stats.http.api import MAX_BODY_BYTES
 from influencer_stats.http.openapi_parts import (
@@ -23,10 +25,11 @@ from influencer_stats.http.openapi_parts import (
     json_response,
     operation,
     problem_response,
-    videos_array,
 )
 from influencer_stats.http.problems import Reply
-from influencer_stats.http.routes import REFRESH
+from influencer_stats.http.route_table import CollectionDoc
+
+REFRESH = "/collections/{id}/refresh"
 
 _PLAYLIST = "PLrEnWoR732-BHrPp_Pm8_VleD68f9s14-"
 _CHANNEL = "UC_x5XG1OV2P6uZZ5FSM9Ttw"
@@ -35,54 +38,17 @@ _MISSING = SourceNotFound(CollectionSource("playlist", _PLAYLIST), "YouTube answ
 _TOO_LARGE = SourceTooLarge(CollectionSource("channel", _CHANNEL), 7_412, 5_000)
 
 
-def schemas(max_videos: int) -> dict[str, Any]:
-    """The ``Source``, ``CollectionBody`` (what a PUT takes) and ``Collection`` (what is shown)."""
-    return {
-        "Source": {
-            "type": "object",
-            "description": "Where the videos are read from: a playlist, or a channel's uploads.",
-            "minProperties": 1,
-            "maxProperties": 1,
-            "additionalProperties": False,
-            "properties": {
-                kind: {"type": "string", "pattern": pattern} for kind, pattern in _SOURCE_IDS.items()
-            },
-        },
-        "CollectionBody": {
-            "description": "The videos themselves, or the playlist or channel to read them from.",
-            "oneOf": [{"$ref": "#/components/schemas/Videos"}, {"$ref": "#/components/schemas/Source"}],
-        },
-        "Collection": {
-            "type": "object",
-            "description": "A collection's videos, and where they were read from if they were; "
-            "added and removed (by id) when they were just read.",
-            "required": ["videos"],
-            "additionalProperties": False,
-            "properties": {
-                "videos": videos_array(max_videos),
-                "source": {"$ref": "#/components/schemas/Source"},
-                "added": {"type": "integer", "minimum": 0},
-                "removed": {"type": "integer", "minimum": 0},
-            },
-        },
-    }
-
-
-def put_body(videos: list[str]) -> dict[str, Any]:
-    """The PUT's request body: ids, a playlist or a channel."""
-    return {
-        "required": True,
-        "content": {
-            "application/json": {
-                "schema": {"$ref": "#/components/schemas/CollectionBody"},
-                "examples": {
-                    "videos": {"summary": "the videos themselves", "value": {"videos": videos}},
-                    "playlist": {"summary": "a playlist's videos", "value": {"playlist": _PLAYLIST}},
-                    "channel": {"summary": "a channel's uploads", "value": {"channel": _CHANNEL}},
-                },
-            }
-        },
-    }
+#: The schemas the slice adds: where a collection is read from.
+SCHEMAS: dict[str, Any] = {
+    "Source": {
+        "type": "object",
+        "description": "Where the videos are read from: a playlist, or a channel's uploads.",
+        "minProperties": 1,
+        "maxProperties": 1,
+        "additionalProperties": False,
+        "properties": {kind: {"type": "string", "pattern": pattern} for kind, pattern in _SOURCE_IDS.items()},
+    },
+}
 
 
 def imported(videos: list[str]) -> dict[str, Any]:
@@ -90,19 +56,57 @@ def imported(videos: list[str]) -> dict[str, Any]:
     return {"videos": videos, "source": {"playlist": _PLAYLIST}, "added": 1, "removed": 0}
 
 
-#: A PUT's or refresh's 422s: a body or id the service refuses, or a playlist it cannot take.
-INVALID = problem_response(
-    "wrong body shape (a refresh's is {}), bad id, a key given twice in one object, too many "
-    "videos, no such playlist or channel, or one holding more videos than a collection may",
-    problems.invalid_input(parse_collection_body({"videos": ["dQw4w9WgXc"]}).failure()),
-    problems.invalid_input(parse_put_body({"channel": "dQw4w9WgXcQ"}).failure()),
+_SOURCE_INVALID = (
+    problems.invalid_input(parse_source_body({"channel": "dQw4w9WgXcQ"}).failure()),
     problems.for_error(_MISSING),
     problems.for_error(_TOO_LARGE),
 )
+#: What the slice adds to the core's ``/collections/{id}``: a PUT of a playlist or channel, the
+#: source a GET shows, the counts a PUT from one answers with.
+COLLECTION_DOC = CollectionDoc(
+    bodies=("Source",),
+    fields={
+        "source": {"$ref": "#/components/schemas/Source"},
+        "added": {"type": "integer", "minimum": 0, "description": "videos new to it, when just read"},
+        "removed": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "videos it no longer holds, when just read",
+        },
+    },
+    examples={
+        "playlist": {"summary": "a playlist's videos", "value": {"playlist": _PLAYLIST}},
+        "channel": {"summary": "a channel's uploads", "value": {"channel": _CHANNEL}},
+    },
+    description="A playlist is read a page of 50 at a time (a unit of YouTube quota each), a "
+    "channel through its uploads playlist (a unit more); private and deleted videos are left "
+    "out. The collection keeps where it was read from: `POST /collections/{id}/refresh` reads "
+    "it again. Saving ids forgets it.",
+    invalid=_SOURCE_INVALID,
+    invalid_text="no such playlist or channel, or one holding more videos than a collection may",
+    responses={
+        **UPSTREAM_FAILED,
+        "201": json_response(
+            "Collection",
+            "created",
+            imported(["dQw4w9WgXcQ", "9bZkp7q19f0", "kJQP7kiw5Fk"]),
+            Location={"schema": {"type": "string"}, "example": "/collections/summer-campaign-2024"},
+        ),
+    },
+)
 
 
-def operations(collection_id: dict[str, Any], not_found: Reply) -> dict[str, Any]:
-    """The refresh route's path item, given the id parameter and the not-found reply."""
+#: A refresh's 422s: a body or id the service refuses, or a playlist it cannot take.
+_INVALID = problem_response(
+    "a body other than {}, bad id, a key given twice in one object, no such playlist or channel, "
+    "or one holding more videos than a collection may",
+    problems.invalid_input(InvalidInput("playlist", None, "is not taken: the body is {}")),
+    *_SOURCE_INVALID,
+)
+
+
+def operations(collection_id: dict[str, Any], not_found: tuple[Reply, ...]) -> dict[str, Any]:
+    """The refresh route's path item, given the id parameter and the not-found replies."""
     return {
         REFRESH: {
             "parameters": [collection_id],
@@ -144,12 +148,12 @@ def operations(collection_id: dict[str, Any], not_found: Reply) -> dict[str, Any
                     "401": problem_response(
                         "a write token is set and the request does not carry it", UNAUTHORIZED_REPLY
                     ),
-                    "404": problem_response("no such collection", not_found),
+                    "404": problem_response("no such collection", *not_found),
                     "409": problem_response(
                         "the collection was saved as ids, not read from a playlist or channel",
                         problems.for_error(NotFromASource(CollectionId("summer-campaign-2024"))),
                     ),
-                    "422": INVALID,
+                    "422": _INVALID,
                     "429": problem_response(
                         "the source was read less than INFLUENCER_STATS_REFRESH_MIN_INTERVAL ago "
                         "(nothing read); Retry-After says when it may be again",

@@ -15,7 +15,7 @@ from urllib.parse import unquote
 
 from returns.result import Result
 
-from influencer_stats.domain.models import CollectionId, StoreUnavailable
+from influencer_stats.domain.models import CollectionId, Revision, StoreUnavailable
 from influencer_stats.http.problems import Reply
 
 #: A request handler: answers one method of one route (a function of ``handlers``, given the
@@ -83,6 +83,9 @@ class RouteGroup:
     routes: tuple[Route, ...]
     operations: Operations
     schemas: Mapping[str, Any] = field(default_factory=dict)
+    #: What the slice adds to the core's ``/collections/{id}`` in the document (its hooks'
+    #: bodies and fields: ``CollectionHooks``), if anything.
+    collection: CollectionDoc | None = None
 
     def __post_init__(self) -> None:
         strays = [r.template for r in self.routes if r.part != self.name]
@@ -102,6 +105,44 @@ def bound(handler: Handler, part: object) -> Handler:
 
 #: Forget what a part keeps of a collection (``DELETE /collections/{id}``, before the store).
 Forget = Callable[[CollectionId], Awaitable[Result[None, StoreUnavailable]]]
+#: A PUT body a part takes (any other JSON document is the core's, a list of ids): its answer,
+#: or None when the document is not one it takes.
+PutBody = Callable[[CollectionId, object], Awaitable[Reply | None]]
+#: The fields a part shows beside a collection's videos (GET), given the collection's revision.
+Shown = Callable[[CollectionId, Revision], Awaitable[Result[Mapping[str, object], StoreUnavailable]]]
+
+
+@dataclass(frozen=True, slots=True)
+class CollectionHooks:
+    """What a part adds to the core's ``/collections/{id}``, bound to what it built.
+
+    ``put`` answers the PUT bodies it takes (tried in order, before the core's ids); ``saving_ids``
+    runs before a PUT of ids saves them; ``shown`` adds fields to a GET; ``deleted`` runs after
+    the store deleted the collection (also when it was not found, so a retry tidies up). Each
+    failure is the request's answer. The core's routes know a part only through these; the stats
+    route takes none of them.
+    """
+
+    put: PutBody | None = None
+    saving_ids: Forget | None = None
+    shown: Shown | None = None
+    deleted: Forget | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CollectionDoc:
+    """How the OpenAPI document tells of a part's ``CollectionHooks``: the schemas (of the group's
+    ``schemas``) a PUT takes besides the videos, the properties a collection shows besides them,
+    the PUT's examples, a sentence of its description, its 422 examples (and what they are) and
+    the responses it adds (by status, over the core's)."""
+
+    bodies: tuple[str, ...] = ()
+    fields: Mapping[str, Any] = field(default_factory=dict)
+    examples: Mapping[str, Any] = field(default_factory=dict)
+    description: str = ""
+    invalid: tuple[Reply, ...] = ()
+    invalid_text: str = ""
+    responses: Mapping[str, Any] = field(default_factory=dict)
 
 
 def part_route(part: str, template: str, **handlers: Handler) -> Route:

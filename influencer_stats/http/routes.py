@@ -30,7 +30,6 @@ OPENAPI = "/openapi.json"
 COLLECTIONS = "/collections"
 COLLECTION = "/collections/{id}"
 STATS = "/collections/{id}/stats"
-REFRESH = "/collections/{id}/refresh"
 DOCS = docs.DOCS_PATH
 #: One route per allow-listed file of the docs page: no other name under the prefix matches.
 DOCS_ASSETS = tuple(docs.ASSET_PREFIX + name for name in docs.ASSETS)
@@ -52,7 +51,6 @@ CORE = (
         DELETE=handlers.delete_collection,
     ),
     route(STATS, GET=handlers.collection_stats),
-    route(REFRESH, POST=handlers.refresh_collection),
 )
 #: The docs page and its files, after every API route.
 _PAGES = (

@@ -1,4 +1,4 @@
-"""The CollectionSources contract, run against every registered interpreter (``bootstrap.sources``),
+"""The CollectionSources contract, run against every registered interpreter (``bootstrap/slices/sources.py``),
 each built by its entry's own builder over a temporary SQLite file or the shared Redis; shared ones
 are read through a second instance and after a reopen, backed ones also over a dead backend."""
 
@@ -14,7 +14,7 @@ import pytest
 from returns.result import Failure, Success
 
 from influencer_stats.algebras.sources import CollectionSources
-from influencer_stats.bootstrap.sources import SOURCES
+from influencer_stats.bootstrap.slices.sources import SOURCES
 from influencer_stats.domain.models import (
     NO_REVISION,
     CollectionId,

@@ -16,8 +16,7 @@ import pytest
 from returns.result import Success
 
 from influencer_stats.algebras.sources import SourceReader
-from influencer_stats.bootstrap.readers import READERS
-from influencer_stats.bootstrap.root import build_reader
+from influencer_stats.bootstrap.slices.sources import READERS, build_reader
 from influencer_stats.domain.models import (
     CollectionSource,
     InvalidUpstreamData,

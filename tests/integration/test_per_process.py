@@ -4,9 +4,8 @@ processes build them, either share it, or the entry declares it kept per process
 
 For the slots where another worker is observable: a store (a collection saved through one is
 read through the other), a stats cache (a write through one worker's store reaches what the
-other answers), a quota ledger (the two never spend more than the budget together), or
-the collection sources (what one wrote, the other reads); a slice's tests check its own slots
-(``tests/per_process.py``).
+other answers), or a quota ledger (the two never spend more than the budget together); a slice's
+tests check its own slots (``tests/per_process.py``).
 Parametrized from the registries: a new choice that keeps its state in the process and says
 nothing fails here (unless a check of its own refuses several workers), and so does one
 declared per process whose instances do share.
@@ -23,22 +22,10 @@ from returns.result import Success
 
 from influencer_stats.algebras import CollectionStatsQuery, CollectionStore
 from influencer_stats.bootstrap.quota import QUOTA_LEDGERS
-from influencer_stats.bootstrap.root import (
-    build_sources,
-    build_stats,
-    build_store,
-    build_video_stats,
-)
+from influencer_stats.bootstrap.root import build_stats, build_store, build_video_stats
 from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.bootstrap.wiring import Wiring
-from influencer_stats.domain.models import (
-    Collection,
-    CollectionId,
-    CollectionSource,
-    KeptSource,
-    Revision,
-    VideoId,
-)
+from influencer_stats.domain.models import Collection, CollectionId, VideoId
 from tests.per_process import Shares, assert_shared_or_declared
 
 ONE = CollectionId("one")
@@ -75,20 +62,11 @@ async def _ledgers_share(one: Wiring, two: Wiring) -> bool:
     return sum(isinstance(outcome, Success) for outcome in taken) <= BUDGET
 
 
-async def _sources_share(one: Wiring, two: Wiring) -> bool:
-    """A source one worker put is got through the other's."""
-    writer, reader = await build_sources(one), await build_sources(two)
-    kept = KeptSource(CollectionSource("playlist", "PL1"), Revision("r1"))
-    await writer.put(ONE, kept)
-    return await reader.get(ONE) == Success(kept)
-
-
 #: Slot → how to see another worker's state, and the choices it is seen with.
 OBSERVED: Mapping[str, tuple[Shares, Mapping[str, str]]] = {
     "store": (_store_shares, {"cache": "none"}),
     "cache": (_stats_share, {"store": "sqlite"}),
     "quota": (_ledgers_share, {"video_client": "aiohttp-batched"}),
-    "sources": (_sources_share, {}),
 }
 CASES = [(slot, name) for slot in OBSERVED for name in SLOTS[slot].registry.names()]
 

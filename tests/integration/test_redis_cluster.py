@@ -5,7 +5,7 @@ so each interpreter's keys are laid out by slot (``RedisKeys``): the keys of
 one collection share one, the videos spread over ``CLUSTER_VIDEO_SHARDS``,
 each with its claims and stale queue. What runs here is what a deployment
 on a Cluster runs: the store with paging and the quota count (the video cache's
-entries, queue and claims: test_redis_cluster_video_cache.py; the stats caches:
+entries, queue and claims: test_redis_cluster_video_cache.py; the kept sources: test_redis_cluster_sources.py; the stats caches:
 test_stats_cache_cluster.py; failover under load: test_failover.py).
 """
 
@@ -23,9 +23,7 @@ from returns.result import Failure, Success
 from influencer_stats.bootstrap.wiring import CLUSTER_VIDEO_SHARDS
 from influencer_stats.domain.models import (
     CollectionId,
-    CollectionSource,
     Created,
-    KeptSource,
     Replaced,
     RevisionChanged,
     StoreUnavailable,
@@ -34,7 +32,6 @@ from influencer_stats.domain.models import (
 from influencer_stats.interpreters.collections.redis_store import RedisCollectionStore
 from influencer_stats.interpreters.redis_keys import RedisKeys
 from influencer_stats.interpreters.redis_topology import cluster, read_many
-from influencer_stats.interpreters.sources.redis import RedisCollectionSources
 from influencer_stats.interpreters.youtube.quota_redis import RedisQuotaLedger
 from influencer_stats.testing.event_log import CapturingEventLog
 from tests.containers import redis_command
@@ -87,22 +84,14 @@ async def test_the_store_saves_replaces_lists_in_pages_and_deletes_collections_o
     assert (await store.ids(None, 1000)).unwrap() == (ids[0], *ids[2:])
 
 
-async def test_replace_if_and_the_kept_sources_run_on_every_slot(
-    client: RedisCluster, keys: RedisKeys
-) -> None:
+async def test_replace_if_runs_on_every_slot(client: RedisCluster, keys: RedisKeys) -> None:
     store = RedisCollectionStore(client, keys, wait_replicas=0, wait_ms=250)
-    sources = RedisCollectionSources(client, keys, claim_keep_s=60.0)
     ids = [CollectionId(f"r{n:03d}") for n in range(40)]  # spread over every shard
-    source = CollectionSource("playlist", "PL1")
 
     for i in ids:
         read = (await store.save(i, ())).unwrap().revision
         replaced = (await store.replace_if(i, (VideoId("dQw4w9WgXcQ"),), read)).unwrap()
         assert await store.replace_if(i, (), read) == Failure(RevisionChanged(i))
-        assert await sources.put(i, KeptSource(source, replaced.revision)) == Success(None)
-        assert await sources.get(i) == Success(KeptSource(source, replaced.revision))
-        assert await sources.forget_if(i, replaced.revision) == Success(None)
-        assert await sources.get(i) == Success(None)
         assert (await store.get(i)).unwrap().revision == replaced.revision
 
 

@@ -156,25 +156,6 @@ def test_a_request_with_a_traceparent_is_one_trace_down_to_the_videos_list_call_
     assert set(traces.values()) <= {trace_id}  # the stats request's own lines, if any (stats.computed)
 
 
-def test_a_put_from_a_playlist_is_one_trace_with_the_read_under_the_request(
-    service: RunningService, receiver: Receiver, youtube: tuple[str, YouTubeDouble]
-) -> None:
-    youtube[1].playlist("PLtraced", [str(v) for v in VIDEOS])
-    traceparent, trace_id, caller_span = _traceparent()
-    with httpx.Client(base_url=service.url, timeout=HTTP_TIMEOUT_S) as http:
-        saved = http.put(
-            f"/collections/traced-{secrets.token_hex(4)}",
-            json={"playlist": "PLtraced"},
-            headers={"traceparent": traceparent},
-        )
-    assert saved.status_code == 201, saved.text
-
-    spans = _wait_for_trace(receiver, trace_id, "PUT /collections/{id}", "sources.read")
-    request, read = _one(spans, "PUT /collections/{id}"), _one(spans, "sources.read")
-    assert (request.parent_id, read.parent_id) == (caller_span, request.span_id)
-    assert read.attributes == {"source.kind": "playlist", "source.id": "PLtraced", "source.videos": 2}
-
-
 def test_a_retried_call_is_a_second_client_span_with_a_retry_event_over_httpx(
     receiver: Receiver, youtube: tuple[str, YouTubeDouble], tmp_path: Path
 ) -> None:

@@ -16,22 +16,17 @@ import orjson
 
 from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, EventLog
 from influencer_stats.algebras.event_log import LOG_CONTEXT
-from influencer_stats.algebras.sources import CollectionSources, SourceReader
 from influencer_stats.bootstrap.edge import ROUTES
 from influencer_stats.bounded import read_bounded
 from influencer_stats.domain.validation import DEFAULT_MAX_VIDEOS
 from influencer_stats.http import problems
 from influencer_stats.http.api import HttpApi, Incoming
 from influencer_stats.http.problems import PROBLEM_JSON, Reply
-from influencer_stats.http.route_table import Forget, Route
+from influencer_stats.http.route_table import CollectionHooks, Forget, Route
 from influencer_stats.interpreters.collections.memory_dict import DictCollectionStore
 from influencer_stats.interpreters.metrics.noop import NoMetrics
-from influencer_stats.interpreters.readers.fake import FakeSourceReader
-from influencer_stats.interpreters.sources.memory import MemoryCollectionSources
 from influencer_stats.interpreters.videos.fake import FakeVideoStatsSource
-from influencer_stats.logic.imports import CollectionImports
 from influencer_stats.logic.service import GetStats
-from influencer_stats.testing.clock import ManualClock
 from influencer_stats.testing.event_log import CapturingEventLog
 
 ORIGINAL_VIDEOS = ["-4lB5EKS5Uk", "-jlLkTtgWUk", "1FEFpk-uIYo"]
@@ -139,14 +134,6 @@ class Service:
     async def get(self, path: str, *, request_id: str | None = None) -> Reply:
         return await self.request("GET", path, request_id=request_id)
 
-    async def refresh(self, collection_id: str, *, authorization: str | None = None) -> Reply:
-        """A refresh as clients send it: ``{}`` as JSON."""
-        path = f"/collections/{collection_id}/refresh"
-        body = Body.json({})
-        return await self.request(
-            "POST", path, body, authorization=authorization, content_type="application/json"
-        )
-
 
 def _use_case(store: CollectionStore, log: EventLog) -> CollectionStatsQuery:
     return GetStats(store, FakeVideoStatsSource(), log)
@@ -159,16 +146,14 @@ def service(
     store: CollectionStore | None = None,
     stats: Callable[[CollectionStore, EventLog], CollectionStatsQuery] = _use_case,
     checks: Mapping[str, bool] | None = None,
-    reader: SourceReader | None = None,
-    sources: CollectionSources | None = None,
     parts: Callable[[CollectionStore, EventLog], Mapping[str, object]] | None = None,
     forgets: Sequence[Forget] = (),
-    refresh_min_interval_s: float = 0.0,
-    clock: Callable[[], float] | None = None,
+    collections: Callable[[Mapping[str, object]], Sequence[CollectionHooks]] | None = None,
 ) -> Service:
     """The API on a dict store and the stats use case over the fake source, unless told otherwise;
     ``parts`` builds, from the store and the log, what a slice's routes take by name (``Route.part``),
-    and a DELETE runs ``forgets`` (as the root wires a slice's ``Part``)."""
+    a DELETE runs ``forgets``, and ``collections`` gives, from what ``parts`` built, what they add
+    to ``/collections/{id}`` (as the root wires a slice's ``Part``)."""
     store = store or DictCollectionStore()
     log = ContextLog()
     metrics = RecordingMetrics()
@@ -179,28 +164,19 @@ def service(
 
         return answer
 
-    sources = sources or MemoryCollectionSources(1_000)
-    imports = CollectionImports(
-        store,
-        sources,
-        reader or FakeSourceReader(),
-        log,
-        max_videos=max_videos,
-        refresh_min_interval_s=refresh_min_interval_s,
-        clock=clock or ManualClock(),
-    )
+    built = parts(store, log) if parts else {}
     api = HttpApi(
         store,
         stats(store, log),
-        imports,
         log,
         metrics,
         {name: check(ok) for name, ok in (checks or {}).items()},
         write_token=write_token,
         max_videos=max_videos,
         openapi=OPENAPI,
-        parts=parts(store, log) if parts else {},
+        parts=built,
         forgets=forgets,
+        collections=collections(built) if collections else (),
     )
     return Service(api, store, log, metrics)
 

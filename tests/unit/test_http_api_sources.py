@@ -21,8 +21,9 @@ from influencer_stats.domain.models import (
 )
 from influencer_stats.http.problems import Reply
 from influencer_stats.interpreters.readers.fake import FakeSourceReader
-from tests.unit.http_api_support import TOKEN, Body, Service, assert_problem, header, service
+from tests.unit.http_api_support import TOKEN, Body, assert_problem, header
 from tests.unit.http_api_support import document as _document
+from tests.unit.sources_support import SourcesService, sources_service
 
 CHANNEL = "UC" + "c" * 20 + "25"
 V = [VideoId(f"video{n:06d}") for n in range(10)]
@@ -44,13 +45,13 @@ class ScriptedReader:
         return self.lists[source.id]
 
 
-async def refresh(api: Service, collection_id: str, authorization: str | None = None) -> Reply:
+async def refresh(api: SourcesService, collection_id: str, authorization: str | None = None) -> Reply:
     """A refresh as clients send it: ``{}`` as JSON."""
     return await api.refresh(collection_id, authorization=authorization)
 
 
 async def test_a_playlist_is_read_and_saved_with_its_source_shown_on_every_read() -> None:
-    api = service()
+    api = sources_service()
 
     created = await api.put("c", {"playlist": "PLdemo30"})
     read = await api.get("/collections/c")
@@ -70,7 +71,7 @@ async def test_a_playlist_is_read_and_saved_with_its_source_shown_on_every_read(
 
 
 async def test_a_channel_is_read_as_its_uploads() -> None:
-    api = service()
+    api = sources_service()
 
     created = await api.put("c", {"channel": CHANNEL})
 
@@ -79,7 +80,7 @@ async def test_a_channel_is_read_as_its_uploads() -> None:
 
 
 async def test_a_playlist_that_does_not_exist_is_refused_and_nothing_is_saved() -> None:
-    api = service()
+    api = sources_service()
 
     refused = await api.put("c", {"playlist": "PLXgone"})
 
@@ -90,7 +91,7 @@ async def test_a_playlist_that_does_not_exist_is_refused_and_nothing_is_saved() 
 
 
 async def test_a_playlist_longer_than_a_collection_may_be_is_refused_saying_both_numbers() -> None:
-    api = service(max_videos=5_000)
+    api = sources_service(max_videos=5_000)
     await api.put("c", {"videos": V[:2]})
 
     refused = await api.put("c", {"playlist": "PLbig6000"})
@@ -103,7 +104,7 @@ async def test_a_playlist_longer_than_a_collection_may_be_is_refused_saying_both
 
 
 async def test_bodies_naming_a_source_badly_are_validation_problems() -> None:
-    api = service()
+    api = sources_service()
     for body, field in [
         ({"playlist": "P"}, "playlist"),
         ({"playlist": 5}, "playlist"),
@@ -121,7 +122,7 @@ async def test_bodies_naming_a_source_badly_are_validation_problems() -> None:
 async def test_a_refresh_reads_the_source_again_new_uploads_joining_and_gone_ones_leaving() -> None:
     reader = ScriptedReader()
     reader.lists["PLa"] = Success(tuple(V[:3]))
-    api = service(reader=reader)
+    api = sources_service(reader=reader)
     await api.put("c", {"playlist": "PLa"})
     reader.lists["PLa"] = Success((V[1], V[2], V[3], V[4]))
 
@@ -135,7 +136,7 @@ async def test_a_refresh_reads_the_source_again_new_uploads_joining_and_gone_one
 async def test_a_refresh_of_ids_of_an_unknown_collection_or_after_a_put_of_ids_is_refused() -> None:
     reader = ScriptedReader()
     reader.lists["PLa"] = Success(tuple(V[:3]))
-    api = service(reader=reader)
+    api = sources_service(reader=reader)
     await api.put("ids", {"videos": V[:1]})
     await api.put("c", {"playlist": "PLa"})
     await api.put("c", {"videos": V[5:6]})  # saved as ids: the source is forgotten
@@ -156,12 +157,12 @@ async def test_a_refresh_of_ids_of_an_unknown_collection_or_after_a_put_of_ids_i
 
 
 async def test_a_delete_forgets_the_source_so_a_new_collection_of_that_id_has_none() -> None:
-    api = service()
+    api = sources_service()
     await api.put("c", {"playlist": "PLdemo3"})
     assert (await api.request("DELETE", "/collections/c")).status == 204
     await api.put("c", {"videos": V[:1]})
 
-    assert await api.api.imports.sources.get(CollectionId("c")) == Success(None)
+    assert await api.imports.sources.get(CollectionId("c")) == Success(None)
     assert (await refresh(api, "c")).status == 409
 
 
@@ -169,7 +170,7 @@ async def test_youtube_failing_during_a_read_answers_the_problem_the_stats_would
     reader = ScriptedReader()
     reader.lists["PLa"] = Failure(UpstreamTimeout("a playlist call took over 1 s"))
     reader.lists["PLgone"] = Failure(SourceNotFound(CollectionSource("playlist", "PLgone"), "404"))
-    api = service(reader=reader)
+    api = sources_service(reader=reader)
 
     assert assert_problem(await api.put("c", {"playlist": "PLa"}), 504)["type"] == (
         "urn:influencer-stats:problem:upstream-timeout"
@@ -187,7 +188,7 @@ async def test_youtube_failing_during_a_read_answers_the_problem_the_stats_would
 
 
 async def test_a_refresh_is_a_write_it_needs_the_token_when_one_is_set() -> None:
-    api = service(write_token=TOKEN)
+    api = sources_service(write_token=TOKEN)
     await api.put("c", {"playlist": "PLdemo3"}, authorization=f"Bearer {TOKEN}")
 
     assert assert_problem(await refresh(api, "c"), 401)["type"] == "urn:influencer-stats:problem:unauthorized"

@@ -32,12 +32,8 @@ from influencer_stats.http.problems import PROBLEM_JSON
 from influencer_stats.http.routes import COLLECTIONS
 from influencer_stats.interpreters.collections.memory_dict import DictCollectionStore
 from influencer_stats.interpreters.metrics.noop import NoMetrics
-from influencer_stats.interpreters.readers.fake import FakeSourceReader
-from influencer_stats.interpreters.sources.memory import MemoryCollectionSources
 from influencer_stats.interpreters.videos.fake import FakeVideoStatsSource
-from influencer_stats.logic.imports import CollectionImports
 from influencer_stats.logic.service import GetStats
-from influencer_stats.testing.clock import ManualClock
 from influencer_stats.testing.event_log import CapturingEventLog
 
 ID_CHARACTERS = "-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz"
@@ -164,15 +160,6 @@ def api(store: DictCollectionStore) -> HttpApi:
     return HttpApi(
         store,
         GetStats(store, FakeVideoStatsSource(), log),
-        CollectionImports(
-            store,
-            MemoryCollectionSources(10),
-            FakeSourceReader(),
-            log,
-            max_videos=10,
-            refresh_min_interval_s=0,
-            clock=ManualClock(),
-        ),
         log,
         NoMetrics(),
         {},

@@ -33,8 +33,8 @@ from influencer_stats.http.problems import Reply
 from influencer_stats.interpreters.collections.memory_dict import DictCollectionStore
 from influencer_stats.interpreters.readers.fake import FakeSourceReader
 from influencer_stats.interpreters.sources.memory import MemoryCollectionSources
-from tests.unit.http_api_support import Service, service
 from tests.unit.http_api_support import document as _document
+from tests.unit.sources_support import SourcesService, sources_service
 
 _T = TypeVar("_T")
 C = CollectionId("c")
@@ -149,12 +149,12 @@ def orders() -> Iterator[str]:
         yield "".join("2" if n in seconds else "1" for n in range(total))
 
 
-async def race(order: str, first: str, second: str) -> tuple[Service, TurnSources, Reply, Reply]:
+async def race(order: str, first: str, second: str) -> tuple[SourcesService, TurnSources, Reply, Reply]:
     """A collection imported from ``PLAYLIST`` (unless ``first`` is that import), then ``first``
     and ``second`` (``refresh``, ``import``, ``ids``, ``delete``) at once, in ``order``."""
     turns = Turns(["first" if turn == "1" else "second" for turn in order])
     sources = TurnSources(turns)
-    api = service(store=TurnStore(turns), sources=sources, reader=TurnReader(turns))
+    api = sources_service(store=TurnStore(turns), sources=sources, reader=TurnReader(turns))
     if first != "import":
         assert (await api.put(C, {"playlist": PLAYLIST})).status == 201
     requests = {
@@ -179,7 +179,7 @@ async def playlist_videos() -> list[str]:
     return list((await FakeSourceReader().videos(CollectionSource("playlist", PLAYLIST), 100)).unwrap())
 
 
-async def kept_is_the_collections(api: Service, sources: TurnSources) -> bool:
+async def kept_is_the_collections(api: SourcesService, sources: TurnSources) -> bool:
     """Whether a source is kept and it is the collection's (kept at the collection's revision)."""
     kept, stored = (await sources.get(C)).unwrap(), await api.store.get(C)
     return kept is not None and isinstance(stored, Success) and stored.unwrap().revision == kept.revision

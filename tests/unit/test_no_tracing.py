@@ -24,13 +24,13 @@ async def test_none_is_the_default_and_builds_the_tracing_that_builds_nothing() 
 
 
 def test_without_tracing_every_place_gets_what_it_gave_and_clients_their_defaults() -> None:
-    stats, source, call, reader, client = (cast(Any, object()) for _ in range(5))
+    stats, source, call, client = (cast(Any, object()) for _ in range(4))
 
     assert NO_TRACING.requests() is None  # the edge builds no tracing path
     assert NO_TRACING.stats(stats, cached=True) is stats
     assert NO_TRACING.source(source, cached=False) is source
     assert NO_TRACING.call(call) is call
-    assert NO_TRACING.reader(reader) is reader
+    assert NO_TRACING.spans() is None  # a slice builds no traced layer of its own
     assert NO_TRACING.redis(client) is client
     assert NO_TRACING.httpx_hooks() is None
     assert NO_TRACING.aiohttp_trace_configs() is None

@@ -17,7 +17,8 @@ from influencer_stats.domain.models import (
 )
 from influencer_stats.logic.refreshes import RecentReads, SingleFlight
 from influencer_stats.testing.clock import ManualClock
-from tests.unit.http_api_support import Service, assert_problem, header, service
+from tests.unit.http_api_support import assert_problem, header
+from tests.unit.sources_support import SourcesService, sources_service
 
 V = [VideoId(f"video{n:06d}") for n in range(10)]
 C = CollectionId("c")
@@ -36,8 +37,8 @@ class HeldReader:
         return Success(tuple(V[: self.reads]))
 
 
-async def _kept(api: Service) -> KeptSource:
-    kept = (await api.api.imports.sources.get(C)).unwrap()
+async def _kept(api: SourcesService) -> KeptSource:
+    kept = (await api.imports.sources.get(C)).unwrap()
     assert kept is not None
     return kept
 
@@ -50,13 +51,13 @@ async def _turns(n: int = 10) -> None:
 async def test_concurrent_refreshes_of_a_collection_share_one_read() -> None:
     reader = HeldReader()
     reader.release.set()
-    api = service(reader=reader, refresh_min_interval_s=60, clock=ManualClock())
+    api = sources_service(reader=reader, refresh_min_interval_s=60, clock=ManualClock())
     await api.put("c", {"playlist": "PLa"})
     reader.release.clear()
 
-    refreshes = [asyncio.ensure_future(api.api.imports.refresh_from(C, await _kept(api)))]
+    refreshes = [asyncio.ensure_future(api.imports.refresh_from(C, await _kept(api)))]
     await _turns()
-    refreshes += [asyncio.ensure_future(api.api.imports.refresh(C)) for _ in range(3)]  # joining is free
+    refreshes += [asyncio.ensure_future(api.imports.refresh(C)) for _ in range(3)]  # joining is free
     await _turns()
     reader.release.set()
     done = await asyncio.gather(*refreshes)
@@ -68,14 +69,14 @@ async def test_concurrent_refreshes_of_a_collection_share_one_read() -> None:
 async def test_a_users_refresh_within_the_interval_is_429_with_retry_after_the_refreshers_is_not() -> None:
     reader, clock = HeldReader(), ManualClock(100.0)
     reader.release.set()
-    api = service(reader=reader, refresh_min_interval_s=60, clock=clock)
+    api = sources_service(reader=reader, refresh_min_interval_s=60, clock=clock)
     await api.put("c", {"playlist": "PLa"})
     clock.now += 20.5
 
     early = await api.refresh("c")
-    background = await api.api.imports.refresh_from(C, await _kept(api))
+    background = await api.imports.refresh_from(C, await _kept(api))
     clock.now += 59.0
-    still = await api.api.imports.refresh(C)
+    still = await api.imports.refresh(C)
     clock.now += 1.0
     later = await api.refresh("c")
 
@@ -91,7 +92,7 @@ async def test_a_users_refresh_within_the_interval_is_429_with_retry_after_the_r
 async def test_an_interval_of_0_never_refuses() -> None:
     reader = HeldReader()
     reader.release.set()
-    api = service(reader=reader, refresh_min_interval_s=0, clock=ManualClock())
+    api = sources_service(reader=reader, refresh_min_interval_s=0, clock=ManualClock())
     await api.put("c", {"playlist": "PLa"})
 
     assert [(await api.refresh("c")).status for _ in range(3)] == [200] * 3

@@ -26,8 +26,7 @@ if TYPE_CHECKING:
     from redis.asyncio import Redis
 
     from influencer_stats.algebras import CollectionStatsQuery, VideoStatsSource
-    from influencer_stats.algebras.sources import SourceReader
-    from influencer_stats.algebras.tracing import RequestTracing
+    from influencer_stats.algebras.tracing import RequestTracing, Spans
     from influencer_stats.algebras.youtube import VideosListCall
     from influencer_stats.bootstrap.wiring import Resources
     from influencer_stats.settings import Settings
@@ -118,10 +117,10 @@ class OtelTracing(Tracing):
 
         return TracedVideosList(call, self._tracer)  # a CLIENT span per call
 
-    def reader(self, reader: SourceReader) -> SourceReader:
-        from influencer_stats.interpreters.tracing.otel import TracedReader
+    def spans(self) -> Spans:
+        from influencer_stats.interpreters.tracing.otel import OtelSpans
 
-        return TracedReader(reader, self._tracer)  # a ``sources.read`` span per read
+        return OtelSpans(self._tracer)  # a slice's own spans (``sources.read``)
 
     def redis(self, client: Redis) -> Redis:
         from influencer_stats.interpreters.tracing.otel_redis import TracedRedis

@@ -8,7 +8,7 @@ Every class here gets a built ``Tracer`` (the root configures the SDK, its expor
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 
@@ -17,13 +17,10 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 from returns.result import Failure, Result, Success
 
 from influencer_stats.algebras import CollectionStatsQuery, VideoStatsSource
-from influencer_stats.algebras.sources import SourceReader
 from influencer_stats.algebras.youtube import VideosListCall
 from influencer_stats.domain.models import (
     CacheInfo,
     CollectionId,
-    CollectionSource,
-    ReadError,
     StatsAnswer,
     StatsByVideo,
     StatsError,
@@ -124,24 +121,31 @@ class TracedStats:
             await self._inner.invalidate(collection_id)
 
 
-class TracedReader:
-    """``SourceReader`` wrapper: a ``sources.read`` span per read of a playlist or channel, with
-    what was read and how many videos it held (its ``playlistItems.list`` and ``channels.list``
-    calls go out with this span's ``traceparent``)."""
+class OtelSpans:
+    """``Spans``: the internal spans a slice opens around its own calls (``sources.read``)."""
 
-    def __init__(self, inner: SourceReader, tracer: Tracer) -> None:
-        self._inner = inner
+    def __init__(self, tracer: Tracer) -> None:
         self._tracer = tracer
 
-    async def videos(self, source: CollectionSource, limit: int) -> Result[tuple[VideoId, ...], ReadError]:
-        attributes = {"source.kind": source.kind, "source.id": source.id}
-        with self._tracer.start_as_current_span("sources.read", attributes=attributes) as span:
-            read = await self._inner.videos(source, limit)
-            if isinstance(read, Success):
-                span.set_attribute("source.videos", len(read.unwrap()))
-            else:
-                _failed(span, read.failure())
-            return read
+    @contextmanager
+    def span(self, name: str, attributes: Mapping[str, str | int]) -> Iterator[NotedSpan]:
+        with self._tracer.start_as_current_span(name, attributes=dict(attributes)) as span:
+            yield NotedSpan(span)
+
+
+class NotedSpan:
+    """``Span`` over an OpenTelemetry span."""
+
+    __slots__ = ("_span",)
+
+    def __init__(self, span: Span) -> None:
+        self._span = span
+
+    def note(self, name: str, value: str | int) -> None:
+        self._span.set_attribute(name, value)
+
+    def failed(self, error: object) -> None:
+        _failed(self._span, error)
 
 
 class TracedSource:
