@@ -35,21 +35,33 @@ STDOUT = "stdout"
 Record = dict[str, object]
 
 
-async def _written(
-    tmp_path: Path, logger: str, wrappers: str | None, use: Use, environ: dict[str, str] | None = None
-) -> list[Record]:
+async def _output(
+    tmp_path: Path,
+    logger: str,
+    wrappers: str | None,
+    use: Use,
+    environ: dict[str, str] | None = None,
+    youtube_url: str | None = None,
+) -> bytes:
     """What the ``logger`` stack wrote of the events ``use`` logged, read after it closed, from
     where its entry declares it writes them (``Entry.events``)."""
     stdout = io.BytesIO()
     flags = {"logger": logger} | ({"log_wrappers": wrappers} if wrappers else {})
-    async with wired(tmp_path, flags, stdout=stdout, environ=environ) as wiring:
+    async with wired(tmp_path, flags, stdout=stdout, environ=environ, youtube_url=youtube_url) as wiring:
         use(wiring.log)
     declared = LOGGERS[logger].events
     if declared == STDOUT:
-        written = stdout.getvalue()
-    else:
-        written = await asyncio.to_thread(Path(getattr(wiring.settings, declared)).read_bytes)
-    return [orjson.loads(line) for line in written.splitlines()]
+        return stdout.getvalue()
+    return await asyncio.to_thread(Path(getattr(wiring.settings, declared)).read_bytes)
+
+
+async def _written(
+    tmp_path: Path, logger: str, wrappers: str | None, use: Use, environ: dict[str, str] | None = None
+) -> list[Record]:
+    """The JSON objects of ``_output``, one a line."""
+    return [
+        orjson.loads(line) for line in (await _output(tmp_path, logger, wrappers, use, environ)).splitlines()
+    ]
 
 
 @pytest.fixture(params=STACKS, ids=[f"{n}+{w}" if w else n for n, w in STACKS])
@@ -196,16 +208,12 @@ async def test_each_line_has_an_iso_timestamp_the_request_fields_and_no_secret(
         finally:
             LOG_CONTEXT.reset(token)
 
-    stdout = io.BytesIO()
-    flags = {"logger": stack[0]} | ({"log_wrappers": stack[1]} if stack[1] else {})
     # The double's URL sets YOUTUBE_API_KEY: a secret of the settings, handed to every logger.
-    async with wired(
-        tmp_path, flags, stdout=stdout, youtube_url="http://127.0.0.1:9/youtube/v3/videos"
-    ) as wiring:
-        use(wiring.log)
-    written = [orjson.loads(line) for line in stdout.getvalue().splitlines()]
+    # Read where the entry declares its events (a logger writing a file is read there).
+    output = await _output(tmp_path, *stack, use, youtube_url="http://127.0.0.1:9/youtube/v3/videos")
+    written = [orjson.loads(line) for line in output.splitlines()]
 
-    assert KEY.encode() not in stdout.getvalue()
+    assert KEY.encode() not in output
     if not LOGGERS[stack[0]].silent:
         [record] = written
         assert record["request_id"] == "req-1"

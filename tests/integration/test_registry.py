@@ -90,7 +90,13 @@ async def _serve(settings: Settings, slot: str, name: str) -> Served:
         saved = await api.store.save(collection, videos)
         answer = await api.stats.stats(collection)
         ready = {check: await answers() for check, answers in api.checks.items()}
-    return Served(api, saved, answer, ready, [orjson.loads(line) for line in stdout.getvalue().splitlines()])
+    events = LOGGERS[settings.choices.one("logger")].events  # read where the logger declares it writes
+    written = (
+        stdout.getvalue()
+        if events == "stdout"
+        else await asyncio.to_thread(Path(getattr(settings, events)).read_bytes)
+    )
+    return Served(api, saved, answer, ready, [orjson.loads(line) for line in written.splitlines()])
 
 
 @every_choice

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import importlib
 import inspect
 import sys
 import tomllib
@@ -56,6 +57,15 @@ def test_every_server_room_is_registered_and_every_entry_names_a_room() -> None:
     }
 
     assert {entry.build for entry in SERVERS} == rooms
+
+
+def test_every_registered_server_room_holds_its_server_record() -> None:
+    # What choosing the server imports (serving.server.Server): a room without it fails at start-up.
+    from influencer_stats.serving.server import Server
+
+    records = {entry.name: getattr(importlib.import_module(entry.build), "SERVER", None) for entry in SERVERS}
+
+    assert [name for name, record in records.items() if not isinstance(record, Server)] == []
 
 
 def test_the_contract_that_keeps_server_rooms_apart_covers_every_room() -> None:

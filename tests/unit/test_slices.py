@@ -57,6 +57,14 @@ def test_each_slice_has_one_line_in_the_list() -> None:
         assert len(lines) == 1, (declared.name, lines)
 
 
+def test_each_slice_has_a_row_in_the_table_of_slices_in_architecture() -> None:
+    # ARCHITECTURE.md, "The core and its slices": the one place a reader learns what each adds.
+    page = (ROOT / "ARCHITECTURE.md").read_text()
+    section = page.partition("\n## The core and its slices\n")[2].partition("\n## ")[0]
+    rows = {line.split("|")[1].strip().strip("`") for line in section.splitlines() if line.startswith("| `")}
+    assert [s.name for s in DECLARED if s.name not in rows] == [], "add its row: | `name` | what it adds |"
+
+
 def test_no_file_outside_a_slice_names_its_modules(tmp_path: Path) -> None:
     for declared in DECLARED:  # each removed alone: a file of another slice may not name it either
         copy = tmp_path / declared.name
