@@ -55,7 +55,7 @@ SLOTS: Final[Mapping[str, Slot]] = {
             default="memory",
             same_as="store",
         ),
-        Slot("metrics", "who records /metrics", METRICS, default="prometheus"),
+        Slot("metrics", "who records /metrics", METRICS, default="none"),
         Slot(
             "video_wrappers",
             "wrappers of the video client",

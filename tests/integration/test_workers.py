@@ -28,8 +28,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from influencer_stats.interpreters.metrics.prometheus import REQUESTS
-from influencer_stats.interpreters.metrics.snapshots import Snapshot
+from influencer_stats.interpreters.prometheus.metrics import REQUESTS
+from influencer_stats.interpreters.prometheus.snapshots import Snapshot
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from influencer_stats.serving.environment import metrics_directory
 from influencer_stats.settings import Choices, Settings

@@ -1,0 +1,1 @@
+"""Slice ``prometheus``: the Prometheus interpreter of ``AllMetrics``, its families, snapshots and collectors."""
