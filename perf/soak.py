@@ -69,11 +69,7 @@ SCRIPT = ROOT / "perf" / "soak.lua"
 FAULTS = ("quota", "server_error", "stall", "malformed", "reset", "none")
 BIG = "soak-big"  # 5,000 ids: what the pipelining client asks for again and again
 EXPECTED = {"502": "5xx, malformed or reset upstream", "503": "quota", "504": "stalled upstream"}
-
-#: The metrics a soak reads in a scrape, as the ``prometheus`` slice names them
-#: (tests/unit/test_prometheus_guarded.py compares).
-LAG = "influencer_stats_event_loop_lag_seconds"
-DROPPED = "influencer_stats_log_events_dropped"
+LAG, DROPPED = "influencer_stats_event_loop_lag_seconds", "influencer_stats_log_events_dropped"  # by hand
 
 
 @dataclass
