@@ -44,7 +44,7 @@ MAX_REQUEST_BODY: Final = 1024 * 1024  # the service's http.api.MAX_BODY_BYTES
 JSON: Final = "application/json"
 PROBLEM_JSON: Final = "application/problem+json"
 _TYPE: Final = "urn:influencer-stats:problem:"
-#: The service's ``method`` label values besides ``other`` (``interpreters.prometheus.metrics``).
+#: The service's ``method`` label values besides ``other`` (``interpreters.metrics.prometheus``).
 METHOD_LABELS: Final = frozenset(
     {"CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "TRACE"}
 )

@@ -19,8 +19,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from influencer_stats.interpreters.prometheus.metrics import REQUESTS
-from influencer_stats.interpreters.prometheus.snapshots import Snapshot
+from influencer_stats.interpreters.metrics.prometheus import REQUESTS
+from influencer_stats.interpreters.metrics.snapshots import Snapshot
 from tests.integration.test_first_run import _start
 from tests.integration.test_workers import (
     ONE_SHOT,

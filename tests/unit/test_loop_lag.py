@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from influencer_stats.interpreters.prometheus.loop_lag import monitor_loop_lag
+from influencer_stats.interpreters.metrics.loop_lag import monitor_loop_lag
 
 
 async def test_each_overshoot_past_the_interval_is_recorded() -> None:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from influencer_stats.bootstrap.edge import ROUTES
 from influencer_stats.http.routes import STATS
-from influencer_stats.interpreters.prometheus import families
-from influencer_stats.interpreters.prometheus.metrics import METHOD_LABELS, PrometheusMetrics
+from influencer_stats.interpreters.metrics import families
+from influencer_stats.interpreters.metrics.prometheus import METHOD_LABELS, PrometheusMetrics
 from perf import guarded_answers as answers
 from perf import soak
 

@@ -15,7 +15,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
 from influencer_stats.bootstrap.edge import ROUTES
-from influencer_stats.interpreters.prometheus.metrics import PrometheusMetrics
+from influencer_stats.interpreters.metrics.prometheus import PrometheusMetrics
 
 STATS = "/collections/{id}/stats"
 

@@ -2,8 +2,9 @@
 
 Its entry ``prometheus`` in the core's ``metrics`` slot is ``preferred``: the slot's default
 while this slice is installed (without it the core's ``none`` is). It builds
-``interpreters/prometheus`` (the families, the snapshots several workers share in
-``PROMETHEUS_MULTIPROC_DIR``, the process's own collectors), starts the event loop's lag
+its modules of ``interpreters/metrics`` (``prometheus``, its ``families``, the ``snapshots``
+several workers share in ``PROMETHEUS_MULTIPROC_DIR``, the process's own collectors in
+``runtime``, ``loop_lag``; the core's ``noop`` stays beside them), starts the event loop's lag
 monitor and, with several workers, the publisher of this worker's snapshot. ``/metrics`` stays
 the core's route: it answers what the chosen entry renders. The slice also holds
 ``deploy/prometheus`` (scrape config, recording and alert rules), ``deploy/grafana`` (a
@@ -23,13 +24,17 @@ from influencer_stats.bootstrap.slices.slice import Slice
 if TYPE_CHECKING:
     from influencer_stats.algebras import AllMetrics
     from influencer_stats.bootstrap.wiring import Resources
-    from influencer_stats.interpreters.prometheus.metrics import PrometheusMetrics
+    from influencer_stats.interpreters.metrics.prometheus import PrometheusMetrics
 
 SLICE = Slice(
     "prometheus",
     "metrics in Prometheus's text format, summed over workers (--metrics prometheus)",
     files=(
-        "influencer_stats/interpreters/prometheus",
+        "influencer_stats/interpreters/metrics/prometheus.py",
+        "influencer_stats/interpreters/metrics/families.py",
+        "influencer_stats/interpreters/metrics/snapshots.py",
+        "influencer_stats/interpreters/metrics/runtime.py",
+        "influencer_stats/interpreters/metrics/loop_lag.py",
         "deploy/prometheus",
         "deploy/grafana",
         "scripts/prometheus-up.sh",
@@ -39,7 +44,14 @@ SLICE = Slice(
         "tests/unit/test_prometheus*.py",
         "tests/unit/test_loop_lag.py",
     ),
-    modules=("influencer_stats.interpreters.prometheus", "influencer_stats.bootstrap.slices.prometheus"),
+    modules=(
+        "influencer_stats.interpreters.metrics.prometheus",
+        "influencer_stats.interpreters.metrics.families",
+        "influencer_stats.interpreters.metrics.snapshots",
+        "influencer_stats.interpreters.metrics.runtime",
+        "influencer_stats.interpreters.metrics.loop_lag",
+        "influencer_stats.bootstrap.slices.prometheus",
+    ),
 )
 
 
@@ -50,8 +62,8 @@ SLICE = Slice(
 )
 async def _prometheus(resources: Resources) -> AllMetrics:
     from influencer_stats.bootstrap.edge import ROUTES
-    from influencer_stats.interpreters.prometheus.loop_lag import monitor_loop_lag
-    from influencer_stats.interpreters.prometheus.metrics import PrometheusMetrics
+    from influencer_stats.interpreters.metrics.loop_lag import monitor_loop_lag
+    from influencer_stats.interpreters.metrics.prometheus import PrometheusMetrics
     from influencer_stats.version import version
 
     settings = resources.settings

@@ -15,7 +15,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from influencer_stats.interpreters.prometheus.runtime import RuntimeSeries
+from influencer_stats.interpreters.metrics.runtime import RuntimeSeries
 
 Labels = tuple[str, ...]
 

@@ -52,7 +52,7 @@ from prometheus_client.core import Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from influencer_stats.algebras.metrics import RequestRecorder
-from influencer_stats.interpreters.prometheus.families import (
+from influencer_stats.interpreters.metrics.families import (
     CACHE,
     COUNTERS,
     DROPPED,
@@ -69,8 +69,8 @@ from influencer_stats.interpreters.prometheus.families import (
     VIDEO_CACHE,
     families,
 )
-from influencer_stats.interpreters.prometheus.runtime import RuntimeCollector
-from influencer_stats.interpreters.prometheus.snapshots import (
+from influencer_stats.interpreters.metrics.runtime import RuntimeCollector
+from influencer_stats.interpreters.metrics.snapshots import (
     Labels,
     Snapshot,
     merge,

@@ -18,8 +18,8 @@ from prometheus_client.core import (
     Metric,
 )
 
-from influencer_stats.interpreters.prometheus.runtime import build_info, runtime_families
-from influencer_stats.interpreters.prometheus.snapshots import Labels, Snapshot
+from influencer_stats.interpreters.metrics.runtime import build_info, runtime_families
+from influencer_stats.interpreters.metrics.snapshots import Labels, Snapshot
 
 LATENCY_BUCKETS: Final = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
 _LAG_BUCKETS: Final = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)

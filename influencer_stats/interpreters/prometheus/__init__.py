@@ -1,1 +1,0 @@
-"""Slice ``prometheus``: the Prometheus interpreter of ``AllMetrics``, its families, snapshots and collectors."""
