@@ -24,15 +24,15 @@ from influencer_stats.domain.models import (
     UpstreamTimeout,
 )
 from influencer_stats.domain.validation import InvalidInput
-from influencer_stats.interpreters.metrics.families import (
-    CACHE,
-    LATENCY,
-    LATENCY_BUCKETS,
-    REQUESTS,
-    UPSTREAM,
-    UPSTREAM_LATENCY,
-)
 
+#: The service's metric names and latency buckets, as its ``prometheus`` slice writes them
+#: (tests/unit/test_prometheus_guarded.py compares; without the slice ``fast`` records none).
+REQUESTS: Final = "influencer_stats_http_requests"
+LATENCY: Final = "influencer_stats_http_request_duration_seconds"
+UPSTREAM: Final = "influencer_stats_upstream_calls"
+UPSTREAM_LATENCY: Final = "influencer_stats_upstream_call_duration_seconds"
+CACHE: Final = "influencer_stats_cache_events"
+LATENCY_BUCKETS: Final = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
 #: The service's request ids (``http.api._REQUEST_ID``; tests/unit/test_perf_guarded.py compares).
 REQUEST_ID: Final = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 #: The service's route templates, as its metrics label them.

@@ -54,7 +54,6 @@ import httpx
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from influencer_stats.interpreters.metrics.prometheus import DROPPED, LAG
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from perf.attacks import AttackLog, attack
 from perf.procs import HOST, ROOT, LabError, free_port, memory_of_tree, running, wait_until_ok
@@ -70,6 +69,7 @@ SCRIPT = ROOT / "perf" / "soak.lua"
 FAULTS = ("quota", "server_error", "stall", "malformed", "reset", "none")
 BIG = "soak-big"  # 5,000 ids: what the pipelining client asks for again and again
 EXPECTED = {"502": "5xx, malformed or reset upstream", "503": "quota", "504": "stalled upstream"}
+LAG, DROPPED = "influencer_stats_event_loop_lag_seconds", "influencer_stats_log_events_dropped"  # by hand
 
 
 @dataclass

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -287,3 +288,14 @@ def run_perf_script(script: str, args: Sequence[str], timeout_s: float) -> subpr
             out, err = process.communicate(timeout=20)
         pytest.fail(f"perf/{script} did not finish within {timeout_s:g}s:\n{err[-3000:]}")
     return subprocess.CompletedProcess(process.args, process.returncode, out, err)
+
+
+def sample(text: str, name: str, **labels: str) -> float:
+    """The value of one sample in the text exposition format (0 when absent)."""
+    wanted = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
+    total = 0.0
+    for line in text.splitlines():
+        match = re.fullmatch(rf"{name}(?:\{{(.*)\}})? (\S+)", line)
+        if match and ",".join(sorted((match.group(1) or "").split(","))).strip(",") == wanted:
+            total += float(match.group(2))
+    return total

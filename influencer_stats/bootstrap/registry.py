@@ -66,6 +66,7 @@ class Declared(TypedDict, total=False):
     bumps_versions: bool
     spends_quota: bool
     needs: tuple[str, ...]
+    preferred: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +102,8 @@ class Entry(Generic[B]):
     - ``needs``: the servers its builder reaches beyond the service (``"redis"``: ``REDIS_URL``;
       ``"otlp"``: a collector at ``OTEL_EXPORTER_OTLP_ENDPOINT``). Tests start a server only for
       choices that declare it, and fail a build that reaches an undeclared one.
+    - ``preferred``: the slot's default while it is registered, over the slot's own ``default``
+      (a slice's entry, the core's default standing in without it: ``--metrics prometheus``).
 
     The root learns what a choice implies only from these, never from its name.
 
@@ -122,6 +125,7 @@ class Entry(Generic[B]):
     bumps_versions: bool = False
     spends_quota: bool = False
     needs: tuple[str, ...] = ()
+    preferred: bool = False
 
     def problem(self, settings: Settings) -> str | None:
         """Why this entry cannot run with ``settings`` (exit 2 at start-up), or None."""
@@ -178,7 +182,9 @@ class Slot:
     first, ``none`` for no wrapper); its default is what the chosen entry of
     slot ``follows`` names, else ``default``. ``same_as`` names a slot whose
     choice is this one's default when this registry has that name too (the
-    history kept where the collections are), else ``default``.
+    history kept where the collections are), else ``default``. An entry
+    declared ``preferred`` is the default over ``default`` while it is
+    registered (a slice's: the core's ``default`` stands in without it).
     """
 
     name: str
@@ -204,6 +210,10 @@ class Slot:
     @property
     def many(self) -> bool:
         return self.wrappers_of is not None
+
+    def default_choice(self) -> str | None:
+        """The first registered entry declared ``preferred``, else ``default``."""
+        return next((entry.name for entry in self.registry if entry.preferred), self.default)
 
     def names(self) -> tuple[str, ...]:
         """Every accepted name (wrapper slots accept ``none`` too)."""

@@ -39,7 +39,7 @@ SLOTS: Final[Mapping[str, Slot]] = {
             wrappers_of="video_client",
         ),
         Slot("quota", "where the units spent today are counted", QUOTA_LEDGERS, default="memory"),
-        Slot("metrics", "who records /metrics", METRICS, default="prometheus"),
+        Slot("metrics", "who records /metrics", METRICS, default="none"),
         Slot(
             "video_wrappers",
             "wrappers of the video client",

@@ -87,8 +87,8 @@ def resolve_choices(
             given = ",".join(base) or "none", "default"
         if given is None and slot.same_as is not None and (like := chosen[slot.same_as][0]) in slot.registry:
             given = like, "default"
-        if given is None and slot.default is not None:
-            given = slot.default, "default"
+        if given is None and (default := slot.default_choice()) is not None:
+            given = default, "default"
         if given is None:
             raise ConfigError(f"profile {profile.name!r} names no {slot.name.replace('_', ' ')}")
         raw, sources[slot.name] = given

@@ -83,23 +83,6 @@ def test_a_database_file_that_is_not_sqlite_is_one_line_naming_the_setting_and_e
     assert db.read_text().startswith("these are my notes")  # left as it was
 
 
-@pytest.mark.parametrize("server", SERVERS)
-def test_a_metrics_folder_workers_cannot_write_in_is_one_line_naming_it_and_exit_1(
-    server: str, tmp_path: Path
-) -> None:
-    # It served, and each worker's last metrics snapshot ended in a traceback at shutdown.
-    (tmp_path / "a-file").write_text("not a folder\n")
-    folder = tmp_path / "a-file" / "metrics"
-    argv = [sys.executable, "main.py", "--server", server, "--store", "sqlite", "--workers", "2"]
-
-    result = _start(argv, tmp_path, {"PROMETHEUS_MULTIPROC_DIR": str(folder)})
-
-    assert result.returncode == 1, result.stderr[-3000:]
-    assert result.stderr == (
-        f"influencer-stats: error: PROMETHEUS_MULTIPROC_DIR={folder}: cannot write a file in it: Not a directory\n"
-    )
-
-
 @pytest.mark.parametrize("workers", WORKERS)
 def test_uvicorn_main_app_says_why_the_database_cannot_open_once_and_exits_1(
     workers: str, tmp_path: Path

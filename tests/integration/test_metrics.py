@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import sys
 import time
 from pathlib import Path
@@ -10,18 +9,7 @@ from pathlib import Path
 import httpx
 
 from tests.raw_http import raw_request, request_bytes
-from tests.support import RunningService, running_service
-
-
-def sample(text: str, name: str, **labels: str) -> float:
-    """The value of one sample in the text exposition format (0 when absent)."""
-    wanted = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
-    total = 0.0
-    for line in text.splitlines():
-        match = re.fullmatch(rf"{name}(?:\{{(.*)\}})? (\S+)", line)
-        if match and ",".join(sorted((match.group(1) or "").split(","))).strip(",") == wanted:
-            total += float(match.group(2))
-    return total
+from tests.support import RunningService, running_service, sample
 
 
 def test_with_two_workers_the_counts_add_up_across_processes(tmp_path: Path) -> None:

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.integration.test_metrics import sample
-from tests.support import running_service
+from tests.support import running_service, sample
 
 
 def test_metrics_count_requests_cache_events_and_loop_lag(tmp_path: Path) -> None:

@@ -27,7 +27,6 @@ from influencer_stats.domain.validation import parse_collection_id
 from influencer_stats.http import api, problems
 from influencer_stats.http.routes import COLLECTION, STATS
 from influencer_stats.http.stats_reply import cache_headers
-from influencer_stats.interpreters.metrics.prometheus import METHOD_LABELS
 from perf import guarded_answers as answers
 from perf.flame_shares import function_key, shares
 from perf.model import CEILING, Flame, Measurement
@@ -55,7 +54,6 @@ def test_guarded_takes_the_services_request_ids_routes_labels_and_body_limit() -
     assert answers.REQUEST_ID.pattern == api._REQUEST_ID.pattern
     assert (answers.STATS_ROUTE, answers.COLLECTION_ROUTE) == (STATS, COLLECTION)
     assert {STATS, COLLECTION} <= set(ROUTES)
-    assert answers.METHOD_LABELS == METHOD_LABELS
     assert answers.MAX_REQUEST_BODY == api.MAX_BODY_BYTES
     assert len(api.new_request_id()) == 16  # guarded's new ids: 16 hex digits too
 
@@ -111,20 +109,21 @@ def test_cache_headers_are_the_services_and_rendered_once_per_whole_second(
     assert again[2] is first[2]
 
 
-def test_metrics_are_recorded_in_the_services_buckets_and_rendered_with_its_names() -> None:
-    from influencer_stats.interpreters.metrics.families import LATENCY, LATENCY_BUCKETS, REQUESTS
-
+def test_metrics_are_recorded_in_their_buckets_and_rendered_with_their_names() -> None:
+    # That they are the service's is tests/unit/test_prometheus_guarded.py's (the prometheus slice).
     metrics = answers.Metrics()
     metrics.request(STATS, "GET", 200, 0.0004)
     metrics.request(STATS, "GET", 200, 0.003)
     metrics.request(STATS, "GET", 404, 0.0005)
     text = metrics.render().decode()
 
-    assert f'{REQUESTS}_total{{method="GET",route="{STATS}",status="200"}} 2' in text
-    assert f'{LATENCY}_bucket{{route="{STATS}",le="0.0005"}} 2' in text  # le: a bound is its own bucket
-    assert f'{LATENCY}_bucket{{route="{STATS}",le="+Inf"}} 3' in text
-    assert f'{LATENCY}_count{{route="{STATS}"}} 3' in text
-    assert len(metrics.latency[STATS]) == len(LATENCY_BUCKETS) + 1
+    assert f'{answers.REQUESTS}_total{{method="GET",route="{STATS}",status="200"}} 2' in text
+    assert (
+        f'{answers.LATENCY}_bucket{{route="{STATS}",le="0.0005"}} 2' in text
+    )  # le: a bound is its own bucket
+    assert f'{answers.LATENCY}_bucket{{route="{STATS}",le="+Inf"}} 3' in text
+    assert f'{answers.LATENCY}_count{{route="{STATS}"}} 3' in text
+    assert len(metrics.latency[STATS]) == len(answers.LATENCY_BUCKETS) + 1
 
 
 # --- The lab pairs profiles with it on request ---------------------------------------------------

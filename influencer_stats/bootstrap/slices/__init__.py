@@ -27,6 +27,7 @@ INSTALLED: Final[tuple[str, ...]] = (
     "asgi_server",  # a hand-routed ASGI app on uvicorn, beside Starlette
     "granian_server",  # Granian (Rust) through RSGI, the server of v5 and fast
     "history",  # snapshots of each collection's stats: /history, /history.svg, /growth
+    "prometheus",  # /metrics in Prometheus's text format, summed over workers (--metrics prometheus)
     "sources",  # collections read from a playlist or channel, kept and refreshed (PUT, GET, refresh)
     "stats_cache",  # the stats caches: in process, in Redis, near (--cache stats, redis, near)
     "tracing",  # OpenTelemetry spans over OTLP/HTTP (--tracing otel)

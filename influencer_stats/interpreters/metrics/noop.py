@@ -48,4 +48,4 @@ class NoMetrics:
         pass
 
     def render(self) -> tuple[bytes, str]:
-        return b"# metrics are disabled in this profile\n", "text/plain; version=0.0.4; charset=utf-8"
+        return b"# metrics record nothing here (--metrics none)\n", "text/plain; version=0.0.4; charset=utf-8"
