@@ -71,6 +71,12 @@ def _service_settings() -> Settings:
     return resolve({"YOUTUBE_API_KEY": "perf"}, {"profile": "fast", **_stand_ins("fast")})
 
 
+def stand_ins(profile: str) -> list[tuple[str, str]]:
+    """``(slot, choice)`` overrides (:func:`perf.service.main_argv`'s) that run ``profile`` on what is
+    installed: its slot's first choice for each choice of it not installed (a slice removed)."""
+    return list(_stand_ins(profile).items())
+
+
 def _stand_ins(profile: str) -> dict[str, str]:
     """Slot -> its first choice, for each choice of ``profile`` not installed (a slice removed)."""
     declared = PROFILES[profile].choices

@@ -42,6 +42,7 @@ SLICE = Slice(
         "tests/integration/test_redis_cluster_video_cache.py",
         "tests/integration/test_quota_economy.py",
         "tests/integration/test_video_cache_deadline.py",
+        "tests/integration/test_perf_overlap.py",
     ),
     modules=(
         "influencer_stats.interpreters.video_cache",
