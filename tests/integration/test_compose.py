@@ -130,11 +130,11 @@ def project_compose() -> Compose:
     files = ["-f", "compose.yaml"]
     if LOCAL_IMAGES:
         files += ["-f", "compose.host.yaml"]
-    if (stand_ins := _stand_ins()) is not None:
-        files += ["-f", str(stand_ins)]
         variables |= {"BASE": LOCAL_PYTHON, "REDIS_IMAGE": LOCAL_REDIS, "NGINX_IMAGE": LOCAL_NGINX}
         # The legacy builder: it honours compose.host.yaml's `build: network: host`.
         variables["DOCKER_BUILDKIT"] = "0"
+    if (stand_ins := _stand_ins()) is not None:
+        files += ["-f", str(stand_ins)]
     # With this process's id: scripts/docker-up.sh removes the project if the process is gone.
     project = f"istats-test-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     return Compose((*compose_command(), "-p", project, *files), {**os.environ, **variables}, project)
