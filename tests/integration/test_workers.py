@@ -272,7 +272,7 @@ def _kept_per_process() -> dict[str, tuple[list[str], str]]:
     for slot in SLOTS.values():
         for name in slot.names():
             declared = slot.registry[name].per_process if name in slot.registry else None
-            if slot.flag is not None and declared is not None:
+            if declared is not None:
                 what, instead = declared
                 refusal = f"keeps {what} in each process: with --workers 2 use {instead}"
                 cases[f"{slot.flag} {name}"] = (
