@@ -41,7 +41,7 @@ import aiohttp
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from perf.procs import HOST, PYTHON, LabError, free_port, http_get, running, wait_until_ok
 from perf.redis_server import answers
-from perf.service import main_argv, service_env
+from perf.service import installed_argv, service_env
 
 POOL: Final = 20_000
 COLLECTIONS: Final = 2_000
@@ -299,7 +299,8 @@ def measure(
             db = out / f"overlap-{len(urls)}-{time.monotonic_ns()}.sqlite3"
             env = service_env(double_url, "lab-key", {**settings, "INFLUENCER_STATS_DB": str(db)})
             log = out / f"overlap-service-{replica}.log"
-            process = stack.enter_context(running(main_argv(profile, port, variant.flags), log, env=env))
+            argv = installed_argv(profile, port, variant.flags)  # a choice not installed: its slot's first
+            process = stack.enter_context(running(argv, log, env=env))
             wait_until_ok(port, "/healthz", process, log)
             urls.append(f"http://{HOST}:{port}")
         asyncio.run(_seed(urls, load.collections))

@@ -60,14 +60,21 @@ def lab_settings() -> frozenset[str]:
 
 def service_settings(environ: Mapping[str, str], profile: str = "fast") -> Settings:
     """What ``main.py --profile PROFILE`` resolves from ``environ``: the numbers :mod:`perf.guarded` runs with
-    (timeouts, cache windows, limits, log level and rate), so it keeps the service's guarantees to the letter."""
-    return resolve(environ, {"profile": profile})
+    (timeouts, cache windows, limits, log level and rate), so it keeps the service's guarantees to the letter;
+    a choice of PROFILE that is not installed stands in for by its slot's first (they set no number)."""
+    return resolve(environ, {"profile": profile, **_stand_ins(profile)})
 
 
 def _service_settings() -> Settings:
     """The settings a lab service runs with: the defaults (the lab drops every ``INFLUENCER_STATS_*``);
     a choice of ``fast`` that is not installed stands in for by its slot's first (they set no number)."""
     return resolve({"YOUTUBE_API_KEY": "perf"}, {"profile": "fast", **_stand_ins("fast")})
+
+
+def stand_ins(profile: str) -> list[tuple[str, str]]:
+    """``(slot, choice)`` overrides (:func:`perf.service.main_argv`'s) that run ``profile`` on what is
+    installed: its slot's first choice for each choice of it not installed (a slice removed)."""
+    return list(_stand_ins(profile).items())
 
 
 def _stand_ins(profile: str) -> dict[str, str]:

@@ -10,6 +10,7 @@ import httpx
 
 from influencer_stats.settings import PREFIX
 from perf.procs import PYTHON
+from perf.profiles import stand_ins
 
 OVERRIDE_PREFIX: Final = PREFIX
 """The service's settings in the environment; the lab drops the caller's, so profiles run as declared."""
@@ -24,6 +25,12 @@ def main_argv(profile: str, port: int, overrides: Sequence[tuple[str, str]] = ()
     """
     flags = [part for slot, choice in overrides for part in ("--" + slot.replace("_", "-"), choice)]
     return [PYTHON, "main.py", "--profile", profile, *flags, "--port", str(port)]
+
+
+def installed_argv(profile: str, port: int, overrides: Sequence[tuple[str, str]] = ()) -> list[str]:
+    """:func:`main_argv` with ``profile`` run on what is installed: each choice of it not installed
+    given its slot's first (:func:`perf.profiles.stand_ins`; none with every slice), then ``overrides``."""
+    return main_argv(profile, port, [*stand_ins(profile), *overrides])
 
 
 def ignored_settings() -> list[str]:

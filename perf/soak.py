@@ -59,7 +59,7 @@ from perf.attacks import AttackLog, attack
 from perf.procs import HOST, ROOT, LabError, free_port, memory_of_tree, running, wait_until_ok
 from perf.report import SOAK_HEADING
 from perf.report_sections import write_section
-from perf.service import main_argv, service_env
+from perf.service import installed_argv, service_env
 from perf.soak_phases import PhaseResult, render_phases, run_phases
 from perf.upstream import python_double
 from perf.wrk import WRK, WrkError, WrkResult, run_wrk
@@ -250,7 +250,7 @@ def run(args: argparse.Namespace) -> SoakResult:
                 "INFLUENCER_STATS_HEADER_TIMEOUT": str(args.header_timeout),
             },
         )
-        with running(main_argv("fast", port), log, env=env) as service:
+        with running(installed_argv("fast", port), log, env=env) as service:
             wait_until_ok(port, "/healthz", service, log)
             cids = [f"soak-{n}" for n in range(args.collections)]
             with httpx.Client(base_url=url) as client:

@@ -34,7 +34,7 @@ import httpx
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from influencer_stats.interpreters.youtube.youtube_api import MAX_IDS_PER_CALL
 from perf.procs import HOST, free_port, memory_of_tree, running, wait_until_ok
-from perf.service import main_argv, pooled, service_env
+from perf.service import installed_argv, pooled, service_env
 from perf.soak_refreshes import refresh_storm_phase, refreshes_installed
 from perf.upstream import python_double
 
@@ -62,7 +62,7 @@ def asked_ids_phase(work: Path, seconds: float, clients: int, max_rss_growth_mb:
             double.url, "soak-key", {"INFLUENCER_STATS_QUOTA_PER_DAY": "1", **_own_db(work, "asked")}
         )
         log = work / "service-asked-ids.log"
-        with running(main_argv("youtube", port), log, env=env) as service:
+        with running(installed_argv("youtube", port), log, env=env) as service:
             wait_until_ok(port, "/healthz", service, log)
             url = f"http://{HOST}:{port}"
             with httpx.Client(base_url=url, timeout=30) as client:  # spend the day's one unit
@@ -125,7 +125,7 @@ def timeouts_phase(
         }
         env = service_env(double.url, "soak-key", settings)
         log = work / "service-timeouts.log"
-        with running(main_argv("youtube", port), log, env=env) as service:
+        with running(installed_argv("youtube", port), log, env=env) as service:
             wait_until_ok(port, "/healthz", service, log)
             url = f"http://{HOST}:{port}"
             with httpx.Client(base_url=url, timeout=30) as client:
@@ -205,7 +205,7 @@ def small_beside_big_phase(work: Path, *, big: int, small: int, latency_ms: int)
         }
         env = service_env(double.url, "soak-key", settings)
         log = work / "service-small-beside-big.log"
-        with running(main_argv("youtube", port), log, env=env) as service:
+        with running(installed_argv("youtube", port), log, env=env) as service:
             wait_until_ok(port, "/healthz", service, log)
             url = f"http://{HOST}:{port}"
             with httpx.Client(base_url=url, timeout=30) as client:

@@ -27,7 +27,7 @@ from influencer_stats.interpreters.redis_keys import RedisKeys
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from perf.procs import HOST, free_port, running, wait_until_ok
 from perf.redis_server import redis_process
-from perf.service import main_argv, pooled, service_env
+from perf.service import installed_argv, pooled, service_env
 from perf.upstream import python_double
 
 PLAYLIST = "PLstorm"
@@ -137,7 +137,7 @@ def refresh_storm_phase(
             "INFLUENCER_STATS_REDIS_PREFIX": PREFIX,
         }
         env = service_env(double.url, "soak-key", settings)
-        with running([*main_argv("distributed", port), "--workers", "2"], log, env=env) as service:
+        with running([*installed_argv("distributed", port), "--workers", "2"], log, env=env) as service:
             wait_until_ok(port, "/healthz", service, log)
             url = f"http://{HOST}:{port}"
             storm = asyncio.run(_storm(url, collections, seconds))

@@ -52,6 +52,15 @@ def profile_args(name: str) -> list[str]:
     return given
 
 
+def profile_env(name: str) -> dict[str, str]:
+    """``profile_args`` as environment variables (``INFLUENCER_STATS_PROFILE``, and each slot's
+    variable for a choice not installed), for what takes no flags (``uvicorn main:app``)."""
+    given = {"INFLUENCER_STATS_PROFILE": name}
+    for slot, choice in instead_of_slices(name).items():
+        given[SLOTS[slot].env] = choice
+    return given
+
+
 def instead_of_slices(name: str) -> dict[str, str]:
     """For each choice of profile NAME not installed (a removed slice's server, video cache …),
     the slot's first choice (``none`` for wrappers), as flags: NAME's other choices, on what is here."""

@@ -20,9 +20,8 @@ from influencer_stats.serving.address import announce
 from tests.support import SERVERS, free_port, stop, wait_for, wait_until_healthy
 
 UVICORN = [sys.executable, "-m", "uvicorn"]
-#: The registered servers whose app is ASGI (``Server.asgi``), and the others.
+#: The registered servers whose app is ASGI (``Server.asgi``).
 ASGI = [name for name in SERVERS if server_named(name).asgi]
-NOT_ASGI = [name for name in SERVERS if not server_named(name).asgi]
 #: What both refusal cases print: the settings ask for two workers, and the dict store keeps state per process.
 REFUSED = {"INFLUENCER_STATS_WORKERS": "2", "INFLUENCER_STATS_STORE": "dict"}
 REFUSAL = (
@@ -154,13 +153,39 @@ def test_a_refused_setting_ends_uvicorn_with_one_line(
     assert output == REFUSAL
 
 
-@pytest.mark.parametrize("server", NOT_ASGI)
-def test_a_server_that_is_not_asgi_exits_2_naming_the_ones_that_are(server: str, tmp_path: Path) -> None:
-    code, output = _uvicorn(["influencer_stats.asgi:app"], tmp_path, {"INFLUENCER_STATS_SERVER": server})
+@pytest.mark.parametrize("server", SERVERS)
+def test_uvicorn_serves_each_asgi_server_and_refuses_another_naming_the_ones_that_are(
+    server: str, tmp_path: Path
+) -> None:
+    # Every registered server, as it declares itself (``Server.asgi``): the core's is ASGI.
+    env = {"INFLUENCER_STATS_SERVER": server}
+    if server_named(server).asgi:
+        assert (
+            _uvicorn_serves(["influencer_stats.asgi:app"], tmp_path, env) == 0
+        )  # answered, stopped gracefully
+    else:
+        code, output = _uvicorn(["influencer_stats.asgi:app"], tmp_path, env)
+        assert code == 2
+        assert ASGI[0] == "starlette"  # the core's, first
+        assert output == (
+            f"influencer_stats.asgi: error: server {server!r} is not an ASGI application; "
+            f"set INFLUENCER_STATS_SERVER to {' or '.join(ASGI)}, or run influencer-stats\n"
+        )
 
-    assert code == 2
-    assert ASGI[0] == "starlette"  # the core's, first
-    assert output == (
-        f"influencer_stats.asgi: error: server {server!r} is not an ASGI application; "
-        f"set INFLUENCER_STATS_SERVER to {' or '.join(ASGI)}, or run influencer-stats\n"
-    )
+
+def _uvicorn_serves(args: list[str], cwd: Path, env: dict[str, str]) -> int | None:
+    """Run uvicorn until it answers /healthz, then stop it: its exit code (0: a graceful stop)."""
+    port = free_port()
+    with (cwd / "uvicorn.log").open("wb") as out:
+        process = subprocess.Popen(
+            [*UVICORN, *args, "--log-level", "warning", "--port", str(port)],
+            cwd=cwd,
+            env={**os.environ, **env},
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        wait_until_healthy(f"http://127.0.0.1:{port}", process)
+    finally:
+        stop(process)
+    return process.returncode

@@ -20,16 +20,19 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import json
 import os
 import re
 import shutil
 import socket
 import subprocess
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import suppress
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -37,13 +40,17 @@ import httpx
 import pytest
 
 from tests.containers import LOCAL_IMAGES, LOCAL_PYTHON, LOCAL_REDIS, REPO_ROOT, require_docker
-from tests.support import expected_stats
+from tests.support import expected_stats, profile_env
 from tests.write_load import Load, Until, write_and_read
 
 LOCAL_NGINX = "local/nginx:1.27"
 # Not the default influencer-stats:latest: a developer's own build of it is left alone.
 SERVICE_IMAGE = "influencer-stats:compose-test"
 REPLICAS = ("api-1", "api-2")
+#: The replicas' environment in compose.yaml (one anchor for both).
+COMPOSE_API_ENV: dict[str, str] = importlib.import_module("yaml").safe_load(
+    (REPO_ROOT / "compose.yaml").read_text()
+)["services"]["api-1"]["environment"]
 KILLED = "api-1"
 # compose.host.yaml replaces compose.yaml's nginx (which publishes a port) by this twin.
 BALANCER = "balancer" if LOCAL_IMAGES else "nginx"
@@ -103,6 +110,19 @@ class Compose:
         return self.run("logs", "--no-color", f"--tail={tail}", *services).stdout
 
 
+def _stand_ins() -> Path | None:
+    """A compose file of its own (JSON, which is YAML) setting, in each replica, its slot's variable
+    to the slot's first choice for each choice of compose's profile not installed (a slice removed):
+    compose's stack on what this checkout holds; None with every slice installed."""
+    profile = COMPOSE_API_ENV["INFLUENCER_STATS_PROFILE"]
+    variables = {k: v for k, v in profile_env(profile).items() if k not in COMPOSE_API_ENV}
+    if not variables:
+        return None
+    path = Path(tempfile.mkdtemp(prefix="compose-installed-")) / "installed.yaml"
+    path.write_text(json.dumps({"services": {name: {"environment": variables} for name in REPLICAS}}))
+    return path
+
+
 def project_compose() -> Compose:
     # The ports of compose.host.yaml (NGINX_PORT alone with compose.yaml): free ones, not the defaults.
     variables = {name: str(free_port()) for name in PORT_VARIABLES}
@@ -113,6 +133,8 @@ def project_compose() -> Compose:
         variables |= {"BASE": LOCAL_PYTHON, "REDIS_IMAGE": LOCAL_REDIS, "NGINX_IMAGE": LOCAL_NGINX}
         # The legacy builder: it honours compose.host.yaml's `build: network: host`.
         variables["DOCKER_BUILDKIT"] = "0"
+    if (stand_ins := _stand_ins()) is not None:
+        files += ["-f", str(stand_ins)]
     # With this process's id: scripts/docker-up.sh removes the project if the process is gone.
     project = f"istats-test-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     return Compose((*compose_command(), "-p", project, *files), {**os.environ, **variables}, project)

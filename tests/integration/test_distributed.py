@@ -41,6 +41,7 @@ from tests.support import (
     expected_stats,
     free_port,
     profile_args,
+    profile_env,
     running_service,
     wait_for,
 )
@@ -65,7 +66,7 @@ def test_uvicorn_with_two_workers_answers_every_read_with_the_latest_write(
     redis_url: str, tmp_path: Path
 ) -> None:
     command = [sys.executable, "-m", "uvicorn", "main:app", "--workers", "2", "--log-level", "warning"]
-    env = {**FAKE_VIDEOS, "INFLUENCER_STATS_PROFILE": "distributed", "REDIS_URL": f"{redis_url}/2"}
+    env = {**FAKE_VIDEOS, **profile_env("distributed"), "REDIS_URL": f"{redis_url}/2"}
     # A new connection per request, so the kernel hands requests to either worker.
     one_shot = httpx.Limits(max_keepalive_connections=0)
     with (

@@ -1,4 +1,7 @@
-"""The overlap lab end to end, briefly: the youtube profile against the Python double, over loopback."""
+"""The overlap lab end to end, briefly: the youtube profile against the Python double, over loopback.
+
+The video cache slice's: the lab measures what the per-video cache and batching save.
+"""
 
 from __future__ import annotations
 

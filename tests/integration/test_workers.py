@@ -8,8 +8,8 @@
   snapshot, and that a user's own directory is left in place, is the
   ``prometheus`` slice's (tests/integration/test_prometheus_workers.py).
 - ``distributed --workers 2`` on Redis: read-your-writes of stats across workers.
-- State kept per process (``list``, ``dict``, ``--cache stats``): exit 2, one
-  line naming it and what to use instead.
+- State kept per process (each registered choice that declares it, and the
+  profiles ``fast`` and ``youtube``): exit 2, one line naming it and what to use instead.
 - A busy port, or a worker that cannot start: one line or a non-zero exit, no
   process left behind.
 """
@@ -28,6 +28,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from influencer_stats.bootstrap.slots import SLOTS
+from influencer_stats.config.profiles import PROFILES
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from influencer_stats.serving.environment import metrics_directory
 from influencer_stats.settings import Choices, Settings
@@ -39,6 +41,7 @@ from tests.support import (
     children_of,
     expected_stats,
     free_port,
+    instead_of_slices,
     profile_args,
     running_pids,
     running_service,
@@ -185,8 +188,9 @@ def test_distributed_with_two_workers_reads_its_writes_stats_included(tmp_path: 
 
     assert code == 0
     [said] = [line for line in service.output().splitlines() if line.startswith(LISTENING)]
+    server = instead_of_slices("distributed").get("server", PROFILES["distributed"].choices["server"])
     assert said.startswith(
-        f"{LISTENING} {service.url} with 2 worker processes (profile distributed: server asgi"
+        f"{LISTENING} {service.url} with 2 worker processes (profile distributed: server {server}"
     )
 
 
@@ -205,29 +209,27 @@ def _main(*args: str, env: Mapping[str, str] | None = None) -> subprocess.Comple
     )
 
 
-@pytest.mark.parametrize(
-    ("args", "reason"),
-    [
-        (
-            profile_args("fast"),
-            "store 'dict' keeps collections in each process: with --workers 2 use --store sqlite or redis",
-        ),
-        (
-            ["--store", "dict"],
-            "store 'dict' keeps collections in each process: with --workers 2 use --store sqlite or redis",
-        ),
-        (
-            ["--store", "list"],
-            "store 'list' keeps collections in each process: with --workers 2 use --store sqlite or redis",
-        ),
-        (
-            ["--cache", "stats"],
-            "cache 'stats' keeps cached stats in each process: with --workers 2 use --cache redis, or none",
-        ),
-        (profile_args("youtube"), "cache 'stats' keeps cached stats in each process"),
-    ],
-    ids=["fast", "dict", "list", "stats cache", "youtube"],
-)
+def _kept_per_process() -> dict[str, tuple[list[str], str]]:
+    """Each registered choice that declares its state kept per process (``Entry.per_process``), with
+    the line that refuses it: the core's stores and whatever the installed slices register."""
+    cases = {}
+    for slot in SLOTS.values():
+        for name in slot.names():
+            declared = slot.registry[name].per_process if name in slot.registry else None
+            if declared is not None:
+                what, instead = declared
+                refusal = f"keeps {what} in each process: with --workers 2 use {instead}"
+                cases[f"{slot.flag} {name}"] = (
+                    [slot.flag, name],
+                    f"{slot.name.replace('_', ' ')} {name!r} {refusal}",
+                )
+    return cases
+
+
+PER_PROCESS = _kept_per_process()
+
+
+@pytest.mark.parametrize(("args", "reason"), list(PER_PROCESS.values()), ids=list(PER_PROCESS))
 def test_state_kept_per_process_refuses_two_workers_in_one_line_saying_what_to_use(
     args: list[str], reason: str
 ) -> None:
@@ -235,6 +237,18 @@ def test_state_kept_per_process_refuses_two_workers_in_one_line_saying_what_to_u
 
     assert result.returncode == 2
     assert result.stderr.startswith(f"main.py: error: {reason}"), result.stderr
+    assert result.stderr.count("\n") == 1 and result.stdout == ""
+
+
+@pytest.mark.parametrize("name", ["fast", "youtube"])
+def test_a_profile_keeping_state_per_process_refuses_two_workers_in_one_line(name: str) -> None:
+    # Which choice of it is refused first depends on the slices installed (on the core, fast's
+    # dict store and youtube's memory quota ledger; with the stats cache, youtube's cache).
+    result = _main(*profile_args(name), "--workers", "2", "--port", str(free_port()))
+
+    assert result.returncode == 2
+    assert result.stderr.startswith("main.py: error: "), result.stderr
+    assert " in each process: with --workers 2 use --" in result.stderr, result.stderr
     assert result.stderr.count("\n") == 1 and result.stdout == ""
 
 

@@ -17,6 +17,7 @@ SLICE = Slice(
         "influencer_stats/servers/granian",
         "tests/unit/test_granian_references.py",
         "tests/integration/test_granian_tasks.py",
+        "tests/integration/test_perf_per_request.py",
     ),
     modules=("influencer_stats.servers.granian",),
 )

@@ -41,6 +41,8 @@ SLICE = Slice(
         "tests/integration/test_redis_video_shards.py",
         "tests/integration/test_redis_cluster_video_cache.py",
         "tests/integration/test_quota_economy.py",
+        "tests/integration/test_video_cache_deadline.py",
+        "tests/integration/test_perf_overlap.py",
     ),
     modules=(
         "influencer_stats.interpreters.video_cache",
