@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from perf.profiles import stand_ins
+from perf.soak_refreshes import refreshes_installed
 from tests.support import ROOT
 
 
@@ -34,6 +36,9 @@ def test_the_short_soak_holds_every_invariant(tmp_path: Path) -> None:
     # The quota phases: only quota-exhausted answers while the budget is spent, and what a
     # slow YouTube's timed-out asks cost is exactly the work (3 collections of 100 calls).
     assert "| asked-for ids: answers | 503 quota-exhausted:" in text
-    assert "| timed-out calls: quota units spent / units of work | 300 / 300 |" in text
-    # Refresh storms beside PUTs of ids and DELETEs: nothing acknowledged lost, no orphaned source.
-    assert "source keys without a collection | 0 / 0, 0 |" in text
+    # That phase is the youtube profile's video cache's: on stand-ins (a slice removed) it says so.
+    whole = "| timed-out calls: quota units spent / units of work | 300 / 300 |"
+    assert (whole if not stand_ins("youtube") else "| timed-out calls | not run: ") in text
+    # Refresh storms beside PUTs of ids and DELETEs (the sources slice's route, when installed):
+    # nothing acknowledged lost, no orphaned source.
+    assert ("source keys without a collection | 0 / 0, 0 |" in text) == refreshes_installed()
