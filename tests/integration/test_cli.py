@@ -15,7 +15,7 @@ import pytest
 from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.config.resolve import offered, resolve
 from influencer_stats.servers import server as server_named
-from tests.support import ROOT, SERVERS, running_double_process, running_service, wait_for
+from tests.support import ROOT, SERVERS, profile_args, running_double_process, running_service, wait_for
 
 
 def run_main(
@@ -139,7 +139,7 @@ def test_profile_v1_serves_and_logs_every_event_as_json(tmp_path: Path) -> None:
     with (
         running_double_process(tmp_path / "double.log") as double_url,
         running_service(
-            ["--profile", "v1"], tmp_path / "v1.log", env={"YOUTUBE_API_URL": double_url}
+            profile_args("v1"), tmp_path / "v1.log", env={"YOUTUBE_API_URL": double_url}
         ) as service,
     ):
         for n in range(3):

@@ -27,7 +27,7 @@ from influencer_stats.interpreters.youtube.call_gate import CallGate
 from influencer_stats.interpreters.youtube.youtube_source import UpstreamPolicy, YouTubeVideoStatsSource
 from influencer_stats.testing.event_log import CapturingEventLog
 from tests.contract.wired import wired
-from tests.support import instead_of_slices
+from tests.support import YOUTUBE_CLIENTS, instead_of_slices
 from tests.unit.test_youtube_source import CallResult, FakeTime, ScriptedCall
 
 A = synthetic_video_id(1)
@@ -179,10 +179,7 @@ LAYERS: dict[str, type] = {
     "breaker": CircuitBreakerSource,
     "batch": BatchingSource,
     "fake": FakeVideoStatsSource,
-    "httpx": YouTubeVideoStatsSource,
-    "httpx-batched": YouTubeVideoStatsSource,
-    "aiohttp": YouTubeVideoStatsSource,
-    "aiohttp-batched": YouTubeVideoStatsSource,
+    **dict.fromkeys(YOUTUBE_CLIENTS, YouTubeVideoStatsSource),  # each calls videos.list over HTTP
 }
 
 

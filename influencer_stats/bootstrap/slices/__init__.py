@@ -27,6 +27,7 @@ INSTALLED: Final[tuple[str, ...]] = (
     "asgi_server",  # a hand-routed ASGI app on uvicorn, beside Starlette
     "granian_server",  # Granian (Rust) through RSGI, the server of v5 and fast
     "history",  # snapshots of each collection's stats: /history, /history.svg, /growth
+    "httpx_clients",  # the YouTube clients over httpx (--video-client httpx, httpx-batched)
     "stats_cache",  # the stats caches: in process, in Redis, near (--cache stats, redis, near)
     "tracing",  # OpenTelemetry spans over OTLP/HTTP (--tracing otel)
     "video_cache",  # a per-video cache around the video client (--video-cache memory|redis)
