@@ -83,7 +83,7 @@ def test_a_base_brings_its_usual_wrappers_unless_they_are_overridden() -> None:
 @pytest.mark.parametrize(
     ("flags", "message"),
     [
-        ({"profile": "v99"}, "unknown profile 'v99'; valid: demo, v1"),
+        ({"profile": "v99"}, f"unknown profile 'v99'; valid: {', '.join(offered())}"),
         ({"store": "linkedlist"}, f"unknown store 'linkedlist'; valid: {', '.join(SLOTS['store'].names())}"),
         ({"logger": "loud"}, f"unknown logger 'loud'; valid: {', '.join(SLOTS['logger'].names())}"),
         ({"server": "tornado"}, "unknown server 'tornado'; valid:"),
