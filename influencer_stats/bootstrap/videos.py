@@ -174,23 +174,6 @@ async def _breaker(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
     return CircuitBreakerSource(inner, breaker)
 
 
-@VIDEO_WRAPPERS.add(
-    "batch",
-    "ids of concurrent requests share full videos.list calls (INFLUENCER_STATS_BATCH_WINDOW_MS)",
-    scenario="concurrent",
-)
-async def _batch(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
-    from influencer_stats.interpreters.videos.batching import BatchingSource
-    from influencer_stats.interpreters.youtube.youtube_api import MAX_IDS_PER_CALL
-
-    settings = wiring.settings
-    if settings.batch_window_ms == 0:
-        return inner  # off
-    return BatchingSource(
-        inner, wiring.metrics, window_s=settings.batch_window_ms / 1000, max_ids=MAX_IDS_PER_CALL
-    )
-
-
 def ids_per_call(settings: Settings) -> int:
     """What one quota unit buys with the chosen client: 50 ids when it batches, else 0 (it does not batch)."""
     from influencer_stats.interpreters.youtube.youtube_api import MAX_IDS_PER_CALL

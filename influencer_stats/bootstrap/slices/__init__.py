@@ -25,6 +25,7 @@ INSTALLED: Final[tuple[str, ...]] = (
     # "name",  # what it adds: this line and the files its module declares are the slice
     "aiohttp_server",  # aiohttp.web as a server, beside Starlette
     "asgi_server",  # a hand-routed ASGI app on uvicorn, beside Starlette
+    "batching",  # ids of concurrent requests share full videos.list calls (--video-wrappers batch)
     "granian_server",  # Granian (Rust) through RSGI, the server of v5 and fast
     "history",  # snapshots of each collection's stats: /history, /history.svg, /growth
     "httpx_clients",  # the YouTube clients over httpx (--video-client httpx, httpx-batched)
