@@ -19,12 +19,13 @@ import pytest
 
 from influencer_stats.algebras.metrics import RequestRecorder
 from influencer_stats.bootstrap.slots import SLOTS
-from influencer_stats.bootstrap.videos import HTTP_LIBRARIES, VIDEO_CLIENTS, needs_key
+from influencer_stats.bootstrap.videos import HTTP_LIBRARIES, VIDEO_CLIENTS, batches, needs_key
 from influencer_stats.config.profiles import PROFILES
 from perf.procs import free_port, stop
 from tests.declared_paths import redirected_paths
 
 __all__ = [
+    "A_YOUTUBE_CLIENT",
     "ONE_CLIENT_PER_LIBRARY",
     "SERVERS",
     "YOUTUBE_CLIENTS",
@@ -78,6 +79,9 @@ def _first_of_each_library() -> tuple[str, ...]:
 
 
 ONE_CLIENT_PER_LIBRARY = _first_of_each_library()
+#: The YouTube client the suites run a real stack on: the first that batches (the batching
+#: slice's), else the first (one id a call).
+A_YOUTUBE_CLIENT = next((name for name in YOUTUBE_CLIENTS if batches(name)), YOUTUBE_CLIENTS[0])
 
 
 class RecordingMetrics:

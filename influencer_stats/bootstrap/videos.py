@@ -76,6 +76,9 @@ Connections = tuple["YouTubeConnections", "CallGate"]
 HTTP_LIBRARIES: dict[str, HttpClient] = {}
 #: The YouTube clients that put up to 50 ids in one ``videos.list`` call.
 _BATCHED: set[str] = set()
+#: What slices add beside each YouTube client of one call per video, registered or to come
+#: (``for_each_youtube_client``): the ``batching`` slice, its batched twin.
+_BESIDE_EACH: list[Callable[[str, HttpClient], None]] = []
 
 
 async def youtube_connections(wiring: Wiring, client: HttpClient | None = None) -> Connections:
@@ -127,10 +130,11 @@ async def _governed(wiring: Wiring, call: VideosListCall) -> VideosListCall:
     return call if spender is None else QuotaGovernor(call, spender)
 
 
-def add_youtube_client(name: str, library: HttpClient, doc: str, *, batched: bool) -> None:
+def add_youtube_client(name: str, library: HttpClient, doc: str, *, batched: bool = False) -> None:
     """Register ``name``, a video client calling ``videos.list`` through ``library`` (one id per
     call, or up to 50 when ``batched``), under the breaker, spending quota, and enter it in the
-    YouTube clients' table the readers and ``ids_per_call`` read (a slice adds its clients so)."""
+    YouTube clients' table the readers and ``ids_per_call`` read (a slice adds its clients so);
+    one of one id per call gets what ``for_each_youtube_client`` asked for beside it."""
     VIDEO_CLIENTS.register(
         name,
         partial(_youtube, library, batched),
@@ -142,10 +146,26 @@ def add_youtube_client(name: str, library: HttpClient, doc: str, *, batched: boo
     HTTP_LIBRARIES[name] = library
     if batched:
         _BATCHED.add(name)
+        return
+    for beside in _BESIDE_EACH:
+        beside(name, library)
 
 
-add_youtube_client("aiohttp", _aiohttp, "aiohttp, one videos.list call per video", batched=False)
-add_youtube_client("aiohttp-batched", _aiohttp, "aiohttp, up to 50 ids per videos.list call", batched=True)
+def for_each_youtube_client(beside: Callable[[str, HttpClient], None]) -> None:
+    """Call ``beside(name, library)`` for each YouTube client of one id per call, those registered
+    and those registered later (a slice's clients, whatever the order of ``INSTALLED``)."""
+    for name, library in list(HTTP_LIBRARIES.items()):
+        if name not in _BATCHED:
+            beside(name, library)
+    _BESIDE_EACH.append(beside)
+
+
+def batches(video_client: str) -> bool:
+    """Whether ``video_client`` puts up to 50 ids in one ``videos.list`` call."""
+    return video_client in _BATCHED
+
+
+add_youtube_client("aiohttp", _aiohttp, "aiohttp, one videos.list call per video")
 
 
 def within_deadline(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
@@ -178,4 +198,4 @@ def ids_per_call(settings: Settings) -> int:
     """What one quota unit buys with the chosen client: 50 ids when it batches, else 0 (it does not batch)."""
     from influencer_stats.interpreters.youtube.youtube_api import MAX_IDS_PER_CALL
 
-    return MAX_IDS_PER_CALL if settings.choices.one("video_client") in _BATCHED else 0
+    return MAX_IDS_PER_CALL if batches(settings.choices.one("video_client")) else 0

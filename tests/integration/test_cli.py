@@ -15,7 +15,15 @@ import pytest
 from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.config.resolve import offered, resolve
 from influencer_stats.servers import server as server_named
-from tests.support import ROOT, SERVERS, profile_args, running_double_process, running_service, wait_for
+from tests.support import (
+    ROOT,
+    SERVERS,
+    YOUTUBE_CLIENTS,
+    profile_args,
+    running_double_process,
+    running_service,
+    wait_for,
+)
 
 
 def run_main(
@@ -101,7 +109,7 @@ def test_help_lists_every_slot_s_choices_and_every_setting() -> None:
     result = run_main("--help")
 
     assert result.returncode == 0
-    assert "--video-client" in result.stdout and "aiohttp-batched" in result.stdout
+    assert "--video-client" in result.stdout and all(client in result.stdout for client in YOUTUBE_CLIENTS)
     assert "INFLUENCER_STATS_UPSTREAM_DEADLINE" in result.stdout
 
 

@@ -40,6 +40,7 @@ from influencer_stats.domain.models import (
     VideoId,
 )
 from tests.per_process import Shares, assert_shared_or_declared
+from tests.support import A_YOUTUBE_CLIENT
 
 ONE = CollectionId("one")
 A, B = VideoId("-4lB5EKS5Uk"), VideoId("-jlLkTtgWUk")
@@ -87,7 +88,7 @@ async def _sources_share(one: Wiring, two: Wiring) -> bool:
 OBSERVED: Mapping[str, tuple[Shares, Mapping[str, str]]] = {
     "store": (_store_shares, {"cache": "none"}),
     "cache": (_stats_share, {"store": "sqlite"}),
-    "quota": (_ledgers_share, {"video_client": "aiohttp-batched"}),
+    "quota": (_ledgers_share, {"video_client": A_YOUTUBE_CLIENT}),
     "sources": (_sources_share, {}),
 }
 CASES = [(slot, name) for slot in OBSERVED for name in SLOTS[slot].registry.names()]

@@ -26,7 +26,7 @@ from returns.result import Success
 
 from influencer_stats.bootstrap.edge import ROUTES
 from influencer_stats.bootstrap.root import open_http_api
-from influencer_stats.bootstrap.videos import VIDEO_CACHES
+from influencer_stats.bootstrap.videos import VIDEO_CACHES, batches
 from influencer_stats.config.resolve import resolve
 from influencer_stats.domain.models import CollectionId
 from influencer_stats.http.api import HttpApi, Incoming
@@ -38,6 +38,7 @@ from tests.integration.youtube_clients_support import HTTP_TIMEOUT_S, YouTubeDou
 from tests.otlp_receiver import ReceivedSpan, Receiver, running_receiver
 from tests.shared_redis import shared_redis_url, unique_prefix
 from tests.support import (
+    A_YOUTUBE_CLIENT,
     ONE_CLIENT_PER_LIBRARY,
     SERVERS,
     RunningService,
@@ -47,7 +48,7 @@ from tests.support import (
 )
 from youtube_double import VIDEOS_PATH, running_double
 
-VIDEOS = [synthetic_video_id(n) for n in range(2)]  # one batched videos.list call
+VIDEOS = [synthetic_video_id(n) for n in range(2 if batches(A_YOUTUBE_CLIENT) else 1)]  # one videos.list call
 #: Export within 50 ms of a span ending, not the SDK's 5 s: the test waits for what it checks.
 OTEL = {"OTEL_BSP_SCHEDULE_DELAY": "50", "OTEL_SERVICE_NAME": "influencer-stats-under-test"}
 SPANS_WITHIN_S = 10.0
@@ -96,7 +97,7 @@ def service(
     youtube: tuple[str, YouTubeDouble],
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[RunningService]:
-    args = ["--profile", "demo", "--server", request.param, "--video-client", "aiohttp-batched"]
+    args = ["--profile", "demo", "--server", request.param, "--video-client", A_YOUTUBE_CLIENT]
     env = {"YOUTUBE_API_URL": youtube[0], "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url, **OTEL}
     log = tmp_path_factory.mktemp(f"service-{request.param}") / "service.log"
     with running_service([*args, "--tracing", "otel"], log, env=env) as running:
@@ -179,7 +180,11 @@ def test_a_put_from_a_playlist_is_one_trace_with_the_read_under_the_request(
     spans = _wait_for_trace(receiver, trace_id, "PUT /collections/{id}", "sources.read")
     request, read = _one(spans, "PUT /collections/{id}"), _one(spans, "sources.read")
     assert (request.parent_id, read.parent_id) == (caller_span, request.span_id)
-    assert read.attributes == {"source.kind": "playlist", "source.id": "PLtraced", "source.videos": 2}
+    assert read.attributes == {
+        "source.kind": "playlist",
+        "source.id": "PLtraced",
+        "source.videos": len(VIDEOS),
+    }
 
 
 @pytest.mark.parametrize("client", ONE_CLIENT_PER_LIBRARY)  # each library's hooks send traceparent
@@ -232,7 +237,7 @@ def test_a_retried_call_is_a_second_client_span_with_a_retry_event_on_each_http_
 def test_cache_decisions_and_redis_commands_are_spans_of_the_request(
     receiver: Receiver, youtube: tuple[str, YouTubeDouble], tmp_path: Path
 ) -> None:
-    args = ["--profile", "demo", "--server", "starlette", "--video-client", "aiohttp-batched"]
+    args = ["--profile", "demo", "--server", "starlette", "--video-client", A_YOUTUBE_CLIENT]
     args += ["--cache", "redis", "--tracing", "otel"]
     # A video cache in Redis too, when one is installed (the video_cache slice): its commands are spans.
     shared = [entry.name for entry in VIDEO_CACHES if "redis" in entry.needs]
@@ -286,7 +291,7 @@ async def test_the_spans_are_flushed_when_the_api_closes_and_a_malformed_tracepa
     stdout = io.BytesIO()
     async with running_double() as double:
         settings = resolve(
-            _environ(double.url, tmp_path), {"tracing": "otel", "video_client": "aiohttp-batched"}
+            _environ(double.url, tmp_path), {"tracing": "otel", "video_client": A_YOUTUBE_CLIENT}
         )
         async with open_http_api(settings, stdout) as api:
             assert api.traced
@@ -329,7 +334,7 @@ async def test_without_tracing_no_traced_layer_is_built(tmp_path: Path) -> None:
     stdout = io.BytesIO()
     collection = CollectionId("untraced")
     async with running_double() as double:
-        settings = resolve(_environ(double.url, tmp_path), {"video_client": "aiohttp-batched"})
+        settings = resolve(_environ(double.url, tmp_path), {"video_client": A_YOUTUBE_CLIENT})
         async with open_http_api(settings, stdout) as api:
             assert isinstance(await api.store.save(collection, tuple(VIDEOS)), Success)
             reply = await api.serve(Incoming(ROUTES[STATS], "GET", collection, traceparent=_traceparent()[0]))

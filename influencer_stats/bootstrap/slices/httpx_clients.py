@@ -1,9 +1,10 @@
 """Slice ``httpx_clients``: the YouTube clients over httpx (``--video-client httpx|httpx-batched``).
 
-Its two entries in the core's ``video_client`` slot call ``videos.list`` through one shared
-``httpx.AsyncClient`` (``interpreters/youtube/httpx_client.py``), one id per call or up to 50;
-``add_youtube_client`` enters them in the YouTube clients' table, so a reader of playlists and
-channels takes httpx too when the video client does. Without this slice the core's real client is
+Its entry ``httpx`` in the core's ``video_client`` slot calls ``videos.list`` through one shared
+``httpx.AsyncClient`` (``interpreters/youtube/httpx_client.py``), one id per call (the ``batching``
+slice, when installed, adds ``httpx-batched`` beside it, up to 50); ``add_youtube_client`` enters
+it in the YouTube clients' table, so a reader of playlists and channels takes httpx too when the
+video client does. Without this slice the core's real client is
 aiohttp (the readers' library with the fake), and the profiles naming an httpx client (``v1``,
 ``v2``) are not offered. The ``httpx`` package stays a dependency: the tests use it as a client.
 """
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 
 SLICE = Slice(
     "httpx_clients",
-    "the YouTube clients over httpx (--video-client httpx, httpx-batched)",
+    "the YouTube clients over httpx (--video-client httpx, and httpx-batched with batching)",
     files=("influencer_stats/interpreters/youtube/httpx_client.py", "tests/unit/test_httpx_clients.py"),
     modules=(
         "influencer_stats.interpreters.youtube.httpx_client",
@@ -48,5 +49,4 @@ async def _httpx(wiring: Wiring, pool: int) -> HttpxVideosList:
     return HttpxVideosList(client, settings.youtube_api_url, api_key(settings))
 
 
-add_youtube_client("httpx", _httpx, "httpx, one videos.list call per video", batched=False)
-add_youtube_client("httpx-batched", _httpx, "httpx, up to 50 ids per videos.list call", batched=True)
+add_youtube_client("httpx", _httpx, "httpx, one videos.list call per video")
