@@ -84,7 +84,7 @@ def test_each_replica_environment_resolves_to_valid_settings(name: str) -> None:
     if environ["INFLUENCER_STATS_PROFILE"] not in offered():  # a slice it needs removed
         # Refused: the profile's choice is not installed, or the one compose states (its video
         # client, the batching slice's) is unknown here.
-        with pytest.raises(ConfigError, match="not installed|unknown video client"):
+        with pytest.raises(ConfigError, match=r"not installed|unknown video client"):
             resolve(environ)
         return
     settings = resolve(environ)
