@@ -12,12 +12,13 @@ from influencer_stats.config.cli import describe_profiles, describe_settings, li
 from influencer_stats.config.profiles import PROFILES, Profile
 from influencer_stats.config.resolve import ConfigError, not_installed, offered, resolve, resolve_sources
 from influencer_stats.settings import declared, default_of
-from tests.support import YOUTUBE_CLIENTS, instead_of_slices
+from tests.support import A_YOUTUBE_CLIENT, YOUTUBE_CLIENTS, instead_of_slices
 
 DOUBLE = {"YOUTUBE_API_URL": "http://127.0.0.1:9/youtube/v3/videos"}
-#: Tests of stores and wrappers run the core server and no stats cache: the profile's own may be
-#: a removed slice's (the stats caches' choices: test_stats_cache_config.py).
-CORE = {"server": "starlette", "cache": "none"}
+#: Tests of stores and wrappers run the core server, no stats cache and a YouTube client installed
+#: (batched with the batching slice): the profile's own may be a removed slice's (the stats
+#: caches' choices: test_stats_cache_config.py).
+CORE = {"server": "starlette", "cache": "none", "video_client": A_YOUTUBE_CLIENT}
 
 
 def test_the_default_profile_is_the_offline_demo_and_every_value_its_declared_default() -> None:
