@@ -1,4 +1,4 @@
-"""Lab profile specs: a profile, or a variant of one (``fast+cache=none+video_client=httpx``).
+"""Lab profile specs: a profile, or a variant of one (``fast+cache=none+video_client=aiohttp``).
 
 Each ``+slot=choice`` overrides one choice of the base profile (``main.py`` gets
 it as ``--slot choice``), so a row can isolate a single swap; ``+workers=2``

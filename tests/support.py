@@ -20,12 +20,14 @@ import pytest
 
 from influencer_stats.algebras.metrics import RequestRecorder
 from influencer_stats.bootstrap.slots import SLOTS
-from influencer_stats.bootstrap.videos import VIDEO_CLIENTS, needs_key
+from influencer_stats.bootstrap.videos import HTTP_LIBRARIES, VIDEO_CLIENTS, batches, needs_key
 from influencer_stats.config.profiles import PROFILES
 from perf.procs import free_port, stop
 from tests.declared_paths import redirected_paths
 
 __all__ = [
+    "A_YOUTUBE_CLIENT",
+    "ONE_CLIENT_PER_LIBRARY",
     "SERVERS",
     "YOUTUBE_CLIENTS",
     "RecordingMetrics",
@@ -75,6 +77,21 @@ def instead_of_slices(name: str) -> dict[str, str]:
 
 #: The video clients that call videos.list over HTTP (not the offline fake): each asks for a key.
 YOUTUBE_CLIENTS = tuple(entry.name for entry in VIDEO_CLIENTS if entry.check is needs_key)
+
+
+#: One of them for each HTTP library registered (the first of each): what is particular to a
+#: library (its hooks, its headers) on each, whatever the clients installed.
+def _first_of_each_library() -> tuple[str, ...]:
+    first: dict[object, str] = {}
+    for name in YOUTUBE_CLIENTS:
+        first.setdefault(HTTP_LIBRARIES[name], name)
+    return tuple(first.values())
+
+
+ONE_CLIENT_PER_LIBRARY = _first_of_each_library()
+#: The YouTube client the suites run a real stack on: the first that batches (the batching
+#: slice's), else the first (one id a call).
+A_YOUTUBE_CLIENT = next((name for name in YOUTUBE_CLIENTS if batches(name)), YOUTUBE_CLIENTS[0])
 
 
 class RecordingMetrics:

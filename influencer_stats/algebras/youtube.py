@@ -37,3 +37,11 @@ class YouTubeGet(Protocol):
     """
 
     async def __call__(self, url: str) -> Result[Answered, UpstreamError]: ...
+
+
+class YouTubeConnections(VideosListCall, Protocol):
+    """A client of one HTTP library on the process's pool of YouTube connections: each call is a
+    ``videos.list`` request, and ``get`` is the ``YouTubeGet`` the readers of playlists and
+    channels make on the same connections."""
+
+    async def get(self, url: str) -> Result[Answered, UpstreamError]: ...

@@ -13,10 +13,9 @@ from influencer_stats.bootstrap.registry import Registry
 from influencer_stats.bootstrap.wiring import Wiring
 
 if TYPE_CHECKING:
-    from influencer_stats.algebras.youtube import VideosListCall
+    from influencer_stats.algebras.youtube import VideosListCall, YouTubeConnections
     from influencer_stats.interpreters.youtube.aiohttp_client import AiohttpVideosList
     from influencer_stats.interpreters.youtube.call_gate import CallGate
-    from influencer_stats.interpreters.youtube.httpx_client import HttpxVideosList
     from influencer_stats.settings import Settings
 
 SourceBuilder = Callable[[Wiring], Awaitable[VideoStatsSource]]
@@ -43,24 +42,6 @@ def needs_key(settings: Settings) -> str | None:
     return None
 
 
-async def _httpx(wiring: Wiring, pool: int) -> HttpxVideosList:
-    import logging
-
-    import httpx
-
-    from influencer_stats.interpreters.youtube.httpx_client import HttpxVideosList
-
-    settings = wiring.settings
-    logging.getLogger("httpx").setLevel(logging.WARNING)  # it logs every request URL at INFO
-    client = httpx.AsyncClient(
-        limits=httpx.Limits(max_connections=pool, max_keepalive_connections=pool),
-        timeout=httpx.Timeout(settings.upstream_call_timeout_s),
-        event_hooks=wiring.tracing.httpx_hooks(),
-    )
-    wiring.exits.push_async_callback(client.aclose)
-    return HttpxVideosList(client, settings.youtube_api_url, _key(settings))
-
-
 async def _aiohttp(wiring: Wiring, pool: int) -> AiohttpVideosList:
     import aiohttp
 
@@ -77,30 +58,40 @@ async def _aiohttp(wiring: Wiring, pool: int) -> AiohttpVideosList:
         trace_configs=wiring.tracing.aiohttp_trace_configs(),
     )
     wiring.exits.push_async_callback(session.close)
-    return AiohttpVideosList(session, settings.youtube_api_url, _key(settings))
+    return AiohttpVideosList(session, settings.youtube_api_url, api_key(settings))
 
 
-def _key(settings: Settings) -> str | None:
+def api_key(settings: Settings) -> str | None:
+    """The key a YouTube client sends (in a header), if one is set."""
     return settings.youtube_api_key.value if settings.youtube_api_key else None
 
 
-HttpClient = Callable[[Wiring, int], Awaitable["HttpxVideosList | AiohttpVideosList"]]
+#: Opens a client of one HTTP library on a pool of that many connections, closed with the service.
+HttpClient = Callable[[Wiring, int], Awaitable["YouTubeConnections"]]
 #: The process's YouTube connections: a client of one HTTP library, and the gate in front of them.
-Connections = tuple["HttpxVideosList | AiohttpVideosList", "CallGate"]
+Connections = tuple["YouTubeConnections", "CallGate"]
+#: The YouTube clients' table: the HTTP library each registered client calls through, by its
+#: name (``add_youtube_client``). The readers take the video client's; with another (the fake),
+#: the core's aiohttp.
+HTTP_LIBRARIES: dict[str, HttpClient] = {}
+#: The YouTube clients that put up to 50 ids in one ``videos.list`` call.
+_BATCHED: set[str] = set()
+#: What slices add beside each YouTube client of one call per video, registered or to come
+#: (``for_each_youtube_client``): the ``batching`` slice, its batched twin.
+_BESIDE_EACH: list[Callable[[str, HttpClient], None]] = []
 
 
 async def youtube_connections(wiring: Wiring, client: HttpClient | None = None) -> Connections:
     """The process's one pool of ``upstream_connections`` YouTube connections (of ``client``'s
-    library; by default the video client's, aiohttp for the fake), closed with the service, and
-    the ``CallGate`` every call takes a slot of first: as many calls at once as the pool has
+    library; by default the video client's in ``HTTP_LIBRARIES``, aiohttp for the fake), closed
+    with the service, and the ``CallGate`` every call takes a slot of first: as many calls at once as the pool has
     connections, so no call's timer runs and no unit is spent while it waits for one, and
     requests (a stats request, each read of a playlist or channel) take turns for them as flows.
     Shared by ``videos.list`` and the readers of playlists and channels."""
     from influencer_stats.interpreters.youtube.call_gate import CallGate
 
     if client is None:
-        libraries = {name: library for name, library, _, _ in _YOUTUBE_CLIENTS}
-        client = libraries.get(wiring.settings.choices.one("video_client"), _aiohttp)
+        client = HTTP_LIBRARIES.get(wiring.settings.choices.one("video_client"), _aiohttp)
     settings = wiring.settings
 
     async def build() -> Connections:
@@ -139,13 +130,42 @@ async def _governed(wiring: Wiring, call: VideosListCall) -> VideosListCall:
     return call if spender is None else QuotaGovernor(call, spender)
 
 
-_YOUTUBE_CLIENTS = (
-    ("httpx", _httpx, False, "httpx, one videos.list call per video"),
-    ("httpx-batched", _httpx, True, "httpx, up to 50 ids per videos.list call"),
-    ("aiohttp", _aiohttp, False, "aiohttp, one videos.list call per video"),
-    ("aiohttp-batched", _aiohttp, True, "aiohttp, up to 50 ids per videos.list call"),
-)
-_BATCHED = frozenset(name for name, _, batched, _ in _YOUTUBE_CLIENTS if batched)
+def add_youtube_client(name: str, library: HttpClient, doc: str, *, batched: bool = False) -> None:
+    """Register ``name``, a video client calling ``videos.list`` through ``library`` (one id per
+    call, or up to 50 when ``batched``), under the breaker, spending quota, and enter it in the
+    YouTube clients' table the readers and ``ids_per_call`` read (a slice adds its clients so);
+    one of one id per call gets what ``for_each_youtube_client`` asked for beside it."""
+    VIDEO_CLIENTS.register(
+        name,
+        partial(_youtube, library, batched),
+        doc,
+        wrappers=("breaker",),
+        check=needs_key,
+        spends_quota=True,
+    )
+    HTTP_LIBRARIES[name] = library
+    if batched:
+        _BATCHED.add(name)
+        return
+    for beside in _BESIDE_EACH:
+        beside(name, library)
+
+
+def for_each_youtube_client(beside: Callable[[str, HttpClient], None]) -> None:
+    """Call ``beside(name, library)`` for each YouTube client of one id per call, those registered
+    and those registered later (a slice's clients, whatever the order of ``INSTALLED``)."""
+    for name, library in list(HTTP_LIBRARIES.items()):
+        if name not in _BATCHED:
+            beside(name, library)
+    _BESIDE_EACH.append(beside)
+
+
+def batches(video_client: str) -> bool:
+    """Whether ``video_client`` puts up to 50 ids in one ``videos.list`` call."""
+    return video_client in _BATCHED
+
+
+add_youtube_client("aiohttp", _aiohttp, "aiohttp, one videos.list call per video")
 
 
 def within_deadline(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
@@ -154,17 +174,6 @@ def within_deadline(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource
     from influencer_stats.interpreters.videos.deadline import DeadlineSource
 
     return DeadlineSource(inner, wiring.settings.upstream_deadline_s)
-
-
-for _name, _client, _batched, _doc in _YOUTUBE_CLIENTS:
-    VIDEO_CLIENTS.register(
-        _name,
-        partial(_youtube, _client, _batched),
-        _doc,
-        wrappers=("breaker",),
-        check=needs_key,
-        spends_quota=True,
-    )
 
 
 @VIDEO_WRAPPERS.add(
@@ -185,25 +194,8 @@ async def _breaker(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
     return CircuitBreakerSource(inner, breaker)
 
 
-@VIDEO_WRAPPERS.add(
-    "batch",
-    "ids of concurrent requests share full videos.list calls (INFLUENCER_STATS_BATCH_WINDOW_MS)",
-    scenario="concurrent",
-)
-async def _batch(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
-    from influencer_stats.interpreters.videos.batching import BatchingSource
-    from influencer_stats.interpreters.youtube.youtube_api import MAX_IDS_PER_CALL
-
-    settings = wiring.settings
-    if settings.batch_window_ms == 0:
-        return inner  # off
-    return BatchingSource(
-        inner, wiring.metrics, window_s=settings.batch_window_ms / 1000, max_ids=MAX_IDS_PER_CALL
-    )
-
-
 def ids_per_call(settings: Settings) -> int:
     """What one quota unit buys with the chosen client: 50 ids when it batches, else 0 (it does not batch)."""
     from influencer_stats.interpreters.youtube.youtube_api import MAX_IDS_PER_CALL
 
-    return MAX_IDS_PER_CALL if settings.choices.one("video_client") in _BATCHED else 0
+    return MAX_IDS_PER_CALL if batches(settings.choices.one("video_client")) else 0

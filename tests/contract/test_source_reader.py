@@ -30,6 +30,7 @@ from influencer_stats.domain.models import (
 )
 from influencer_stats.interpreters.readers.fake import FakeSourceReader
 from tests.contract.wired import KEY, wired
+from tests.support import ONE_CLIENT_PER_LIBRARY
 from youtube_double import RunningDouble, running_double
 from youtube_double.state import FaultMode
 
@@ -37,7 +38,7 @@ from youtube_double.state import FaultMode
 READERS_ON = [
     (name, client)
     for name in READERS.names()
-    for client in (("fake",) if name == "fake" else ("httpx-batched", "aiohttp-batched"))
+    for client in (("fake",) if name == "fake" else ONE_CLIENT_PER_LIBRARY)
 ]
 YOUTUBE_READERS = [(name, client) for name, client in READERS_ON if name != "fake"]
 CHANNEL = "UC" + "k" * 20 + "75"

@@ -24,18 +24,19 @@ from influencer_stats.bootstrap.videos import VIDEO_CACHES, VIDEO_CLIENTS, VIDEO
 from influencer_stats.domain.models import UpstreamError, UpstreamUnavailable, VideoBatch, VideoId
 from influencer_stats.interpreters.videos.synthetic import synthetic_stats, synthetic_video_id
 from tests.contract.wired import KEY, wired
+from tests.support import A_YOUTUBE_CLIENT
 from youtube_double import running_double
 
 #: Every registered client on its own, and every registered wrapper and video cache around the
-#: fake and around a real batched client (so the wrappers meet real calls too).
+#: fake and around a real client, batched when one is installed (so the wrappers meet real calls too).
 STACKS = (
     [(client, "none", "none") for client in VIDEO_CLIENTS.names()]
     + [
         (client, wrapper, "none")
         for wrapper in VIDEO_WRAPPERS.names()
-        for client in ("fake", "aiohttp-batched")
+        for client in ("fake", A_YOUTUBE_CLIENT)
     ]
-    + [(client, "none", cache) for cache in VIDEO_CACHES.names() for client in ("fake", "aiohttp-batched")]
+    + [(client, "none", cache) for cache in VIDEO_CACHES.names() for client in ("fake", A_YOUTUBE_CLIENT)]
 )
 
 

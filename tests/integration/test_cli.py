@@ -15,7 +15,15 @@ import pytest
 from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.config.resolve import offered, resolve
 from influencer_stats.servers import server as server_named
-from tests.support import ROOT, SERVERS, running_double_process, running_service, wait_for
+from tests.support import (
+    ROOT,
+    SERVERS,
+    YOUTUBE_CLIENTS,
+    profile_args,
+    running_double_process,
+    running_service,
+    wait_for,
+)
 
 
 def run_main(
@@ -101,7 +109,7 @@ def test_help_lists_every_slot_s_choices_and_every_setting() -> None:
     result = run_main("--help")
 
     assert result.returncode == 0
-    assert "--video-client" in result.stdout and "aiohttp-batched" in result.stdout
+    assert "--video-client" in result.stdout and all(client in result.stdout for client in YOUTUBE_CLIENTS)
     assert "INFLUENCER_STATS_UPSTREAM_DEADLINE" in result.stdout
 
 
@@ -139,7 +147,7 @@ def test_profile_v1_serves_and_logs_every_event_as_json(tmp_path: Path) -> None:
     with (
         running_double_process(tmp_path / "double.log") as double_url,
         running_service(
-            ["--profile", "v1"], tmp_path / "v1.log", env={"YOUTUBE_API_URL": double_url}
+            profile_args("v1"), tmp_path / "v1.log", env={"YOUTUBE_API_URL": double_url}
         ) as service,
     ):
         for n in range(3):

@@ -15,7 +15,14 @@ from influencer_stats.bootstrap.edge import ROUTES
 from influencer_stats.http.routes import DOCS_ROUTES
 from perf.service import pooled
 from tests.raw_http import raw_request, request_bytes
-from tests.support import SERVERS, RunningService, profile_args, running_double_process, running_service
+from tests.support import (
+    ONE_CLIENT_PER_LIBRARY,
+    SERVERS,
+    RunningService,
+    profile_args,
+    running_double_process,
+    running_service,
+)
 
 TOKEN = "write-token-0123456789abcdef"
 MAX_VIDEOS = 7  # the operator's limit (INFLUENCER_STATS_MAX_VIDEOS), not the default 5,000
@@ -167,12 +174,13 @@ def test_the_operators_video_limit_is_enforced_and_documented(guarded: RunningSe
     assert videos["maxItems"] == MAX_VIDEOS
 
 
-def test_the_api_key_reaches_youtube_but_no_log_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize("client", ONE_CLIENT_PER_LIBRARY)
+def test_the_api_key_reaches_youtube_but_no_log_line(tmp_path: Path, client: str) -> None:
     key = "AIzaSy-test-key-4f1c2d3e"
     with (
         running_double_process(tmp_path / "double.log") as double_url,
         running_service(
-            ["--profile", "v1"],
+            ["--profile", "v1", "--video-client", client],  # v1 logs every event
             tmp_path / "v1.log",
             env={"YOUTUBE_API_URL": double_url, "YOUTUBE_API_KEY": key},
         ) as service,

@@ -43,7 +43,7 @@ from influencer_stats.servers import server as server_named
 from influencer_stats.settings import Settings
 from tests.declared_paths import redirected_paths
 from tests.needs import chosen, resolve_needing
-from tests.support import ROOT
+from tests.support import A_YOUTUBE_CLIENT, ROOT
 from youtube_double import running_double
 
 CHOICES = [(slot, name) for slot in SLOTS.values() for name in slot.names() if slot.name != "server"]
@@ -68,7 +68,7 @@ def settings(slot: Slot, name: str, environ: dict[str, str], request: pytest.Fix
     """The choice under test, and the servers its stack declares it needs (``tests/needs.py``):
     Redis (its own key prefix: what one test cached, the next does not find), an OTLP receiver."""
     # A real client of the same kind, so the wrapper and cache choices are not built around the fake.
-    base = {"video_client": "aiohttp-batched"} if slot.name != "video_client" else {}
+    base = {"video_client": A_YOUTUBE_CLIENT} if slot.name != "video_client" else {}
     return resolve_needing(request, environ, {**base, slot.name: name})
 
 

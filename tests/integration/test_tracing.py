@@ -26,7 +26,7 @@ from returns.result import Success
 
 from influencer_stats.bootstrap.edge import ROUTES
 from influencer_stats.bootstrap.root import open_http_api
-from influencer_stats.bootstrap.videos import VIDEO_CACHES
+from influencer_stats.bootstrap.videos import VIDEO_CACHES, batches
 from influencer_stats.config.resolve import resolve
 from influencer_stats.domain.models import CollectionId
 from influencer_stats.http.api import HttpApi, Incoming
@@ -37,10 +37,18 @@ from tests.declared_paths import redirected_paths
 from tests.integration.youtube_clients_support import HTTP_TIMEOUT_S, YouTubeDouble
 from tests.otlp_receiver import ReceivedSpan, Receiver, running_receiver
 from tests.shared_redis import shared_redis_url, unique_prefix
-from tests.support import SERVERS, RunningService, running_double_process, running_service, wait_for
+from tests.support import (
+    A_YOUTUBE_CLIENT,
+    ONE_CLIENT_PER_LIBRARY,
+    SERVERS,
+    RunningService,
+    running_double_process,
+    running_service,
+    wait_for,
+)
 from youtube_double import VIDEOS_PATH, running_double
 
-VIDEOS = [synthetic_video_id(n) for n in range(2)]  # one batched videos.list call
+VIDEOS = [synthetic_video_id(n) for n in range(2 if batches(A_YOUTUBE_CLIENT) else 1)]  # one videos.list call
 #: Export within 50 ms of a span ending, not the SDK's 5 s: the test waits for what it checks.
 OTEL = {"OTEL_BSP_SCHEDULE_DELAY": "50", "OTEL_SERVICE_NAME": "influencer-stats-under-test"}
 SPANS_WITHIN_S = 10.0
@@ -89,7 +97,7 @@ def service(
     youtube: tuple[str, YouTubeDouble],
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[RunningService]:
-    args = ["--profile", "demo", "--server", request.param, "--video-client", "aiohttp-batched"]
+    args = ["--profile", "demo", "--server", request.param, "--video-client", A_YOUTUBE_CLIENT]
     env = {"YOUTUBE_API_URL": youtube[0], "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url, **OTEL}
     log = tmp_path_factory.mktemp(f"service-{request.param}") / "service.log"
     with running_service([*args, "--tracing", "otel"], log, env=env) as running:
@@ -156,8 +164,9 @@ def test_a_request_with_a_traceparent_is_one_trace_down_to_the_videos_list_call_
     assert set(traces.values()) <= {trace_id}  # the stats request's own lines, if any (stats.computed)
 
 
-def test_a_retried_call_is_a_second_client_span_with_a_retry_event_over_httpx(
-    receiver: Receiver, youtube: tuple[str, YouTubeDouble], tmp_path: Path
+@pytest.mark.parametrize("client", ONE_CLIENT_PER_LIBRARY)  # each library's hooks send traceparent
+def test_a_retried_call_is_a_second_client_span_with_a_retry_event_on_each_http_library(
+    receiver: Receiver, youtube: tuple[str, YouTubeDouble], tmp_path: Path, client: str
 ) -> None:
     double = youtube[1]
     double.reset()
@@ -168,7 +177,7 @@ def test_a_retried_call_is_a_second_client_span_with_a_retry_event_over_httpx(
         "--server",
         "granian",
         "--video-client",
-        "httpx-batched",
+        client,
         "--tracing",
         "otel",
     ]
@@ -178,7 +187,8 @@ def test_a_retried_call_is_a_second_client_span_with_a_retry_event_over_httpx(
         running_service(args, tmp_path / "service.log", env=env) as service,
         httpx.Client(base_url=service.url, timeout=HTTP_TIMEOUT_S) as http,
     ):
-        assert http.put("/collections/retried", json={"videos": VIDEOS}).status_code == 201
+        # One video: one videos.list call on every client, batched or not, then its retry.
+        assert http.put("/collections/retried", json={"videos": VIDEOS[:1]}).status_code == 201
         answer = http.get("/collections/retried/stats", headers={"traceparent": traceparent})
     assert answer.status_code == 200, answer.text
 
@@ -204,7 +214,7 @@ def test_a_retried_call_is_a_second_client_span_with_a_retry_event_over_httpx(
 def test_cache_decisions_and_redis_commands_are_spans_of_the_request(
     receiver: Receiver, youtube: tuple[str, YouTubeDouble], tmp_path: Path
 ) -> None:
-    args = ["--profile", "demo", "--server", "starlette", "--video-client", "aiohttp-batched"]
+    args = ["--profile", "demo", "--server", "starlette", "--video-client", A_YOUTUBE_CLIENT]
     args += ["--cache", "redis", "--tracing", "otel"]
     # A video cache in Redis too, when one is installed (the video_cache slice): its commands are spans.
     shared = [entry.name for entry in VIDEO_CACHES if "redis" in entry.needs]
@@ -258,7 +268,7 @@ async def test_the_spans_are_flushed_when_the_api_closes_and_a_malformed_tracepa
     stdout = io.BytesIO()
     async with running_double() as double:
         settings = resolve(
-            _environ(double.url, tmp_path), {"tracing": "otel", "video_client": "aiohttp-batched"}
+            _environ(double.url, tmp_path), {"tracing": "otel", "video_client": A_YOUTUBE_CLIENT}
         )
         async with open_http_api(settings, stdout) as api:
             assert api.traced
@@ -301,7 +311,7 @@ async def test_without_tracing_no_traced_layer_is_built(tmp_path: Path) -> None:
     stdout = io.BytesIO()
     collection = CollectionId("untraced")
     async with running_double() as double:
-        settings = resolve(_environ(double.url, tmp_path), {"video_client": "aiohttp-batched"})
+        settings = resolve(_environ(double.url, tmp_path), {"video_client": A_YOUTUBE_CLIENT})
         async with open_http_api(settings, stdout) as api:
             assert isinstance(await api.store.save(collection, tuple(VIDEOS)), Success)
             reply = await api.serve(Incoming(ROUTES[STATS], "GET", collection, traceparent=_traceparent()[0]))

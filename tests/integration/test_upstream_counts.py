@@ -8,7 +8,7 @@ nothing is cached, and the first answer after YouTube sends sane counts again is
 fresh 200.
 
 The service is the real process on each server with the stats cache on (``--profile
-demo --video-client aiohttp-batched --cache stats``), pointed at the YouTube double in
+demo --video-client A_YOUTUBE_CLIENT --cache stats``: batched when installed), pointed at the YouTube double in
 its own process, whose ``bad_count`` fault puts the value into the first item's
 ``viewCount``.
 """
@@ -20,13 +20,21 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from influencer_stats.bootstrap.videos import batches
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from tests.integration.youtube_clients_support import HTTP_TIMEOUT_S, YouTubeDouble
-from tests.support import SERVERS, RunningService, expected_stats, running_double_process, running_service
+from tests.support import (
+    A_YOUTUBE_CLIENT,
+    SERVERS,
+    RunningService,
+    expected_stats,
+    running_double_process,
+    running_service,
+)
 from youtube_double import VIDEOS_PATH
 
 TWO_TO_THE_64 = str(2**64)  # "18446744073709551616"
-VIDEOS = [synthetic_video_id(n) for n in range(3)]  # one batched videos.list call
+VIDEOS = [synthetic_video_id(n) for n in range(3 if batches(A_YOUTUBE_CLIENT) else 1)]  # one videos.list call
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +50,7 @@ def service(
     youtube: tuple[str, YouTubeDouble],
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[RunningService]:
-    args = ["--profile", "demo", "--server", request.param, "--video-client", "aiohttp-batched"]
+    args = ["--profile", "demo", "--server", request.param, "--video-client", A_YOUTUBE_CLIENT]
     log = tmp_path_factory.mktemp(f"service-{request.param}") / "service.log"
     with running_service([*args, "--cache", "stats"], log, env={"YOUTUBE_API_URL": youtube[0]}) as running:
         yield running

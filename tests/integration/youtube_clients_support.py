@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 
+from influencer_stats.bootstrap.videos import batches
 from influencer_stats.domain.models import VideoId
 from influencer_stats.interpreters.videos.synthetic import is_unknown, synthetic_stats, synthetic_video_id
 from tests.support import YOUTUBE_CLIENTS, running_service
@@ -32,7 +33,7 @@ COLLECTION = [*KNOWN_IDS[:70], MISSING_ID, *KNOWN_IDS[70:]]
 
 
 def is_batched(client: str) -> bool:
-    return client.endswith("-batched")
+    return batches(client)
 
 
 def distinct(ids: Sequence[str]) -> list[str]:

@@ -12,12 +12,13 @@ from influencer_stats.config.cli import describe_profiles, describe_settings, li
 from influencer_stats.config.profiles import PROFILES, Profile
 from influencer_stats.config.resolve import ConfigError, not_installed, offered, resolve, resolve_sources
 from influencer_stats.settings import declared, default_of
-from tests.support import instead_of_slices
+from tests.support import A_YOUTUBE_CLIENT, YOUTUBE_CLIENTS, instead_of_slices
 
 DOUBLE = {"YOUTUBE_API_URL": "http://127.0.0.1:9/youtube/v3/videos"}
-#: Tests of stores and wrappers run the core server and no stats cache: the profile's own may be
-#: a removed slice's (the stats caches' choices: test_stats_cache_config.py).
-CORE = {"server": "starlette", "cache": "none"}
+#: Tests of stores and wrappers run the core server, no stats cache and a YouTube client installed
+#: (batched with the batching slice): the profile's own may be a removed slice's (the stats
+#: caches' choices: test_stats_cache_config.py).
+CORE = {"server": "starlette", "cache": "none", "video_client": A_YOUTUBE_CLIENT}
 
 
 def test_the_default_profile_is_the_offline_demo_and_every_value_its_declared_default() -> None:
@@ -83,7 +84,7 @@ def test_a_base_brings_its_usual_wrappers_unless_they_are_overridden() -> None:
 @pytest.mark.parametrize(
     ("flags", "message"),
     [
-        ({"profile": "v99"}, "unknown profile 'v99'; valid: demo, v1"),
+        ({"profile": "v99"}, f"unknown profile 'v99'; valid: {', '.join(offered())}"),
         ({"store": "linkedlist"}, f"unknown store 'linkedlist'; valid: {', '.join(SLOTS['store'].names())}"),
         ({"logger": "loud"}, f"unknown logger 'loud'; valid: {', '.join(SLOTS['logger'].names())}"),
         ({"server": "tornado"}, "unknown server 'tornado'; valid:"),
@@ -171,12 +172,15 @@ def test_a_secret_is_never_echoed_in_an_error() -> None:
 
 
 def test_a_real_youtube_client_without_a_key_or_a_double_is_refused_saying_what_to_set() -> None:
+    real = {"video_client": YOUTUBE_CLIENTS[0]}
     with pytest.raises(ConfigError) as raised:
-        resolve({}, {"profile": "v1"})
+        resolve({}, real)
 
-    assert "video client 'httpx' calls the real YouTube API: set YOUTUBE_API_KEY" in str(raised.value)
-    assert resolve({"YOUTUBE_API_KEY": "k"}, {"profile": "v1"}).youtube_api_key is not None
-    assert resolve(DOUBLE, {"profile": "v1"}).youtube_api_key is None
+    assert f"video client {YOUTUBE_CLIENTS[0]!r} calls the real YouTube API: set YOUTUBE_API_KEY" in str(
+        raised.value
+    )
+    assert resolve({"YOUTUBE_API_KEY": "k"}, real).youtube_api_key is not None
+    assert resolve(DOUBLE, real).youtube_api_key is None
 
 
 def test_list_choices_is_json_of_every_slot_named_as_its_flag() -> None:
@@ -351,7 +355,7 @@ def test_a_word_setting_is_read_in_any_case(level: str, tasks: str) -> None:
 def test_several_workers_counting_quota_each_are_refused_only_for_a_client_that_spends_it() -> None:
     # ``spends_quota`` on the video client's entry, not its name, says whether N workers could
     # spend N budgets with the ``memory`` ledger.
-    flags = {"video_client": "httpx", "store": "sqlite", "cache": "none", "workers": "2"}
+    flags = {"video_client": YOUTUBE_CLIENTS[0], "store": "sqlite", "cache": "none", "workers": "2"}
     with pytest.raises(ConfigError) as raised:
         resolve(DOUBLE, flags)
 

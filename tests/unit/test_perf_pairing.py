@@ -20,7 +20,9 @@ from perf.run import measure_rounds
 from perf.specs import lab_choices, split_profiles, unknown_profiles
 from tests.unit.test_perf_references import _run, measured
 
-LIST = "v3+store=redis+video_wrappers=breaker,batch"  # a core profile: it names no slice's choice
+#: A list choice keeps its comma; a core profile and core names only (``none``: no wrapper), so it
+#: names no slice's choice.
+LIST = "v3+store=redis+video_wrappers=breaker,none"
 
 # --- Options -----------------------------------------------------------------------------------------
 
@@ -50,7 +52,7 @@ def test_a_list_choice_keeps_its_commas_in_profiles() -> None:
     ]
     assert split_profiles("v1,v2") == ["v1", "v2"]
     assert parse_args(["--profiles", f"{LIST},{LIST}+workers=2"]).profiles == [LIST, f"{LIST}+workers=2"]
-    assert lab_choices(LIST)["video_wrappers"] == "breaker,batch" and not unknown_profiles([LIST])
+    assert lab_choices(LIST)["video_wrappers"] == "breaker,none" and not unknown_profiles([LIST])
     assert split_profiles("v1,bogus") == ["v1", "bogus"]  # refused by its own name
     assert unknown_profiles(split_profiles("fast+cache=stats,bogus")) == ["fast+cache=stats,bogus"]
 

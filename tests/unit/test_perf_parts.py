@@ -22,9 +22,9 @@ def test_commands_inside_the_repository_are_named_relative_to_it() -> None:
 
 
 def test_the_service_command_line_turns_overrides_into_flags() -> None:
-    argv = main_argv("fast", 8123, [("cache", "none"), ("video_client", "httpx")])
+    argv = main_argv("fast", 8123, [("cache", "none"), ("video_client", "aiohttp")])
 
-    assert argv == [PYTHON, "main.py", "--profile", "fast", "--cache", "none", "--video-client", "httpx",
+    assert argv == [PYTHON, "main.py", "--profile", "fast", "--cache", "none", "--video-client", "aiohttp",
                     "--port", "8123"]  # fmt: skip
 
 

@@ -25,8 +25,10 @@ INSTALLED: Final[tuple[str, ...]] = (
     # "name",  # what it adds: this line and the files its module declares are the slice
     "aiohttp_server",  # aiohttp.web as a server, beside Starlette
     "asgi_server",  # a hand-routed ASGI app on uvicorn, beside Starlette
+    "batching",  # up to 50 ids a videos.list call: the *-batched clients, the batch wrapper
     "granian_server",  # Granian (Rust) through RSGI, the server of v5 and fast
     "history",  # snapshots of each collection's stats: /history, /history.svg, /growth
+    "httpx_clients",  # the YouTube clients over httpx (--video-client httpx; httpx-batched with batching)
     "prometheus",  # /metrics in Prometheus's text format, summed over workers (--metrics prometheus)
     "sources",  # collections read from a playlist or channel, kept and refreshed (PUT, GET, refresh)
     "stats_cache",  # the stats caches: in process, in Redis, near (--cache stats, redis, near)

@@ -1,3 +1,3 @@
 """The YouTube base (``YouTubeVideoStatsSource``) and what it is built of: the ``videos.list`` wire
-format over httpx or aiohttp, the call gate (shared with the readers of playlists and channels), the
-quota governor and its ledgers."""
+format over aiohttp (or httpx, the ``httpx_clients`` slice), the call gate (shared with the readers
+of playlists and channels), the quota governor and its ledgers."""

@@ -2,7 +2,7 @@
 
 What a client needs to speak ``videos.list`` without knowing which HTTP library
 sends it: the request URL, the response parser and the error classifier. Only
-the library-specific send lives in ``httpx_client`` / ``aiohttp_client``.
+the library-specific send lives in each client (``aiohttp_client``; httpx's is a slice's).
 """
 
 from __future__ import annotations
