@@ -120,7 +120,7 @@ def max_loop_lag(text: str) -> float:
     for bound, value in re.findall(rf'^{LAG}_bucket\{{le="([^"]+)"\}} (\S+)$', text, re.M):
         if float(value) >= count:
             return float(bound)
-    return float("inf")
+    return float("inf") if count else float("nan")  # nan: no histogram to read (--metrics none)
 
 
 async def writer(client: httpx.AsyncClient, cid: str, log: WriterLog, stop_at: float, seed: int) -> None:
