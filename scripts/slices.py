@@ -49,6 +49,7 @@ class Declared:
     doc: str
     files: tuple[str, ...]
     modules: tuple[str, ...]
+    shared: tuple[str, ...] = ()
 
 
 def installed(root: Path) -> list[Declared]:
@@ -56,7 +57,7 @@ def installed(root: Path) -> list[Declared]:
     code = (
         "import json\n"
         "from influencer_stats.bootstrap.slices import load\n"
-        "print(json.dumps([[s.name, s.doc, list(s.files), list(s.modules)] for s in load()]))\n"
+        "print(json.dumps([[s.name, s.doc, list(s.files), list(s.modules), list(s.shared)] for s in load()]))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code],
@@ -66,7 +67,7 @@ def installed(root: Path) -> list[Declared]:
         text=True,
         check=True,
     )
-    return [Declared(n, d, tuple(f), tuple(m)) for n, d, f, m in json.loads(done.stdout)]
+    return [Declared(n, d, tuple(f), tuple(m), tuple(sh)) for n, d, f, m, sh in json.loads(done.stdout)]
 
 
 def files_of(root: Path, declared: Declared) -> list[Path]:
@@ -128,7 +129,9 @@ def marked(name: str) -> re.Pattern[str]:
 
 def remove(dest: Path, slices: Sequence[Declared]) -> None:
     """Delete each slice's files, its line in ``INSTALLED`` and the parts of the pages marked as its
-    (``marked``) in ``dest``, note them in ``REMOVED``; regenerate the tables."""
+    (``marked``) in ``dest``, note them in ``REMOVED``; regenerate the tables. A file several slices
+    share (``Slice.shared``) goes once every slice declaring it is removed."""
+    everyone = installed(dest)
     for declared in slices:
         for path in files_of(dest, declared):
             (dest / path).unlink()
@@ -145,6 +148,11 @@ def remove(dest: Path, slices: Sequence[Declared]) -> None:
             record.write(
                 f"{declared.name}: {' '.join((str(SLICES / f'{declared.name}.py'), *declared.files))}\n"
             )
+    gone = {declared.name for declared in slices}
+    for pattern in sorted({pattern for declared in everyone for pattern in declared.shared}):
+        if all(declared.name in gone for declared in everyone if pattern in declared.shared):
+            for path in sorted(dest.glob(pattern)):
+                path.unlink()
     for folder in sorted({p for p in dest.rglob("*") if p.is_dir()}, reverse=True):
         if not any(folder.iterdir()):
             folder.rmdir()

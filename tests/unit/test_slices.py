@@ -50,6 +50,16 @@ def test_each_slice_declares_files_that_exist_and_the_modules_they_hold() -> Non
             assert any(m == module or m.startswith(module + ".") for m in python), f"{module} not in {files}"
 
 
+def test_a_file_slices_share_exists_and_is_none_of_their_own_files() -> None:
+    # It goes only with the last slice declaring it (``remove``), so none declares it as its own.
+    for declared in DECLARED:
+        own = {str(p) for p in TOOL.files_of(ROOT, declared)}
+        for pattern in declared.shared:
+            shared = sorted(ROOT.glob(pattern))
+            assert shared, (declared.name, pattern)
+            assert not {str(p.relative_to(ROOT)) for p in shared} & own, (declared.name, pattern)
+
+
 def test_each_slice_has_one_line_in_the_list() -> None:
     listing = (ROOT / TOOL.SLICES / "__init__.py").read_text().splitlines()
     for declared in DECLARED:

@@ -16,7 +16,7 @@ from influencer_stats.algebras import CollectionStatsQuery, CollectionStore
 from influencer_stats.algebras.history import DAY_S, StatsHistory
 from influencer_stats.bootstrap.parts import PARTS, Built, Part, quota_short
 from influencer_stats.bootstrap.registry import Registry, Slot
-from influencer_stats.bootstrap.slices.slice import Slice
+from influencer_stats.bootstrap.slices.slice import INTERVAL_CLAIMS, Slice
 from influencer_stats.bootstrap.wiring import Wiring
 from influencer_stats.http.history_routes import HISTORY_ROUTES, HistoryPart
 from influencer_stats.interpreters.history.retention import Retention
@@ -56,6 +56,7 @@ SLICE = Slice(
         "perf.history_load",
         "perf.history_seed",
     ),
+    shared=INTERVAL_CLAIMS,
     slots=(
         Slot(
             "history",

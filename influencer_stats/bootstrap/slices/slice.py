@@ -16,6 +16,8 @@ class Slice:
     module here is one of them without being listed. ``modules`` are the dotted names of its
     code: what is left after a removal must not import any (``make slices`` names the file
     that still does). ``slots`` are choice points of its own (``--history``), after the core's.
+    ``shared`` are files it shares with other slices (the same paths declared by each): they go
+    with the last of them removed (the claims of an interval: the history's and the sources').
     """
 
     name: str
@@ -23,3 +25,12 @@ class Slice:
     files: tuple[str, ...]
     modules: tuple[str, ...]
     slots: tuple[Slot, ...] = ()
+    shared: tuple[str, ...] = ()
+
+
+#: The claims of an interval written once (``interpreters/interval_claims.py`` and its Redis
+#: script): the history's and the sources' (``Slice.shared``), gone with the last of the two.
+INTERVAL_CLAIMS = (
+    "influencer_stats/interpreters/interval_claims.py",
+    "influencer_stats/interpreters/redis_interval_claims.py",
+)

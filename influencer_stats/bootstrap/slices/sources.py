@@ -20,7 +20,7 @@ from influencer_stats.algebras.sources import CollectionSources, SourceReader
 from influencer_stats.bootstrap.parts import PARTS, Built, Part, quota_short
 from influencer_stats.bootstrap.quota import quota_spender
 from influencer_stats.bootstrap.registry import Registry, Slot
-from influencer_stats.bootstrap.slices.slice import Slice
+from influencer_stats.bootstrap.slices.slice import INTERVAL_CLAIMS, Slice
 from influencer_stats.bootstrap.videos import needs_key, youtube_connections
 from influencer_stats.bootstrap.wiring import Wiring
 from influencer_stats.domain.models import DAY_S
@@ -70,6 +70,7 @@ SLICE = Slice(
         "influencer_stats.bootstrap.slices.sources",
         "tests.unit.sources_support",
     ),
+    shared=INTERVAL_CLAIMS,
     slots=(
         Slot(
             "reader",
