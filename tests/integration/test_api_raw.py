@@ -5,7 +5,6 @@ The routes themselves: test_api.py.
 
 from __future__ import annotations
 
-import re
 import socket
 import time
 import uuid
@@ -126,17 +125,10 @@ def test_content_length_with_transfer_encoding_never_lets_a_second_request_throu
 # --- an upload cut short by the client ------------------------------------------------------------
 
 
-def count(service: RunningService, method: str, status: str) -> float:
-    """``influencer_stats_http_requests_total`` of the collection route for ``method``/``status``."""
-    text = httpx.get(f"{service.url}/metrics").text
-    pattern = r"influencer_stats_http_requests_total\{(.*)\} (\S+)"
-    total = 0.0
-    for labels, value in re.findall(pattern, text):
-        if {'method="' + method + '"', 'route="/collections/{id}"', 'status="' + status + '"'} <= set(
-            labels.split(",")
-        ):
-            total += float(value)
-    return total
+def refusals(service: RunningService) -> int:
+    """Uploads the service refused as cut short so far: its ``http.body_incomplete`` events (its
+    log, the default level; no metrics needed, so the core alone runs this too)."""
+    return service.output().count("http.body_incomplete")
 
 
 def send_and_vanish(url: str, data: bytes) -> None:
@@ -159,7 +151,7 @@ def test_an_upload_cut_short_of_its_content_length_is_never_stored_nor_a_server_
     service: RunningService,
 ) -> None:
     cid = _new_id()
-    refused, errors = count(service, "PUT", "400"), count(service, "PUT", "500")
+    refused = refusals(service)
 
     send_and_vanish(
         service.url,
@@ -167,9 +159,8 @@ def test_an_upload_cut_short_of_its_content_length_is_never_stored_nor_a_server_
         + PREFIX,
     )
 
-    wait_for(lambda: count(service, "PUT", "400") > refused)
+    wait_for(lambda: refusals(service) > refused)
     assert httpx.get(f"{service.url}/collections/{cid}").status_code == 404
-    assert count(service, "PUT", "500") == errors
     assert "http.unhandled_error" not in service.output()
 
 
@@ -188,14 +179,13 @@ def test_a_chunked_upload_cut_short_is_never_stored_nor_a_server_error(
     # Granian stored a prefix that was valid JSON: its body iterator ended as if whole. It does
     # signal the cut (an empty chunk before the end's), and the RSGI adapter now reads it.
     cid = _new_id()
-    refused, errors = count(service, "PUT", "400"), count(service, "PUT", "500")
+    refused = refusals(service)
     head = f"PUT /collections/{cid} HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
 
     send_and_vanish(service.url, head.encode() + cut)
 
-    wait_for(lambda: count(service, "PUT", "400") > refused)
+    wait_for(lambda: refusals(service) > refused)
     assert httpx.get(f"{service.url}/collections/{cid}").status_code == 404
-    assert count(service, "PUT", "500") == errors
     assert "http.unhandled_error" not in service.output()
 
 
