@@ -127,6 +127,11 @@ def _own_process_group(
         wait_until_healthy(f"http://127.0.0.1:{port}", process, timeout=60)
         every_worker_started(lambda: log.read_text(errors="replace"), int(workers))
         assert httpx.put(f"http://127.0.0.1:{port}/collections/kept", json={"videos": []}).status_code == 201
+        # Fifty answers on new connections, which the workers accept in turn: each worker is in its
+        # serving loop by now. A Granian worker signalled 0.14 s after its start-up event never
+        # stopped, and was killed 30 s later (a fresh clone's run, 2026-12-05).
+        for _ in range(50):
+            assert httpx.get(f"http://127.0.0.1:{port}/healthz").status_code == 200
         yield process, log
     finally:
         if process.poll() is None:
