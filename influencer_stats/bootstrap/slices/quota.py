@@ -42,9 +42,8 @@ SLICE = Slice(
         "tests/unit/test_*quota*.py",
         "tests/contract/test_*quota*.py",
         "tests/integration/test_*quota*.py",
-        # The video cache's and this slice's both: they go with the first of the two removed.
+        # The video cache's and this slice's both: it goes with the first of the two removed.
         "tests/integration/test_quota_economy.py",
-        "tests/integration/test_perf_overlap.py",
     ),
     modules=("influencer_stats.interpreters.quota", "influencer_stats.algebras.quota"),
 )

@@ -39,9 +39,8 @@ SLICE = Slice(
         "tests/integration/test_redis_stale_queue.py",
         "tests/integration/test_redis_video_shards.py",
         "tests/integration/test_redis_cluster_video_cache.py",
+        "tests/integration/test_quota_economy.py",  # the quota slice's too: gone with the first removed
         "tests/integration/test_video_cache_deadline.py",
-        # The quota slice's too: they go with the first of the two removed.
-        "tests/integration/test_quota_economy.py",
         "tests/integration/test_perf_overlap.py",
     ),
     modules=(
