@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,6 @@ import pytest
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from perf.service import pooled
 from tests.containers import redis_server
-from tests.integration.youtube_clients_support import YouTubeDouble
 from tests.support import (
     SERVERS,
     RunningService,
@@ -32,7 +30,6 @@ from tests.support import (
     running_service,
     wait_for,
 )
-from youtube_double import VIDEOS_PATH
 
 PROBLEM = "urn:influencer-stats:problem:"
 BIG = 5_000
@@ -43,19 +40,8 @@ def youtube_env(double: str, **settings: str) -> dict[str, str]:
     return {"YOUTUBE_API_URL": double, "YOUTUBE_API_KEY": "any", **settings}
 
 
-def calls_made(double: str) -> int:
-    """videos.list calls the double answered: the quota units spent."""
-    return int(YouTubeDouble(double.removesuffix(VIDEOS_PATH)).counters()["calls"])
-
-
 def new_videos(first: int, count: int = BIG) -> list[str]:
     return [synthetic_video_id(first + n) for n in range(count)]
-
-
-@pytest.fixture
-def double(tmp_path: Path) -> Iterator[str]:
-    with running_double_process(tmp_path / "double.log") as url:
-        yield url
 
 
 @pytest.mark.parametrize("server", SERVERS)

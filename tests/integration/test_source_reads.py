@@ -21,7 +21,6 @@ from tests.support import profile_args, running_double_process, running_service
 from youtube_double import VIDEOS_PATH
 
 VIDEOS = [str(synthetic_video_id(n)) for n in range(600)]
-IMPORTS = 20
 
 
 @pytest.fixture
@@ -32,14 +31,6 @@ def slow_double(tmp_path: Path) -> Iterator[tuple[str, YouTubeDouble]]:
 
 def _env(url: str, **settings: str) -> dict[str, str]:
     return {"YOUTUBE_API_URL": url, "YOUTUBE_API_KEY": "any", **settings}
-
-
-async def _at_once(url: str) -> tuple[list[httpx.Response], list[httpx.Response]]:
-    async with httpx.AsyncClient(base_url=url, timeout=60) as http:
-        imports = [http.put(f"/collections/i{n}", json={"playlist": "PLbig"}) for n in range(IMPORTS)]
-        stats = [http.get("/collections/ids/stats") for _ in range(3)]
-        done = await asyncio.gather(*imports, *stats)
-    return list(done[:IMPORTS]), list(done[IMPORTS:])
 
 
 async def _refreshes(url: str, n: int) -> list[httpx.Response]:

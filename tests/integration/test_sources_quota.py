@@ -21,11 +21,13 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.integration.test_source_reads import IMPORTS, VIDEOS, _at_once, _env
+from tests.integration.test_source_reads import VIDEOS, _env
 from tests.integration.test_sources import _calls
 from tests.integration.youtube_clients_support import YouTubeDouble
 from tests.support import profile_args, running_double_process, running_service
 from youtube_double import VIDEOS_PATH
+
+IMPORTS = 20
 
 
 @pytest.fixture
@@ -64,6 +66,14 @@ def _units_spent(metrics: str) -> int:
     found = re.search(r"^influencer_stats_quota_units_spent_total (\S+)$", metrics, re.M)
     assert found is not None, metrics
     return int(float(found.group(1)))
+
+
+async def _at_once(url: str) -> tuple[list[httpx.Response], list[httpx.Response]]:
+    async with httpx.AsyncClient(base_url=url, timeout=60) as http:
+        imports = [http.put(f"/collections/i{n}", json={"playlist": "PLbig"}) for n in range(IMPORTS)]
+        stats = [http.get("/collections/ids/stats") for _ in range(3)]
+        done = await asyncio.gather(*imports, *stats)
+    return list(done[:IMPORTS]), list(done[IMPORTS:])
 
 
 def test_imports_at_once_wait_for_connections_untimed_and_spend_a_unit_per_call_made(
