@@ -21,6 +21,7 @@ import pytest
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from perf.service import pooled
 from tests.containers import redis_server
+from tests.integration.youtube_clients_support import YouTubeDouble
 from tests.support import (
     SERVERS,
     RunningService,
@@ -30,6 +31,7 @@ from tests.support import (
     running_service,
     wait_for,
 )
+from youtube_double import VIDEOS_PATH
 
 PROBLEM = "urn:influencer-stats:problem:"
 BIG = 5_000
@@ -38,6 +40,11 @@ BIG = 5_000
 def youtube_env(double: str, **settings: str) -> dict[str, str]:
     """The ``youtube`` profile's settings against the double (its key is any)."""
     return {"YOUTUBE_API_URL": double, "YOUTUBE_API_KEY": "any", **settings}
+
+
+def calls_made(double: str) -> int:
+    """videos.list calls the double answered: the quota units spent."""
+    return int(YouTubeDouble(double.removesuffix(VIDEOS_PATH)).counters()["calls"])
 
 
 def new_videos(first: int, count: int = BIG) -> list[str]:
