@@ -72,10 +72,17 @@ def installed(root: Path) -> list[Declared]:
 
 
 def files_of(root: Path, declared: Declared) -> list[Path]:
-    """Every file (relative to ``root``) removing the slice deletes: what it declares and its module."""
+    """Every file (relative to ``root``) removing the slice deletes: what it declares and its module.
+
+    A file two slices declare (a test of both) goes with the first removed: a pattern that matches
+    nothing is refused unless a slice removed before (``REMOVED``) declared it too."""
     found = {SLICES / f"{declared.name}.py"}
+    record = root / REMOVED
+    gone = set(record.read_text().split()) if record.is_file() else set()
     for pattern in declared.files:
         matched = sorted(root.glob(pattern))
+        if not matched and pattern in gone:
+            continue
         if not matched:
             raise SystemExit(f"slice {declared.name}: {pattern!r} matches no file")
         for path in matched:

@@ -37,12 +37,15 @@ async def assert_shared_or_declared(
     base: Mapping[str, str],
     tmp_path: Path,
     request: pytest.FixtureRequest,
+    variables: Mapping[str, str] | None = None,
 ) -> None:
-    """``name`` of ``slot``, with the choices ``base``: its two instances share what ``shares``
-    looks at, or its entry declares ``per_process`` and ``--workers 2`` is refused for it."""
+    """``name`` of ``slot``, with the choices ``base`` (and the environment's ``variables``): its
+    two instances share what ``shares`` looks at, or its entry declares ``per_process`` and
+    ``--workers 2`` is refused for it."""
     environ = {
         **redirected_paths(tmp_path / "files"),  # one file for both instances, as for two workers
         "YOUTUBE_API_URL": "http://127.0.0.1:9/youtube/v3/videos",  # never called
+        **(variables or {}),
     }
     flags = {"logger": "silent", "metrics": "none", **base, slot: name}
     settings = resolve_needing(request, environ, flags)  # Redis only when a choice needs it

@@ -1,5 +1,6 @@
 """One call to the YouTube Data API: ``videos.list``, the step the YouTube source is built of
-(quota counted per call), and the plain GET the readers of playlists and channels make."""
+(quota counted per call, by the ``quota`` slice when installed), the plain GET the readers of
+playlists and channels make, and what spends a unit of the day's budget before one."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Protocol
 
 from returns.result import Result
 
-from influencer_stats.domain.models import StatsByVideo, UpstreamError, VideoId
+from influencer_stats.domain.models import QuotaExhausted, StatsByVideo, UpstreamError, VideoId
 
 
 class VideosListCall(Protocol):
@@ -45,3 +46,16 @@ class YouTubeConnections(VideosListCall, Protocol):
     channels make on the same connections."""
 
     async def get(self, url: str) -> Result[Answered, UpstreamError]: ...
+
+
+class QuotaSpending(Protocol):
+    """The process's one spender of the day's units, for calls that are not ``videos.list`` (a
+    reader's pages): what the ``quota`` choice built (``Quota.spender``), if it counts any."""
+
+    async def spend(self) -> UpstreamError | None:
+        """One unit spent (``None``: make the call), or why none was."""
+        ...
+
+    def afford(self, units: int) -> QuotaExhausted | None:
+        """``None`` when ``units`` more calls fit in what is left today, else why they do not."""
+        ...

@@ -49,9 +49,6 @@ PARTS: list[Part] = []
 
 
 def quota_short(wiring: Wiring) -> Callable[[], bool]:
-    """Whether the day's quota budget runs short now (background passes that spend wait)."""
-    return wiring.quota.short if wiring.quota is not None else _never
-
-
-def _never() -> bool:
-    return False  # no quota budget: it is never short
+    """Whether the day's quota budget runs short now (background passes that spend wait; never
+    without a budget)."""
+    return wiring.quota.short

@@ -1,4 +1,14 @@
-"""The ``quota`` slot: where the day's units are counted, and the process's one spender of them."""
+"""The ``quota`` slot: what the service asks of the day's YouTube budget, and ``none``, which counts nothing.
+
+The slot's choice builds one ``Quota`` early (after tracing, before the metrics, which show its
+budget); the root and the slices then ask it, never naming a choice: the YouTube base for its
+``videos.list`` call under the governor (``governed``), the readers of playlists and channels for
+the process's one spender (``quota_spender``), the per-video caches how much to stretch freshness
+(``stretch``), background passes whether the budget runs short (``short``: ``parts.quota_short``).
+This base class, ``none`` (the slot's default), answers as if there were no budget: nothing is
+spent, nothing counted, no call refused. The budget and its ledgers (``memory``, ``redis``) are the
+``quota`` slice's (``bootstrap/slices/quota.py``): the core never names them.
+"""
 
 from __future__ import annotations
 
@@ -6,58 +16,54 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from influencer_stats.bootstrap.registry import Registry
-from influencer_stats.bootstrap.wiring import Wiring
 
 if TYPE_CHECKING:
-    from influencer_stats.algebras.quota import QuotaLedger
-    from influencer_stats.interpreters.youtube.quota import QuotaSpender
-    from influencer_stats.settings import Settings
-
-LedgerBuilder = Callable[[Wiring], Awaitable["QuotaLedger"]]
-QUOTA_LEDGERS: Registry[LedgerBuilder] = Registry("quota")
+    from influencer_stats.algebras.youtube import QuotaSpending, VideosListCall
+    from influencer_stats.bootstrap.wiring import Resources, Wiring
 
 
-async def quota_spender(wiring: Wiring) -> QuotaSpender | None:
-    """The process's one spender of the day's budget (its ledger the ``quota`` slot's), shared by
-    every kind of YouTube call; ``None`` without a budget."""
-    from influencer_stats.interpreters.youtube.quota import QuotaSpender
+class Quota:
+    """What the ``quota`` choice built: the day's budget as the rest of the service asks it. This
+    one, no budget, answers each with what it was given: nothing is spent or counted, no layer is
+    built. A choice that counts subclasses it (``bootstrap/slices/quota.py``)."""
 
-    budget = wiring.quota
-    if budget is None:
+    __slots__ = ()
+
+    def units(self) -> int | None:
+        """The units this deployment may spend per quota day (None: no budget; ``/metrics`` shows none)."""
         return None
 
-    async def build() -> QuotaSpender:
-        ledger = await QUOTA_LEDGERS[wiring.settings.choices.one("quota")].build(wiring)
-        return QuotaSpender(ledger, budget, wiring.log, wiring.metrics)
+    def short(self) -> bool:
+        """Whether spending runs ahead of the day: background work that would spend units waits."""
+        return False
 
-    return await wiring.once("quota-spender", build)
+    def stretch(self) -> float:
+        """The factor by which caches stretch freshness now (1 = not at all)."""
+        return 1.0
 
+    async def spender(self, wiring: Wiring) -> QuotaSpending | None:
+        """The process's one spender of the budget, shared by every kind of YouTube call; None
+        without a budget (the readers then spend nothing)."""
+        return None
 
-def _one_budget(settings: Settings) -> str | None:
-    """A count per process would let N workers spend N budgets."""
-    from influencer_stats.bootstrap.videos import VIDEO_CLIENTS  # it imports this module
-
-    spends = VIDEO_CLIENTS[settings.choices.one("video_client")].spends_quota
-    if settings.workers > 1 and settings.quota_per_day > 0 and spends:
-        return f"counts quota units in each process: with --workers {settings.workers} use --quota redis"
-    return None
-
-
-@QUOTA_LEDGERS.add("memory", "units spent today, counted in this process", check=_one_budget)
-async def _memory_ledger(_: Wiring) -> QuotaLedger:
-    from influencer_stats.interpreters.youtube.quota import MemoryQuotaLedger
-
-    return MemoryQuotaLedger()
+    async def governed(self, wiring: Wiring, call: VideosListCall) -> VideosListCall:
+        """``call`` spending a unit of the budget first, last before the network (``call`` itself
+        without a budget)."""
+        return call
 
 
-@QUOTA_LEDGERS.add(
-    "redis",
-    "units spent today, one count in Redis for every worker and host",
-    ready=("redis",),
-    needs=("redis",),
-)
-async def _redis_ledger(wiring: Wiring) -> QuotaLedger:
-    from influencer_stats.interpreters.youtube.quota_redis import RedisQuotaLedger
+#: No budget: nothing spent, nothing counted.
+NO_QUOTA = Quota()
 
-    keys = wiring.redis_keys()
-    return RedisQuotaLedger(await wiring.redis(), keys.quota, wiring.log)
+QuotaBuilder = Callable[["Resources"], Awaitable[Quota]]
+QUOTAS: Registry[QuotaBuilder] = Registry("quota")
+
+
+@QUOTAS.add("none", "no budget: YouTube calls spend no unit and are counted nowhere")
+async def _none(_: Resources) -> Quota:
+    return NO_QUOTA
+
+
+async def quota_spender(wiring: Wiring) -> QuotaSpending | None:
+    """The process's one spender of the day's budget (what the ``quota`` choice built), or None."""
+    return await wiring.quota.spender(wiring)

@@ -11,7 +11,7 @@ from typing import Final
 
 from influencer_stats.bootstrap.logs import LOG_WRAPPERS, LOGGERS
 from influencer_stats.bootstrap.metrics import METRICS
-from influencer_stats.bootstrap.quota import QUOTA_LEDGERS
+from influencer_stats.bootstrap.quota import QUOTAS
 from influencer_stats.bootstrap.registry import Slot
 from influencer_stats.bootstrap.servers import SERVERS
 from influencer_stats.bootstrap.slices import load
@@ -38,7 +38,7 @@ SLOTS: Final[Mapping[str, Slot]] = {
             default="none",
             wrappers_of="video_client",
         ),
-        Slot("quota", "where the units spent today are counted", QUOTA_LEDGERS, default="memory"),
+        Slot("quota", "where the units spent today are counted", QUOTAS, default="none"),
         Slot("metrics", "who records /metrics", METRICS, default="none"),
         Slot(
             "video_wrappers",

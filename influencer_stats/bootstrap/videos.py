@@ -8,12 +8,11 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from influencer_stats.algebras import VideoStatsSource
-from influencer_stats.bootstrap.quota import quota_spender
 from influencer_stats.bootstrap.registry import Registry
 from influencer_stats.bootstrap.wiring import Wiring
 
 if TYPE_CHECKING:
-    from influencer_stats.algebras.youtube import VideosListCall, YouTubeConnections
+    from influencer_stats.algebras.youtube import YouTubeConnections
     from influencer_stats.interpreters.youtube.aiohttp_client import AiohttpVideosList
     from influencer_stats.interpreters.youtube.call_gate import CallGate
     from influencer_stats.settings import Settings
@@ -117,17 +116,8 @@ async def _youtube(client: HttpClient, batched: bool, wiring: Wiring) -> VideoSt
         retries=settings.upstream_retries,
     )
     http, gate = await youtube_connections(wiring, client)
-    call = await _governed(wiring, wiring.tracing.call(http))
+    call = await wiring.quota.governed(wiring, wiring.tracing.call(http))
     return YouTubeVideoStatsSource(call, policy, gate, wiring.log, wiring.metrics, clock=time.monotonic)
-
-
-async def _governed(wiring: Wiring, call: VideosListCall) -> VideosListCall:
-    """``call`` under the quota governor (last before the network), spending the day's budget;
-    without one, ``call`` itself."""
-    from influencer_stats.interpreters.youtube.quota import QuotaGovernor
-
-    spender = await quota_spender(wiring)
-    return call if spender is None else QuotaGovernor(call, spender)
 
 
 def add_youtube_client(name: str, library: HttpClient, doc: str, *, batched: bool = False) -> None:

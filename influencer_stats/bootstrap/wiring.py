@@ -3,19 +3,20 @@ SQLite database.
 
 Builders run in three stages, each seeing what the earlier ones built:
 metrics (``Resources``), then the logger (``Observed``: + metrics), then
-everything else (``Wiring``: + the log and the day's quota budget).
+everything else (``Wiring``: + the log). The tracing and the quota (what the ``quota`` choice
+built, ``bootstrap/quota.py``) are built first and shared by all three.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack, suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO, Final, TypeVar, cast
 
 from influencer_stats.algebras import AllMetrics, EventLog
+from influencer_stats.bootstrap.quota import NO_QUOTA, Quota
 from influencer_stats.bootstrap.tracing import NO_TRACING, Tracing
 from influencer_stats.settings import Settings
 
@@ -23,7 +24,6 @@ if TYPE_CHECKING:
     from influencer_stats.interpreters.redis_keys import RedisKeys
     from influencer_stats.interpreters.redis_topology import RedisClient
     from influencer_stats.interpreters.sqlite_database import SqliteDatabase
-    from influencer_stats.interpreters.youtube.quota import QuotaBudget
 
 #: The slots a Cluster's video cache spreads over (each with its stale queue): enough that
 #: every shard of a Cluster of up to a dozen primaries holds some (16,384 slots in all).
@@ -49,6 +49,7 @@ class _Shared:
     redis: RedisClient | None = None
     sqlite: SqliteDatabase | None = None
     tracing: Tracing = NO_TRACING
+    quota: Quota = NO_QUOTA
     once: dict[str, object] = field(default_factory=dict)
 
 
@@ -130,6 +131,16 @@ class Resources:
         """Set the tracing every later builder sees (the root's first step)."""
         self._shared.tracing = tracing
 
+    @property
+    def quota(self) -> Quota:
+        """What the ``quota`` slot built: the day's budget every later builder asks
+        (``NO_QUOTA`` until then, and with ``none``: no budget)."""
+        return self._shared.quota
+
+    def count_with(self, quota: Quota) -> None:
+        """Set the quota every later builder sees (the root's second step, before the metrics)."""
+        self._shared.quota = quota
+
     def observed(self, metrics: AllMetrics) -> Observed:
         """The next stage: these resources plus the metrics."""
         return Observed(self.settings, self.exits, self.checks, self.stdout, self._shared, metrics=metrics)
@@ -142,7 +153,7 @@ class Observed(Resources):
     metrics: AllMetrics = field(kw_only=True)
 
     def wired(self, log: EventLog) -> Wiring:
-        """The last stage: these resources, the metrics, the log and the day's quota budget."""
+        """The last stage: these resources, the metrics and the log."""
         return Wiring(
             self.settings,
             self.exits,
@@ -151,31 +162,19 @@ class Observed(Resources):
             self._shared,
             metrics=self.metrics,
             log=log,
-            quota=_quota_budget(self.settings),
         )
 
 
 @dataclass(slots=True)
 class Wiring(Observed):
-    """Resources, metrics, the log and the quota budget (what every other builder is built with).
+    """Resources, metrics and the log (what every other builder is built with).
 
-    ``quota`` is built before any video builder runs, so the YouTube base
-    (which spends it) and the per-video caches (which stretch freshness by
-    how it is spent) get the same one whatever order they are built in;
-    ``None`` without a budget (``quota_per_day`` 0).
+    ``quota`` (on ``Resources``) is built before any video builder runs, so the YouTube base
+    (which spends it) and the per-video caches (which stretch freshness by how it is spent) get
+    the same one whatever order they are built in.
     """
 
     log: EventLog = field(kw_only=True)
-    quota: QuotaBudget | None = field(kw_only=True)
-
-
-def _quota_budget(settings: Settings) -> QuotaBudget | None:
-    if settings.quota_per_day == 0:
-        return None
-    from influencer_stats.interpreters.youtube.quota import QuotaBudget, QuotaDay
-
-    # Wall time: quota days are Pacific calendar days, shared by hosts.
-    return QuotaBudget(settings.quota_per_day, QuotaDay(settings.quota_day_s), time.time)
 
 
 async def _cancel(task: asyncio.Future[Any]) -> None:

@@ -21,7 +21,6 @@ from influencer_stats.domain.models import (
     CollectionSource,
     InvalidUpstreamData,
     QuotaExceeded,
-    QuotaExhausted,
     SourceNotFound,
     SourceTooLarge,
     UpstreamTimeout,
@@ -168,27 +167,6 @@ async def test_private_and_deleted_videos_are_left_out_duplicates_kept(youtube: 
     read = await youtube.reader.videos(CollectionSource("playlist", "PLmixed"), 5_000)
 
     assert read == Success((ids[0], ids[2], ids[0], ids[4]))
-
-
-async def test_each_call_spends_a_unit_and_none_is_made_past_the_budget(youtube: World) -> None:
-    channel, playlist = CollectionSource("channel", CHANNEL), CollectionSource("playlist", "PLcontract120")
-    await youtube.define(channel, playlist)
-
-    assert isinstance(await youtube.reader.videos(channel, 5_000), Success)  # a channel call and 2 pages
-    refused = await youtube.reader.videos(playlist, 5_000)  # 1 unit left of 4: 1 page of 3
-
-    assert isinstance(refused.failure(), QuotaExhausted)
-    assert youtube.calls() == 4
-
-
-async def test_a_read_the_budget_left_cannot_finish_stops_after_its_first_page(youtube: World) -> None:
-    source = CollectionSource("playlist", "PLcontract250")  # 5 pages; 3 units left after the first
-    await youtube.define(source)
-
-    refused = await youtube.reader.videos(source, 5_000)
-
-    assert isinstance(refused.failure(), QuotaExhausted), refused
-    assert youtube.calls() == 1
 
 
 @pytest.mark.parametrize(

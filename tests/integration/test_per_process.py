@@ -4,8 +4,8 @@ processes build them, either share it, or the entry declares it kept per process
 
 For the slots where another worker is observable: a store (a collection saved through one is
 read through the other), a stats cache (a write through one worker's store reaches what the
-other answers), or a quota ledger (the two never spend more than the budget together); a slice's
-tests check its own slots (``tests/per_process.py``).
+other answers); a slice's tests check its own choices (``tests/per_process.py``: the quota's in
+``test_quota_per_process.py``).
 Parametrized from the registries: a new choice that keeps its state in the process and says
 nothing fails here (unless a check of its own refuses several workers), and so does one
 declared per process whose instances do share.
@@ -13,7 +13,6 @@ declared per process whose instances do share.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -21,17 +20,14 @@ import pytest
 from returns.result import Success
 
 from influencer_stats.algebras import CollectionStatsQuery, CollectionStore
-from influencer_stats.bootstrap.quota import QUOTA_LEDGERS
 from influencer_stats.bootstrap.root import build_stats, build_store, build_video_stats
 from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.bootstrap.wiring import Wiring
 from influencer_stats.domain.models import Collection, CollectionId, VideoId
 from tests.per_process import Shares, assert_shared_or_declared
-from tests.support import A_YOUTUBE_CLIENT
 
 ONE = CollectionId("one")
 A, B = VideoId("-4lB5EKS5Uk"), VideoId("-jlLkTtgWUk")
-BUDGET = 3
 
 
 async def _store_shares(one: Wiring, two: Wiring) -> bool:
@@ -54,20 +50,10 @@ async def _stats_share(one: Wiring, two: Wiring) -> bool:
     return (await reader.stats(ONE)).unwrap().stats.videos == 1
 
 
-async def _ledgers_share(one: Wiring, two: Wiring) -> bool:
-    """Two ledgers taking units of one day never spend more than the budget together."""
-    entry = QUOTA_LEDGERS[one.settings.choices.one("quota")]
-    ledgers = [await entry.build(one), await entry.build(two)]
-    day = f"per-process-{uuid.uuid4().hex}"
-    taken = [await ledger.take(day, BUDGET, 60) for ledger in ledgers for _ in range(BUDGET)]
-    return sum(isinstance(outcome, Success) for outcome in taken) <= BUDGET
-
-
 #: Slot → how to see another worker's state, and the choices it is seen with.
 OBSERVED: Mapping[str, tuple[Shares, Mapping[str, str]]] = {
     "store": (_store_shares, {"cache": "none"}),
     "cache": (_stats_share, {"store": "sqlite"}),
-    "quota": (_ledgers_share, {"video_client": A_YOUTUBE_CLIENT}),
 }
 CASES = [(slot, name) for slot in OBSERVED for name in SLOTS[slot].registry.names()]
 

@@ -4,7 +4,7 @@ On a Cluster a command or script naming keys of two slots fails (CROSSSLOT),
 so each interpreter's keys are laid out by slot (``RedisKeys``): the keys of
 one collection share one, the videos spread over ``CLUSTER_VIDEO_SHARDS``,
 each with its claims and stale queue. What runs here is what a deployment
-on a Cluster runs: the store with paging and the quota count (the video cache's
+on a Cluster runs: the store with paging (the quota count: test_redis_cluster_quota.py; the video cache's
 entries, queue and claims: test_redis_cluster_video_cache.py; the kept sources: test_redis_cluster_sources.py; the stats caches:
 test_stats_cache_cluster.py; failover under load: test_failover.py).
 """
@@ -32,8 +32,6 @@ from influencer_stats.domain.models import (
 from influencer_stats.interpreters.collections.redis_store import RedisCollectionStore
 from influencer_stats.interpreters.redis_keys import RedisKeys
 from influencer_stats.interpreters.redis_topology import cluster, read_many
-from influencer_stats.interpreters.youtube.quota_redis import RedisQuotaLedger
-from influencer_stats.testing.event_log import CapturingEventLog
 from tests.containers import redis_command
 from tests.redis_cluster_nodes import ClusterTopology, redis_cluster
 from tests.shared_redis import unique_prefix
@@ -103,14 +101,6 @@ async def test_a_durable_write_waits_for_no_replica_a_shard_lacks_and_says_so(
     saved = await store.save(CollectionId("d"), ())
 
     assert saved.failure() == StoreUnavailable("redis: NotReplicated")
-
-
-async def test_the_quota_count_is_one_for_every_client(client: RedisCluster, keys: RedisKeys) -> None:
-    ledger = RedisQuotaLedger(client, keys.quota, CapturingEventLog())
-
-    spent = [await ledger.take("2026-12-04", 3, 60) for _ in range(4)]
-
-    assert [s.value_or("spent") for s in spent] == [1, 2, 3, "spent"]
 
 
 async def test_more_calls_at_once_than_a_node_has_connections_wait_their_turn(

@@ -4,7 +4,7 @@ as its own process, real SQLite and Redis.
 - Every server reads a playlist and a channel page by page, counted by the double: a unit a
   call, a refresh picks the new uploads up, a list over the limit costs one call, a missing one
   and YouTube's quota error answer problems.
-- The day's budget covers these calls too: past it the import is refused and nothing is called.
+- What they spend of the day's budget: test_sources_quota.py (the ``quota`` slice's too).
 - The SQLite sources survive a restart (a refresh after it still knows the playlist).
 - Two processes on one Redis refresh each collection once per interval between them.
 """
@@ -95,26 +95,6 @@ def test_every_server_reads_playlists_and_channels_from_youtube_a_unit_a_call(
     assert missing.status_code == 422 and missing.json()["type"].endswith("source-not-found")
     assert quota.status_code == 503 and quota.json()["type"].endswith("upstream-quota-exceeded")
     assert listed == ["creator"]  # nothing refused was saved
-
-
-def test_the_days_budget_counts_these_calls_and_none_is_made_past_it(
-    double: tuple[str, YouTubeDouble], tmp_path: Path
-) -> None:
-    url, youtube = double
-    youtube.playlist("PLlong", VIDEOS[:120])  # 3 pages
-    env = _env(url, INFLUENCER_STATS_QUOTA_PER_DAY="4")
-    with (
-        running_service(profile_args("youtube"), tmp_path / "s.log", env=env) as service,
-        httpx.Client(base_url=service.url, timeout=30) as http,
-    ):
-        first = http.put("/collections/a", json={"playlist": "PLlong"})
-        second = http.put("/collections/b", json={"playlist": "PLlong"})  # 1 unit left: 1 page of 3
-        calls = _calls(youtube)
-
-    assert first.status_code == 201 and len(first.json()["videos"]) == 120
-    assert second.status_code == 503 and second.json()["type"].endswith("quota-exhausted")
-    assert int(second.headers["retry-after"]) >= 1
-    assert calls == (4, 0)
 
 
 def test_a_playlist_over_the_default_limit_of_5000_is_refused_after_one_call(

@@ -350,16 +350,3 @@ def test_a_word_setting_is_read_in_any_case(level: str, tasks: str) -> None:
 
     assert settings.log_level == "info"
     assert settings.granian_tasks == "rust"
-
-
-def test_several_workers_counting_quota_each_are_refused_only_for_a_client_that_spends_it() -> None:
-    # ``spends_quota`` on the video client's entry, not its name, says whether N workers could
-    # spend N budgets with the ``memory`` ledger.
-    flags = {"video_client": YOUTUBE_CLIENTS[0], "store": "sqlite", "cache": "none", "workers": "2"}
-    with pytest.raises(ConfigError) as raised:
-        resolve(DOUBLE, flags)
-
-    assert "counts quota units in each process: with --workers 2 use --quota redis" in str(raised.value)
-    assert resolve(DOUBLE, {**flags, "video_client": "fake"}).workers == 2
-    assert resolve(DOUBLE, {**flags, "quota": "redis"}).workers == 2
-    assert resolve({**DOUBLE, "INFLUENCER_STATS_QUOTA_PER_DAY": "0"}, flags).workers == 2

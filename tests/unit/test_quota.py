@@ -18,14 +18,14 @@ from influencer_stats.domain.models import (
     VideoId,
 )
 from influencer_stats.domain.quota import PACIFIC, YOUTUBE_DAY_S
-from influencer_stats.interpreters.videos.synthetic import synthetic_stats
-from influencer_stats.interpreters.youtube.quota import (
+from influencer_stats.interpreters.quota.quota import (
     MemoryQuotaLedger,
     QuotaBudget,
     QuotaDay,
     QuotaGovernor,
     QuotaSpender,
 )
+from influencer_stats.interpreters.videos.synthetic import synthetic_stats
 from influencer_stats.testing.clock import ManualClock as Clock
 from influencer_stats.testing.event_log import CapturingEventLog
 from tests.support import RecordingMetrics
@@ -154,3 +154,19 @@ async def test_an_unreachable_ledger_makes_no_call_and_says_it_is_this_services_
 def test_a_budget_needs_at_least_one_unit() -> None:
     with pytest.raises(ValueError, match="at least one unit"):
         governor(Call(), Clock(), budget=0)
+
+
+async def test_the_spender_affords_what_is_left_of_the_day_as_its_ledger_last_said() -> None:
+    clock = Clock(1_000.0)
+    budget = QuotaBudget(5, QuotaDay(3_600), clock)
+    spender = QuotaSpender(MemoryQuotaLedger(), budget, CapturingEventLog(), RecordingMetrics())
+    assert spender.afford(5) is None  # nothing spent yet
+
+    assert await spender.spend() is None and await spender.spend() is None
+    refused = spender.afford(4)
+
+    assert spender.afford(3) is None
+    assert isinstance(refused, QuotaExhausted) and refused.retry_after_s == 3_600 - 1_000
+    assert "needs 4 more" in refused.detail and "3 are left" in refused.detail
+    clock.now += 3_600  # the next day: all of it again
+    assert spender.afford(5) is None

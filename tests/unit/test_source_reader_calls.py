@@ -16,12 +16,9 @@ from influencer_stats.domain.models import (
     UpstreamError,
     VideoId,
 )
-from influencer_stats.interpreters.metrics.noop import NoMetrics
 from influencer_stats.interpreters.readers.youtube import YouTubeSourceReader
 from influencer_stats.interpreters.readers.youtube_wire import playlist_url
 from influencer_stats.interpreters.youtube.call_gate import CallGate, Flow
-from influencer_stats.interpreters.youtube.quota import MemoryQuotaLedger, QuotaBudget, QuotaDay, QuotaSpender
-from influencer_stats.testing.clock import ManualClock
 from influencer_stats.testing.event_log import CapturingEventLog
 from tests.unit.test_source_readers import (
     PLAYLIST,
@@ -105,22 +102,6 @@ async def test_a_read_whose_remaining_pages_exceed_the_budget_left_stops_after_i
         assert isinstance(done, Success) and len(done.unwrap()) == 120
     else:  # 3 pages, 1 left after the first: not started
         assert isinstance(done.failure(), QuotaExhausted)
-
-
-async def test_the_spender_affords_what_is_left_of_the_day_as_its_ledger_last_said() -> None:
-    clock = ManualClock(1_000.0)
-    budget = QuotaBudget(5, QuotaDay(3_600), clock)
-    spender = QuotaSpender(MemoryQuotaLedger(), budget, CapturingEventLog(), NoMetrics())
-    assert spender.afford(5) is None  # nothing spent yet
-
-    assert await spender.spend() is None and await spender.spend() is None
-    refused = spender.afford(4)
-
-    assert spender.afford(3) is None
-    assert isinstance(refused, QuotaExhausted) and refused.retry_after_s == 3_600 - 1_000
-    assert "needs 4 more" in refused.detail and "3 are left" in refused.detail
-    clock.now += 3_600  # the next day: all of it again
-    assert spender.afford(5) is None
 
 
 async def test_a_page_naming_a_token_already_read_is_invalid_data_at_once() -> None:

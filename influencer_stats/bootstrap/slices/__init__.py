@@ -30,6 +30,7 @@ INSTALLED: Final[tuple[str, ...]] = (
     "history",  # snapshots of each collection's stats: /history, /history.svg, /growth
     "httpx_clients",  # the YouTube clients over httpx (--video-client httpx; httpx-batched with batching)
     "prometheus",  # /metrics in Prometheus's text format, summed over workers (--metrics prometheus)
+    "quota",  # the day's budget of YouTube units, never overspent (--quota memory|redis)
     "sources",  # collections read from a playlist or channel, kept and refreshed (PUT, GET, refresh)
     "stats_cache",  # the stats caches: in process, in Redis, near (--cache stats, redis, near)
     "tracing",  # OpenTelemetry spans over OTLP/HTTP (--tracing otel)

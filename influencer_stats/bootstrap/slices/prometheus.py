@@ -73,7 +73,7 @@ async def _prometheus(resources: Resources) -> AllMetrics:
         ROUTES,
         settings.prometheus_multiproc_dir,
         version=version(),
-        quota_budget=settings.quota_per_day or None,
+        quota_budget=resources.quota.units(),
     )
     resources.background(monitor_loop_lag(metrics.loop_lag), "loop-lag")
     if metrics.multiprocess:

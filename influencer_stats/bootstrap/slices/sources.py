@@ -51,7 +51,7 @@ SLICE = Slice(
         "tests/unit/test_source_*.py",
         "tests/unit/test_sources_*.py",
         "tests/contract/test_collection_sources.py",
-        "tests/contract/test_source_reader.py",
+        "tests/contract/test_source_reader*.py",  # test_source_reader_quota.py: the quota slice's too
         "tests/integration/test_sources*.py",
         "tests/integration/test_source_*.py",
         "tests/integration/test_redis_sources.py",

@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from influencer_stats.algebras.video_cache import StaleQueue, VideoEntries
     from influencer_stats.interpreters.stats.cache import CachePolicy
     from influencer_stats.interpreters.video_cache.miss_claims import SharedMisses
-    from influencer_stats.interpreters.youtube.quota import QuotaBudget
     from influencer_stats.settings import Settings
 
 SLICE = Slice(
@@ -40,7 +39,7 @@ SLICE = Slice(
         "tests/integration/test_redis_stale_queue.py",
         "tests/integration/test_redis_video_shards.py",
         "tests/integration/test_redis_cluster_video_cache.py",
-        "tests/integration/test_quota_economy.py",
+        "tests/integration/test_quota_economy.py",  # the quota slice's too: gone with the first removed
         "tests/integration/test_video_cache_deadline.py",
         "tests/integration/test_perf_overlap.py",
     ),
@@ -80,7 +79,7 @@ async def _memory_cache(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSo
     settings = wiring.settings
     entries = MemoryVideoEntries(settings.video_cache_max_entries)
     stale = MemoryStaleQueue(ids_per_call(settings))
-    return _cached(wiring, inner, entries, stale, time.monotonic, wiring.quota, shared=False, misses=None)
+    return _cached(wiring, inner, entries, stale, time.monotonic, shared=False, misses=None)
 
 
 @VIDEO_CACHES.add(
@@ -124,9 +123,7 @@ async def _redis_cache(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSou
         wait_s=settings.upstream_call_timeout_s,
         max_ids=_MAX_WAITED_IDS,
     )
-    return _cached(  # wall time: shared by hosts
-        wiring, inner, entries, stale, time.time, wiring.quota, shared=True, misses=misses
-    )
+    return _cached(wiring, inner, entries, stale, time.time, shared=True, misses=misses)  # wall time: hosts
 
 
 def _cached(
@@ -135,13 +132,13 @@ def _cached(
     entries: VideoEntries,
     stale: StaleQueue,
     clock: Callable[[], float],
-    budget: QuotaBudget | None,
     *,
     shared: bool,
     misses: SharedMisses | None,
 ) -> VideoStatsSource:
-    """The per-video cache over ``inner``, its parts built here: freshness stretched by ``budget``
-    (when there is one), the calls, and (with a batching client) refresh-ahead and the stale queue."""
+    """The per-video cache over ``inner``, its parts built here: freshness stretched by the day's
+    quota (``wiring.quota``: never without a budget), the calls, and (with a batching client)
+    refresh-ahead and the stale queue."""
     from influencer_stats.interpreters.video_cache.asked_since import AskedSince
     from influencer_stats.interpreters.video_cache.freshness import Freshness
     from influencer_stats.interpreters.video_cache.refresh_ahead import RefreshAhead
@@ -151,7 +148,7 @@ def _cached(
 
     settings, metrics = wiring.settings, wiring.metrics
     policy = _video_policy(settings)
-    freshness = Freshness(policy, budget.stretch if budget is not None else _unstretched)
+    freshness = Freshness(policy, wiring.quota.stretch)
     fill_to = ids_per_call(settings)
     ahead = refresher = None
     if fill_to:
@@ -171,7 +168,3 @@ def _cached(
         ahead=ahead,
         refresher=refresher,
     )
-
-
-def _unstretched() -> float:
-    return 1.0  # no quota budget: freshness is never stretched

@@ -1,4 +1,4 @@
-"""The quota governor: never more ``videos.list`` calls per quota day than the budget."""
+"""The quota governor: never more YouTube calls per quota day than the budget."""
 
 from __future__ import annotations
 

@@ -1,0 +1,60 @@
+"""The ``quota`` slice's choices as config resolves them and the root builds them: ``memory`` the
+default while installed, refused with several workers only for a client that spends the budget;
+one spender per process, under which each ``videos.list`` call is governed."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+
+import pytest
+from returns.result import Result, Success
+
+from influencer_stats.bootstrap.quota import NO_QUOTA
+from influencer_stats.bootstrap.root import open_wiring
+from influencer_stats.config.resolve import ConfigError, resolve
+from influencer_stats.domain.models import StatsByVideo, UpstreamError, VideoId
+from influencer_stats.interpreters.quota.quota import QuotaGovernor
+from tests.support import YOUTUBE_CLIENTS
+
+DOUBLE = {"YOUTUBE_API_URL": "http://127.0.0.1:9/youtube/v3/videos"}
+
+
+async def _call(ids: Sequence[VideoId]) -> Result[StatsByVideo, UpstreamError]:
+    return Success({})
+
+
+def test_the_in_process_count_is_the_default_while_the_slice_is_installed() -> None:
+    assert resolve(DOUBLE, {}).choices.one("quota") == "memory"
+    assert resolve(DOUBLE, {"quota": "none"}).choices.one("quota") == "none"
+
+
+def test_several_workers_counting_quota_each_are_refused_only_for_a_client_that_spends_it() -> None:
+    # ``spends_quota`` on the video client's entry, not its name, says whether N workers could
+    # spend N budgets with the ``memory`` ledger.
+    flags = {"video_client": YOUTUBE_CLIENTS[0], "store": "sqlite", "cache": "none", "workers": "2"}
+    with pytest.raises(ConfigError) as raised:
+        resolve(DOUBLE, flags)
+
+    assert "counts quota units in each process: with --workers 2 use --quota redis" in str(raised.value)
+    assert resolve(DOUBLE, {**flags, "video_client": "fake"}).workers == 2
+    assert resolve(DOUBLE, {**flags, "quota": "redis"}).workers == 2
+    assert resolve({**DOUBLE, "INFLUENCER_STATS_QUOTA_PER_DAY": "0"}, flags).workers == 2
+
+
+async def test_a_counted_quota_is_built_once_per_process_and_governs_each_call() -> None:
+    environ = {**DOUBLE, "INFLUENCER_STATS_QUOTA_PER_DAY": "2"}
+    settings = resolve(environ, {"logger": "silent", "metrics": "none"})
+    async with open_wiring(settings, io.BytesIO()) as wiring:
+        spender = await wiring.quota.spender(wiring)
+
+        assert spender is not None and await wiring.quota.spender(wiring) is spender
+        assert wiring.quota.units() == 2
+        assert isinstance(await wiring.quota.governed(wiring, _call), QuotaGovernor)
+        assert [await spender.spend() is None for _ in range(3)] == [True, True, False]
+
+
+async def test_no_budget_counts_nothing_whatever_the_ledger() -> None:
+    environ = {**DOUBLE, "INFLUENCER_STATS_QUOTA_PER_DAY": "0"}
+    async with open_wiring(resolve(environ, {"logger": "silent", "metrics": "none"}), io.BytesIO()) as wiring:
+        assert wiring.quota is NO_QUOTA
