@@ -29,6 +29,7 @@ __all__ = [
     "A_YOUTUBE_CLIENT",
     "ONE_CLIENT_PER_LIBRARY",
     "SERVERS",
+    "SHARED_STORE",
     "YOUTUBE_CLIENTS",
     "RecordingMetrics",
     "RunningService",
@@ -73,6 +74,13 @@ def instead_of_slices(name: str) -> dict[str, str]:
         except ValueError:
             instead[slot] = SLOTS[slot].names()[0]
     return instead
+
+
+#: A store every worker shares (its entry keeps nothing per process), one reaching no server
+#: first: SQLite with its slice, else Redis. Suites that want state workers share take it.
+SHARED_STORE = min(
+    (entry for entry in SLOTS["store"].registry if entry.per_process is None), key=lambda e: bool(e.needs)
+).name
 
 
 #: The video clients that call videos.list over HTTP (not the offline fake): each asks for a key.
