@@ -30,6 +30,7 @@ __all__ = [
     "ONE_CLIENT_PER_LIBRARY",
     "SERVERS",
     "SHARED_STORE",
+    "SHARED_STORE_ARGS",
     "YOUTUBE_CLIENTS",
     "RecordingMetrics",
     "RunningService",
@@ -81,6 +82,11 @@ def instead_of_slices(name: str) -> dict[str, str]:
 SHARED_STORE = min(
     (entry for entry in SLOTS["store"].registry if entry.per_process is None), key=lambda e: bool(e.needs)
 ).name
+
+
+#: Its flag, for a service whose workers share their state; a test starting one asks for the
+#: ``shared_store_server`` fixture (``tests/integration/conftest.py``): the server it needs, if any.
+SHARED_STORE_ARGS = ("--store", SHARED_STORE)
 
 
 #: The video clients that call videos.list over HTTP (not the offline fake): each asks for a key.

@@ -32,7 +32,7 @@ SLICE = Slice(
         "influencer_stats/interpreters/collections/sqlite.py",
         "tests/unit/test_sqlite_reads.py",
         "tests/unit/test_sqlite_revisions.py",
-        "tests/integration/test_sqlite_durability.py",
+        "tests/integration/test_sqlite_*.py",
     ),
     modules=(
         "influencer_stats.interpreters.sqlite_database",
