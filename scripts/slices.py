@@ -7,8 +7,9 @@
     python scripts/slices.py skeleton DEST [--keep NAME,…]  a new repository: the core, and the slices kept
 
 A removal is what ARCHITECTURE.md says by hand: delete the files the slice declares
-(``SLICE.files`` in ``influencer_stats/bootstrap/slices/<name>.py``, that module among them) and
-its one line in ``INSTALLED``, then regenerate the configuration tables. ``check`` does it in a
+(``SLICE.files`` in ``influencer_stats/bootstrap/slices/<name>.py``, that module among them, and
+those of its joints with another slice: ``<name>__<other>.py`` or ``<other>__<name>.py``, each
+declaring ``JOINT``) and its one line in ``INSTALLED``, then regenerate the configuration tables. ``check`` does it in a
 scratch copy, then looks for any file left that still names one of the slice's modules (and
 names it), then runs ruff, mypy (strict), lint-imports and the unit and contract suites on what
 is left, two removals at a time. It fails when any removal fails, or when the whole takes longer
