@@ -1,14 +1,15 @@
 """Remove the service's slices, and prove each can go (``make slices``).
 
     python scripts/slices.py list                 every installed slice and its files
-    python scripts/slices.py files NAME           the files removing NAME deletes
+    python scripts/slices.py files NAME           the files removing NAME deletes (its joints' too)
     python scripts/slices.py remove NAME... DEST  a copy of the checkout without them, in DEST
     python scripts/slices.py check [NAME...]      remove each alone, then all, and run the checks
     python scripts/slices.py skeleton DEST [--keep NAME,…]  a new repository: the core, and the slices kept
 
 A removal is what ARCHITECTURE.md says by hand: delete the files the slice declares
-(``SLICE.files`` in ``influencer_stats/bootstrap/slices/<name>.py``, that module among them) and
-its one line in ``INSTALLED``, then regenerate the configuration tables. ``check`` does it in a
+(``SLICE.files`` in ``influencer_stats/bootstrap/slices/<name>.py``, that module among them, and
+those of its joints with another slice: ``<name>__<other>.py`` or ``<other>__<name>.py``, each
+declaring ``JOINT``) and its one line in ``INSTALLED``, then regenerate the configuration tables. ``check`` does it in a
 scratch copy, then looks for any file left that still names one of the slice's modules (and
 names it), then runs ruff, mypy (strict), lint-imports and the unit and contract suites on what
 is left, two removals at a time. It fails when any removal fails, or when the whole takes longer
@@ -51,14 +52,19 @@ class Declared:
     files: tuple[str, ...]
     modules: tuple[str, ...]
     shared: tuple[str, ...] = ()
+    #: The joints it is part of (``slice.Joint``: what it is only with another slice installed),
+    #: each declared as a slice named ``<a>__<b>``: removed with it, whichever of the two goes.
+    joints: tuple[Declared, ...] = ()
 
 
 def installed(root: Path) -> list[Declared]:
     """The slices installed in the checkout at ``root``, read by importing its list there."""
     code = (
         "import json\n"
-        "from influencer_stats.bootstrap.slices import load\n"
-        "print(json.dumps([[s.name, s.doc, list(s.files), list(s.modules), list(s.shared)] for s in load()]))\n"
+        "from influencer_stats.bootstrap.slices import joints, load\n"
+        "slices = [[s.name, s.doc, list(s.files), list(s.modules), list(s.shared)] for s in load()]\n"
+        "joined = [[j.name, j.doc, list(j.files), list(j.modules), list(j.of)] for j in joints()]\n"
+        "print(json.dumps([slices, joined]))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code],
@@ -68,11 +74,18 @@ def installed(root: Path) -> list[Declared]:
         text=True,
         check=True,
     )
-    return [Declared(n, d, tuple(f), tuple(m), tuple(sh)) for n, d, f, m, sh in json.loads(done.stdout)]
+    slices, joined = json.loads(done.stdout)
+    joints = [(Declared(n, d, tuple(f), tuple(m)), set(of)) for n, d, f, m, of in joined]
+    return [
+        Declared(n, d, tuple(f), tuple(m), tuple(sh), tuple(j for j, of in joints if n in of))
+        for n, d, f, m, sh in slices
+    ]
 
 
-def files_of(root: Path, declared: Declared) -> list[Path]:
-    """Every file (relative to ``root``) removing the slice deletes: what it declares and its module.
+def files_of(root: Path, declared: Declared, *, present: bool = False) -> list[Path]:
+    """Every file (relative to ``root``) removing the slice deletes: what it declares, its module,
+    and its joints' (those still there: a joint goes with the first of its two slices removed).
+    ``present``: only the files there, no pattern required to match (a joint's, once gone).
 
     A file two slices declare (a test of both) goes with the first removed: a pattern that matches
     nothing is refused unless a slice removed before (``REMOVED``) declared it too."""
@@ -81,14 +94,16 @@ def files_of(root: Path, declared: Declared) -> list[Path]:
     gone = set(record.read_text().split()) if record.is_file() else set()
     for pattern in declared.files:
         matched = sorted(root.glob(pattern))
-        if not matched and pattern in gone:
+        if not matched and (present or pattern in gone):
             continue
         if not matched:
             raise SystemExit(f"slice {declared.name}: {pattern!r} matches no file")
         for path in matched:
             walked = [p for p in path.rglob("*") if p.is_file()] if path.is_dir() else [path]
             found |= {p.relative_to(root) for p in walked if "__pycache__" not in p.parts}
-    return sorted(found)
+    for joint in declared.joints:
+        found |= set(files_of(root, joint, present=True))
+    return sorted(p for p in found if not present or (root / p).exists())
 
 
 def copy_checkout(dest: Path) -> None:
@@ -138,7 +153,8 @@ def marked(name: str) -> re.Pattern[str]:
 def remove(dest: Path, slices: Sequence[Declared]) -> None:
     """Delete each slice's files, its line in ``INSTALLED`` and the parts of the pages marked as its
     (``marked``) in ``dest``, note them in ``REMOVED``; regenerate the tables. A file several slices
-    share (``Slice.shared``) goes once every slice declaring it is removed."""
+    share (``Slice.shared``) goes once every slice declaring it is removed; a joint of two
+    (``slice.Joint``) with the first of them (``files_of``)."""
     everyone = installed(dest)
     for declared in slices:
         for path in files_of(dest, declared):
@@ -152,9 +168,12 @@ def remove(dest: Path, slices: Sequence[Declared]) -> None:
         for page in [*dest.glob("*.md"), *dest.glob("docs/*.md")]:
             text = page.read_text()
             page.write_text(marked(declared.name).sub("", text))
+        joined = [str(SLICES / f"{j.name}.py") for j in declared.joints] + [
+            pattern for j in declared.joints for pattern in j.files
+        ]
         with (dest / REMOVED).open("a") as record:
             record.write(
-                f"{declared.name}: {' '.join((str(SLICES / f'{declared.name}.py'), *declared.files))}\n"
+                f"{declared.name}: {' '.join((str(SLICES / f'{declared.name}.py'), *declared.files, *joined))}\n"
             )
     gone = {declared.name for declared in slices}
     for pattern in sorted({pattern for declared in everyone for pattern in declared.shared}):
@@ -175,8 +194,9 @@ def remove(dest: Path, slices: Sequence[Declared]) -> None:
 
 
 def still_naming(dest: Path, slices: Iterable[Declared]) -> list[str]:
-    """``path:line: text`` for every line left in ``dest`` that names a removed slice's module."""
-    modules = [m for s in slices for m in s.modules]
+    """``path:line: text`` for every line left in ``dest`` that names a removed slice's module, or
+    one of its joints'."""
+    modules = [m for s in slices for m in (*s.modules, *(m for j in s.joints for m in j.modules))]
     if not modules:
         return []
     pattern = re.compile(

@@ -29,6 +29,8 @@ __all__ = [
     "A_YOUTUBE_CLIENT",
     "ONE_CLIENT_PER_LIBRARY",
     "SERVERS",
+    "SHARED_STORE",
+    "SHARED_STORE_ARGS",
     "YOUTUBE_CLIENTS",
     "RecordingMetrics",
     "RunningService",
@@ -73,6 +75,18 @@ def instead_of_slices(name: str) -> dict[str, str]:
         except ValueError:
             instead[slot] = SLOTS[slot].names()[0]
     return instead
+
+
+#: A store every worker shares (its entry keeps nothing per process), one reaching no server
+#: first: SQLite with its slice, else Redis. Suites that want state workers share take it.
+SHARED_STORE = min(
+    (entry for entry in SLOTS["store"].registry if entry.per_process is None), key=lambda e: bool(e.needs)
+).name
+
+
+#: Its flag, for a service whose workers share their state; a test starting one asks for the
+#: ``shared_store_server`` fixture (``tests/integration/conftest.py``): the server it needs, if any.
+SHARED_STORE_ARGS = ("--store", SHARED_STORE)
 
 
 #: The video clients that call videos.list over HTTP (not the offline fake): each asks for a key.

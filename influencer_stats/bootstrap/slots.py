@@ -28,7 +28,7 @@ SLOTS: Final[Mapping[str, Slot]] = {
     for slot in (
         Slot("server", "the HTTP server", SERVERS),
         Slot("video_client", "where video statistics come from", VIDEO_CLIENTS),
-        Slot("store", "where collections live", STORES),
+        Slot("store", "where collections live", STORES, default="dict"),
         Slot("logger", "where log events go", LOGGERS),
         Slot("cache", "wrappers of the stats query", STATS_WRAPPERS, default="none", wrappers_of="stats"),
         Slot(

@@ -33,18 +33,6 @@ async def _dict(_: Wiring) -> CollectionStore:
 
 
 @STORES.add(
-    "sqlite",
-    "a durable file (INFLUENCER_STATS_DB), fsynced before each write is acknowledged",
-    paths=("db_path",),
-    ready=("sqlite",),
-)
-async def _sqlite(wiring: Wiring) -> CollectionStore:
-    from influencer_stats.interpreters.collections.sqlite import SqliteCollectionStore
-
-    return await SqliteCollectionStore.create(await wiring.sqlite())
-
-
-@STORES.add(
     "redis",
     "shared by every worker and host (REDIS_URL)",
     ready=("redis",),

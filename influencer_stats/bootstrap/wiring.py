@@ -1,5 +1,5 @@
-"""What builders share: the settings, one exit stack, readiness checks, one Redis client, one
-SQLite database.
+"""What builders share: the settings, one exit stack, readiness checks, one Redis client, and
+what several builders build once (``once``: a slice's database).
 
 Builders run in three stages, each seeing what the earlier ones built:
 metrics (``Resources``), then the logger (``Observed``: + metrics), then
@@ -23,15 +23,15 @@ from influencer_stats.settings import Settings
 if TYPE_CHECKING:
     from influencer_stats.interpreters.redis_keys import RedisKeys
     from influencer_stats.interpreters.redis_topology import RedisClient
-    from influencer_stats.interpreters.sqlite_database import SqliteDatabase
 
 #: The slots a Cluster's video cache spreads over (each with its stale queue): enough that
 #: every shard of a Cluster of up to a dozen primaries holds some (16,384 slots in all).
 CLUSTER_VIDEO_SHARDS: Final = 48
 
-#: Path settings whose file a shared resource of ``Resources`` opens (the method that does),
-#: so several builders may declare them: each keeps its own tables in the one file.
-SHARED_PATHS: Final = {"db_path": "sqlite"}
+#: Path settings whose file a shared resource opens, by the name of the function that does (a
+#: slice adds its own: ``db_path``, the ``sqlite`` slice's ``database``), so several builders may
+#: declare them: each keeps its own tables in the one file, reaching it through that function.
+SHARED_PATHS: Final[dict[str, str]] = {}
 
 T = TypeVar("T")
 
@@ -47,7 +47,6 @@ Checks = dict[str, Callable[[], Awaitable[bool]]]
 @dataclass(slots=True)
 class _Shared:
     redis: RedisClient | None = None
-    sqlite: SqliteDatabase | None = None
     tracing: Tracing = NO_TRACING
     quota: Quota = NO_QUOTA
     once: dict[str, object] = field(default_factory=dict)
@@ -77,34 +76,6 @@ class Resources:
         if self._shared.redis is None:
             self._shared.redis = await _open_redis(self)
         return self._shared.redis
-
-    async def sqlite(self) -> SqliteDatabase:
-        """The one SQLite database (``INFLUENCER_STATS_DB``) every SQLite interpreter keeps its
-        tables in, its folder created; opened on first use, closed last, checked by ``/readyz``.
-
-        A builder using it declares ``db_path`` among its ``paths``; ``SHARED_PATHS`` says the
-        file is this resource's, so several builders may declare it (one format: SQLite's).
-        """
-        if self._shared.sqlite is None:
-            import sqlite3
-            from pathlib import Path
-
-            from influencer_stats.bootstrap.startup import StartupError
-            from influencer_stats.interpreters.sqlite_database import SqliteDatabase
-
-            path = Path(self.settings.db_path)
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-            except OSError as error:
-                raise StartupError.of("db_path", path, f"cannot create folder {path.parent}", error) from None
-            try:
-                database = await SqliteDatabase.open(path)
-            except (OSError, sqlite3.Error) as error:
-                raise StartupError.of("db_path", path, "cannot open the database", error) from None
-            self.exits.push_async_callback(database.close)
-            self.checks["sqlite"] = database.ping
-            self._shared.sqlite = database
-        return self._shared.sqlite
 
     async def once(self, name: str, build: Callable[[], Awaitable[T]]) -> T:
         """What ``build`` makes, built the first time ``name`` is asked for and shared after

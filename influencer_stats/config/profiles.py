@@ -40,10 +40,9 @@ PROFILES: Final[Mapping[str, Profile]] = {
     for p in (
         _profile(
             "demo",
-            "default, offline: fake YouTube, durable SQLite store, dropping logger",
+            "default, offline: fake YouTube, the store's default (durable SQLite), dropping logger",
             server="starlette",
             video_client="fake",
-            store="sqlite",
             logger="dropping",
         ),
         _profile(
@@ -116,7 +115,6 @@ PROFILES: Final[Mapping[str, Profile]] = {
             _TIMELINES,
             server="starlette",
             video_client="aiohttp-batched",
-            store="sqlite",
             logger="dropping",
             cache="stats",
             video_cache="memory",

@@ -9,6 +9,7 @@ import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from returns.result import Failure, Success
@@ -235,6 +236,10 @@ async def test_sources_and_claims_survive_a_reopen(name: str, tmp_path: Path) ->
         assert await after.claim(ONE, 6) == Success(True)
 
 
+async def _opened_already() -> Any:
+    raise AssertionError("the entry opened the database as it was built")
+
+
 @asynccontextmanager
 async def unanswering(name: str, tmp_path: Path) -> AsyncIterator[CollectionSources]:
     """``name`` over a backend that cannot answer: a Redis URL nobody listens at, the shared SQLite
@@ -244,8 +249,9 @@ async def unanswering(name: str, tmp_path: Path) -> AsyncIterator[CollectionSour
         environ = {"REDIS_URL": f"redis://127.0.0.1:{s.getsockname()[1]}"}  # closed when used
     async with wired(tmp_path, {"store": "dict"}, environ=environ) as wiring:
         sources = await SOURCES[name].build(wiring)
-        if "sqlite" in SOURCES[name].ready:
-            await (await wiring.sqlite()).run(lambda db: db.close())
+        if "sqlite" in SOURCES[name].ready:  # the shared database (the sqlite slice's ``database``)
+            database: Any = await wiring.once("sqlite", _opened_already)
+            await database.run(lambda db: db.close())
         yield sources
 
 

@@ -10,7 +10,8 @@ import httpx
 import pytest
 from _pytest.runner import runtestprotocol
 
-from tests.support import SERVERS, RunningService, running_service
+from influencer_stats.bootstrap.slots import SLOTS
+from tests.support import SERVERS, SHARED_STORE, RunningService, running_service
 
 if TYPE_CHECKING:
     from tests.otlp_receiver import Receiver
@@ -88,3 +89,16 @@ def otlp_receiver(monkeypatch: pytest.MonkeyPatch) -> Iterator[Receiver]:
     with running_receiver() as receiver:
         monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.url)
         yield receiver
+
+
+@pytest.fixture
+def shared_store_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server ``SHARED_STORE`` needs, for every process the test starts (they inherit the
+    environment): none with SQLite; on Redis (the sqlite slice removed) this test process's
+    Redis, under a prefix of its own (``tests.shared_redis``)."""
+    if "redis" not in SLOTS["store"].registry[SHARED_STORE].needs:
+        return
+    from tests.shared_redis import shared_redis_url, unique_prefix
+
+    monkeypatch.setenv("REDIS_URL", shared_redis_url())
+    monkeypatch.setenv("INFLUENCER_STATS_REDIS_PREFIX", unique_prefix())

@@ -14,9 +14,11 @@ from pathlib import Path
 import httpx
 import pytest
 
+from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.config.resolve import resolve
 from influencer_stats.servers import server as server_named
 from influencer_stats.serving.address import announce
+from influencer_stats.settings import default_of
 from tests.support import SERVERS, free_port, stop, wait_for, wait_until_healthy
 
 UVICORN = [sys.executable, "-m", "uvicorn"]
@@ -79,7 +81,8 @@ def test_uvicorn_serves_the_installed_app_from_any_folder_says_where_and_stops_w
     said = [line for line in log.read_text().splitlines() if not line.startswith("{")]
     announce(replace(resolve({}), port=port))  # the line influencer-stats prints for these settings
     assert said == capsys.readouterr().err.splitlines()
-    assert (tmp_path / "data" / "influencer-stats.sqlite3").exists()
+    store = SLOTS["store"].registry[str(SLOTS["store"].default_choice())]  # SQLite with its slice
+    assert all((tmp_path / str(default_of(path))).exists() for path in store.paths)
 
 
 @pytest.mark.parametrize(

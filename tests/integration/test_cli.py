@@ -18,6 +18,7 @@ from influencer_stats.servers import server as server_named
 from tests.support import (
     ROOT,
     SERVERS,
+    SHARED_STORE_ARGS,
     YOUTUBE_CLIENTS,
     profile_args,
     running_double_process,
@@ -281,9 +282,9 @@ def test_uvicorn_main_app_applies_the_header_limits_with_the_protocol_named_by_i
     assert beyond.json()["type"] == "urn:influencer-stats:problem:headers-too-large"
 
 
+@pytest.mark.usefixtures("shared_store_server")
 def test_main_py_with_two_workers_announces_them_once(tmp_path: Path) -> None:
-    args = ["--store", "sqlite", "--workers", "2"]
-    with running_service(args, tmp_path / "workers.log") as service:
+    with running_service([*SHARED_STORE_ARGS, "--workers", "2"], tmp_path / "workers.log") as service:
         answered = httpx.get(f"{service.url}/healthz").status_code
         # A worker may answer before the parent has heard from both and said so: wait for it (bounded).
         deadline = time.monotonic() + 20

@@ -14,6 +14,7 @@ from tests.declared_paths import redirected_paths
 from tests.support import (
     ROOT,
     SERVERS,
+    SHARED_STORE_ARGS,
     every_worker_started,
     free_port,
     running_service,
@@ -50,10 +51,11 @@ def test_an_env_file_sets_settings_and_the_environment_wins_over_it(tmp_path: Pa
     assert _setting(result.stdout, "keepalive_s") == ["4.0", "environment"]
 
 
+@pytest.mark.usefixtures("shared_store_server")
 def test_an_env_file_reaches_every_worker(tmp_path: Path) -> None:
     env_file = tmp_path / "service.env"
     env_file.write_text("INFLUENCER_STATS_MAX_VIDEOS=1\n")  # a setting without a flag: workers read it
-    args = ["--env-file", str(env_file), "--store", "sqlite", "--workers", "2"]
+    args = ["--env-file", str(env_file), *SHARED_STORE_ARGS, "--workers", "2"]
     with running_service(args, tmp_path / "workers.log") as service:
         # Fresh connections: the kernel spreads them over both workers.
         answers = [
@@ -125,7 +127,7 @@ def test_a_closed_stdout_does_not_fail_a_request_or_the_shutdown(server: str, tm
     try:
         with errors.open("wb") as stderr:
             process = subprocess.Popen(
-                [sys.executable, "main.py", "--server", server, "--store", "sqlite", "--port", str(port)],
+                [sys.executable, "main.py", "--server", server, "--port", str(port)],
                 cwd=ROOT,
                 env={**os.environ, **redirected_paths(tmp_path)},
                 stdout=writer,
@@ -147,8 +149,9 @@ def test_a_closed_stdout_does_not_fail_a_request_or_the_shutdown(server: str, tm
 
 @pytest.mark.parametrize("workers", ["1", "2"])
 @pytest.mark.parametrize("server", SERVERS)
+@pytest.mark.usefixtures("shared_store_server")
 def test_sigterm_stops_every_server_with_exit_code_0(server: str, workers: str, tmp_path: Path) -> None:
-    args = ["--server", server, "--store", "sqlite", "--workers", workers]
+    args = ["--server", server, *SHARED_STORE_ARGS, "--workers", workers]
     with running_service(args, tmp_path / "stop.log") as service:
         every_worker_started(service.output, int(workers))
         httpx.put(f"{service.url}/collections/last", json={"videos": []})

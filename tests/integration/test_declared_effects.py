@@ -40,7 +40,7 @@ async def _bumps_of_one_write(store: str, cache: str) -> int:
 
 @pytest.mark.parametrize(
     ("store", "below"),
-    [("redis", "none"), ("redis", "redis"), ("sqlite", "none"), ("sqlite", "redis"), ("dict", "stats")],
+    [("redis", "none"), ("redis", "redis"), ("dict", "none"), ("dict", "redis"), ("dict", "stats")],
 )
 async def test_the_near_cache_bumps_a_version_only_where_nothing_below_it_does(
     store: str, below: str
@@ -57,7 +57,7 @@ async def test_the_near_cache_bumps_a_version_only_where_nothing_below_it_does(
         ("redis", "stats", True),
         ("redis", "redis,stats", True),
         ("redis", "redis", False),
-        ("sqlite", "stats", False),
+        ("dict", "stats", False),
     ],
 )
 async def test_a_per_process_stats_cache_over_a_shared_store_is_warned_about(

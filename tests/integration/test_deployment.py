@@ -216,7 +216,8 @@ def test_default_command_serves_the_demo_profile_on_its_own() -> None:
         stats = http.get("/collections/demo/stats")
         ready = http.get("/readyz")
 
-    # The demo profile: SQLite in the unprivileged user's home, the offline fake client.
+    # The demo profile: the store's default (SQLite with its slice) in the unprivileged user's
+    # home, the offline fake client.
     assert put.status_code == 201, put.text
     assert stats.status_code == 200 and stats.json()["videos"] == 3
     assert ready.status_code == 200

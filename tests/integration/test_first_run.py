@@ -1,4 +1,5 @@
-"""What a first run meets (issue 31): a start-up that cannot open its files, Ctrl-C, a hang-up.
+"""What a first run meets (issue 31): Ctrl-C, a hang-up (a database it cannot open:
+``test_sqlite_first_run.py``, the sqlite slice's).
 
 Each as a real process on every server, in one process and with two workers:
 one line naming the setting and its exit code, never a traceback; SIGINT
@@ -23,9 +24,18 @@ import httpx
 import pytest
 
 from tests.declared_paths import redirected_paths
-from tests.support import ROOT, SERVERS, every_worker_started, free_port, wait_until_healthy
+from tests.support import (
+    ROOT,
+    SERVERS,
+    SHARED_STORE_ARGS,
+    every_worker_started,
+    free_port,
+    wait_until_healthy,
+)
 
 WORKERS = ["1", "2"]
+#: With two workers, on a store they share (and its server, if it needs one).
+pytestmark = pytest.mark.usefixtures("shared_store_server")
 
 
 def _start(argv: list[str], tmp_path: Path, settings: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -41,66 +51,6 @@ def _start(argv: list[str], tmp_path: Path, settings: dict[str, str]) -> subproc
     )
 
 
-def _start_with_db(server: str, workers: str, db: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
-    argv = [sys.executable, "main.py", "--server", server, "--store", "sqlite", "--workers", workers]
-    return _start(argv, tmp_path, {"INFLUENCER_STATS_DB": str(db)})
-
-
-@pytest.mark.parametrize("workers", WORKERS)
-@pytest.mark.parametrize("server", SERVERS)
-def test_a_data_folder_that_cannot_be_created_is_one_line_naming_the_setting_and_exit_1(
-    server: str, workers: str, tmp_path: Path
-) -> None:
-    # As root no mode makes a folder unwritable: a folder under a regular file cannot be made either.
-    (tmp_path / "a-file").write_text("not a folder\n")
-    db = tmp_path / "a-file" / "data" / "stats.sqlite3"
-
-    result = _start_with_db(server, workers, db, tmp_path)
-
-    assert result.returncode == 1, result.stderr[-3000:]
-    assert result.stderr == (
-        f"influencer-stats: error: INFLUENCER_STATS_DB={db}: "
-        f"cannot create folder {db.parent}: Not a directory\n"
-    )
-    assert "Traceback" not in result.stdout
-
-
-@pytest.mark.parametrize("workers", WORKERS)
-@pytest.mark.parametrize("server", SERVERS)
-def test_a_database_file_that_is_not_sqlite_is_one_line_naming_the_setting_and_exit_1(
-    server: str, workers: str, tmp_path: Path
-) -> None:
-    db = tmp_path / "notes.txt"
-    db.write_text("these are my notes, not a database; " * 20)
-
-    result = _start_with_db(server, workers, db, tmp_path)
-
-    assert result.returncode == 1, result.stderr[-3000:]
-    assert result.stderr == (
-        f"influencer-stats: error: INFLUENCER_STATS_DB={db}: cannot open the database: file is not a database\n"
-    )
-    assert "Traceback" not in result.stdout
-    assert db.read_text().startswith("these are my notes")  # left as it was
-
-
-@pytest.mark.parametrize("workers", WORKERS)
-def test_uvicorn_main_app_says_why_the_database_cannot_open_once_and_exits_1(
-    workers: str, tmp_path: Path
-) -> None:
-    db = tmp_path / "notes.txt"
-    db.write_text("these are my notes, not a database; " * 20)
-    argv = [sys.executable, "-m", "uvicorn", "main:app", "--workers", workers]
-
-    result = _start(argv, tmp_path, {"INFLUENCER_STATS_DB": str(db)})
-
-    assert result.returncode == 1, result.stderr[-3000:]
-    line = f"main:app: error: INFLUENCER_STATS_DB={db}: cannot open the database: file is not a database\n"
-    assert result.stderr.count(line) == 1, result.stderr[
-        -3000:
-    ]  # uvicorn's supervisor says its own INFO lines
-    assert "Traceback" not in result.stderr + result.stdout
-
-
 @contextmanager
 def _own_process_group(
     server: str, workers: str, tmp_path: Path
@@ -108,7 +58,7 @@ def _own_process_group(
     """The service in a process group of its own (as a shell's job is), serving; its output's file."""
     port = free_port()
     log = tmp_path / "service.log"
-    argv = [sys.executable, "main.py", "--server", server, "--store", "sqlite", "--workers", workers]
+    argv = [sys.executable, "main.py", "--server", server, *SHARED_STORE_ARGS, "--workers", workers]
     with log.open("wb") as out:
         process = subprocess.Popen(
             [*argv, "--port", str(port)],
@@ -190,7 +140,7 @@ def test_ctrl_c_in_a_terminal_ends_the_default_server_cleanly_with_0(tmp_path: P
     controller, terminal = pty.openpty()
     try:
         process = subprocess.Popen(
-            [sys.executable, "main.py", "--store", "sqlite", "--port", str(port)],
+            [sys.executable, "main.py", "--port", str(port)],
             cwd=ROOT,
             env={**os.environ, **redirected_paths(tmp_path / "files")},
             stdin=terminal,

@@ -2,7 +2,6 @@
 
 - Every server answers /history and /growth from the snapshots the service took, and a
   DELETE takes the history with the collection.
-- The SQLite history survives a restart of the service.
 - Two processes on one Redis take one snapshot per collection per interval between them
   (their ``history.snapshots`` lines: for every interval both passed, one recorded it).
 """
@@ -64,19 +63,6 @@ def test_every_server_answers_the_history_it_recorded_and_forgets_it_with_the_co
     assert growth.json()["change"]["impressions"] == {"absolute": 0, "relative": 0.0}
     assert len(daily["points"]) == 1 and daily["points"][0]["at"] >= last["at"]
     assert gone.status_code == 404
-
-
-def test_the_sqlite_history_survives_a_restart(tmp_path: Path) -> None:
-    log = tmp_path / "service.log"  # the same log name: the same database file
-    with running_service([], log, env=EVERY_SECOND) as service, httpx.Client(timeout=10) as http:
-        http.put(f"{service.url}/collections/kept", json={"videos": VIDEOS})
-        assert wait_for(lambda: len(points(http, service.url, "kept")) >= 1, timeout=15)
-        before = points(http, service.url, "kept")
-
-    with running_service([], log) as again, httpx.Client(timeout=10) as http:  # no snapshots now
-        after = points(http, again.url, "kept")
-
-    assert after[: len(before)] == before
 
 
 def test_two_processes_on_one_redis_take_one_snapshot_per_interval(redis_url: str, tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.support import SERVERS, running_service
+from tests.support import SERVERS, SHARED_STORE_ARGS, running_service
 
 #: A new connection per request, so the kernel may hand each to another worker.
 ONE_SHOT = httpx.Limits(max_keepalive_connections=0)
@@ -38,14 +38,15 @@ def _load(url: str, count: int) -> None:
             client.get("/healthz" if n % 3 else "/collections/m/stats")
 
 
+@pytest.mark.usefixtures("shared_store_server")
 @pytest.mark.parametrize("server", SERVERS)
 def test_with_two_workers_no_counter_goes_down_from_one_scrape_to_the_next(
     server: str, tmp_path: Path
 ) -> None:
     multiproc = tmp_path / "prom"
     multiproc.mkdir()
-    env = {"PROMETHEUS_MULTIPROC_DIR": str(multiproc), "INFLUENCER_STATS_DB": str(tmp_path / "s.sqlite3")}
-    args = ["--server", server, "--store", "sqlite", "--cache", "none", "--video-client", "fake"]
+    env = {"PROMETHEUS_MULTIPROC_DIR": str(multiproc)}
+    args = ["--server", server, *SHARED_STORE_ARGS, "--cache", "none", "--video-client", "fake"]
     with running_service([*args, "--workers", "2"], tmp_path / "w.log", env=env) as service:
         loaders = [threading.Thread(target=_load, args=(service.url, LOAD // 2)) for _ in range(2)]
         for loader in loaders:

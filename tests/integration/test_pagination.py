@@ -2,7 +2,7 @@
 
 - Every server hands the query string to the API: pages of the default 100 and of a
   chosen limit cover every id once, in order; a bad limit or cursor is a 422 problem;
-  other parameters are ignored (the default profile: the SQLite store).
+  other parameters are ignored (the default profile: the store's default, SQLite with its slice).
 - The Redis store pages a sorted set: ids deployed in the set index of the versions
   before paging, or written there by such a version since, are listed; an indexed id
   without its collection is skipped without shortening the page; and with 100,000 ids

@@ -25,6 +25,7 @@ from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.bootstrap.wiring import Wiring
 from influencer_stats.domain.models import Collection, CollectionId, VideoId
 from tests.per_process import Shares, assert_shared_or_declared
+from tests.support import SHARED_STORE
 
 ONE = CollectionId("one")
 A, B = VideoId("-4lB5EKS5Uk"), VideoId("-jlLkTtgWUk")
@@ -53,7 +54,7 @@ async def _stats_share(one: Wiring, two: Wiring) -> bool:
 #: Slot → how to see another worker's state, and the choices it is seen with.
 OBSERVED: Mapping[str, tuple[Shares, Mapping[str, str]]] = {
     "store": (_store_shares, {"cache": "none"}),
-    "cache": (_stats_share, {"store": "sqlite"}),
+    "cache": (_stats_share, {"store": SHARED_STORE}),
 }
 CASES = [(slot, name) for slot in OBSERVED for name in SLOTS[slot].registry.names()]
 

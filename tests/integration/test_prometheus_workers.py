@@ -31,9 +31,11 @@ from tests.integration.test_workers import (
     _wait_for,
     _wait_until_every_worker_listens,
 )
-from tests.support import SERVERS, children_of, running_service
+from tests.support import SERVERS, SHARED_STORE_ARGS, children_of, running_service
 
 ROUNDS = 100
+#: Two workers on a store they share (and its server, if it needs one).
+pytestmark = pytest.mark.usefixtures("shared_store_server")
 
 
 def _requests_by_pid(directory: Path, route: str | None = None) -> dict[int, float]:
@@ -66,7 +68,7 @@ def test_two_workers_each_count_what_they_answer_in_a_snapshot_named_by_their_pi
 ) -> None:
     temp = tmp_path / "tmp"  # where the service creates its metrics directory
     temp.mkdir()
-    env = {**QUICK_STOP, "TMPDIR": str(temp), "INFLUENCER_STATS_DB": str(tmp_path / "shared.sqlite3")}
+    env = {**QUICK_STOP, "TMPDIR": str(temp)}
     with (
         running_service(["--server", server, *SHARED], tmp_path / "service.log", env=env) as service,
         httpx.Client(base_url=service.url, timeout=10, limits=ONE_SHOT) as http,
@@ -121,7 +123,7 @@ def test_a_metrics_folder_workers_cannot_write_in_is_one_line_naming_it_and_exit
     # It served, and each worker's last metrics snapshot ended in a traceback at shutdown.
     (tmp_path / "a-file").write_text("not a folder\n")
     folder = tmp_path / "a-file" / "metrics"
-    argv = [sys.executable, "main.py", "--server", server, "--store", "sqlite", "--workers", "2"]
+    argv = [sys.executable, "main.py", "--server", server, *SHARED_STORE_ARGS, "--workers", "2"]
 
     result = _start(argv, tmp_path, {"PROMETHEUS_MULTIPROC_DIR": str(folder)})
 

@@ -1,4 +1,5 @@
-"""Refreshes racing PUTs of ids and DELETEs, against a real service on SQLite and on Redis, counted.
+"""Refreshes racing PUTs of ids and DELETEs, against a real service on Redis (on SQLite:
+``test_sources_sqlite.py``), counted.
 
 Each round imports every collection from one playlist of the YouTube double (each read delayed,
 so a refresh is still reading when the other request lands), then sends every collection two
@@ -10,7 +11,6 @@ kept (a row, a key) for a collection that does not exist.
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -103,29 +103,6 @@ def assert_nothing_lost(counts: Counter[str], orphans: Callable[[], int]) -> Non
         f"refresh {s}" for s in (200, 404, 409)
     }, counts
     assert orphans() == 0
-
-
-def test_on_sqlite_no_refresh_overwrites_ids_or_outlives_a_delete(youtube: str, tmp_path: Path) -> None:
-    db = tmp_path / "races.sqlite3"
-    env = {
-        "YOUTUBE_API_URL": youtube,
-        "YOUTUBE_API_KEY": "any",
-        "INFLUENCER_STATS_DB": str(db),
-        **EVERY_REFRESH_READS,
-    }
-    with running_service(profile_args("youtube"), tmp_path / "s.log", env=env) as service:
-        counts = run_races(service.url)
-
-    def orphans() -> int:
-        with sqlite3.connect(db) as read:
-            return int(
-                read.execute(
-                    "SELECT count(*) FROM collection_sources s"
-                    " WHERE NOT EXISTS (SELECT 1 FROM collections c WHERE c.id = s.id)"
-                ).fetchone()[0]
-            )
-
-    assert_nothing_lost(counts, orphans)
 
 
 def test_on_redis_no_refresh_overwrites_ids_or_outlives_a_delete(youtube: str, tmp_path: Path) -> None:

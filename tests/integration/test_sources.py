@@ -1,11 +1,10 @@
 """Collections from a playlist or a channel as a user runs them: real services, the YouTube double
-as its own process, real SQLite and Redis.
+as its own process, real Redis (SQLite: ``test_sources_sqlite.py``).
 
 - Every server reads a playlist and a channel page by page, counted by the double: a unit a
   call, a refresh picks the new uploads up, a list over the limit costs one call, a missing one
   and YouTube's quota error answer problems.
 - What they spend of the day's budget: test_sources_quota.py (the ``quota`` slice's too).
-- The SQLite sources survive a restart (a refresh after it still knows the playlist).
 - Two processes on one Redis refresh each collection once per interval between them.
 """
 
@@ -109,25 +108,6 @@ def test_a_playlist_over_the_default_limit_of_5000_is_refused_after_one_call(
     assert (refused.json()["videos"], refused.json()["limit"]) == (5_001, 5_000)
     assert "5,001" in refused.json()["detail"] and "5,000" in refused.json()["detail"]
     assert _calls(youtube) == (1, 0)
-
-
-def test_the_sqlite_sources_survive_a_restart(double: tuple[str, YouTubeDouble], tmp_path: Path) -> None:
-    url, youtube = double
-    youtube.playlist("PLkept", VIDEOS[:3])
-    log = tmp_path / "s.log"  # the same log name: the same database file
-    with running_service(profile_args("youtube"), log, env=_env(url)) as service:
-        assert httpx.put(f"{service.url}/collections/kept", json={"playlist": "PLkept"}).status_code == 201
-    youtube.playlist("PLkept", VIDEOS[:4])
-    with running_service(profile_args("youtube"), log, env=_env(url)) as again:
-        refreshed = httpx.post(f"{again.url}/collections/kept/refresh", json={}, timeout=30)
-
-    assert refreshed.status_code == 200
-    assert refreshed.json() == {
-        "videos": VIDEOS[:4],
-        "source": {"playlist": "PLkept"},
-        "added": 1,
-        "removed": 0,
-    }
 
 
 def test_two_processes_on_one_redis_refresh_each_collection_once_per_interval(

@@ -30,10 +30,21 @@ import pytest
 
 from influencer_stats.config.resolve import offered
 from influencer_stats.servers import server as server_named
-from tests.support import ROOT, SERVERS, children_of, profile_args, running_pids, running_service, wait_for
+from tests.support import (
+    ROOT,
+    SERVERS,
+    SHARED_STORE_ARGS,
+    children_of,
+    profile_args,
+    running_pids,
+    running_service,
+    wait_for,
+)
 
-#: Every worker shares the state (one SQLite file), offline.
-SHARED = ["--store", "sqlite", "--cache", "none", "--video-client", "fake"]
+#: Every worker shares the state (a store they share: SQLite with its slice; its server started by
+#: the fixture, if it needs one), offline.
+SHARED = [*SHARED_STORE_ARGS, "--cache", "none", "--video-client", "fake"]
+pytestmark = pytest.mark.usefixtures("shared_store_server")
 QUICK_STOP = {"INFLUENCER_STATS_GRACEFUL_SHUTDOWN": "3"}
 LISTENING = "influencer-stats: listening on"
 #: A new connection per request, so the kernel may hand each to another worker.

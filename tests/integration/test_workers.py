@@ -36,6 +36,7 @@ from influencer_stats.settings import Choices, Settings
 from tests.support import (
     ROOT,
     SERVERS,
+    SHARED_STORE_ARGS,
     START_TIMEOUT_S,
     RunningService,
     children_of,
@@ -48,8 +49,10 @@ from tests.support import (
     stop,
 )
 
-#: Every worker shares the state: one SQLite file, no in-process cache; offline.
-SHARED = ["--store", "sqlite", "--cache", "none", "--video-client", "fake", "--workers", "2"]
+#: Every worker shares the state: a store they share (SQLite with its slice; its server started
+#: by the fixture, if it needs one), no in-process cache; offline.
+SHARED = [*SHARED_STORE_ARGS, "--cache", "none", "--video-client", "fake", "--workers", "2"]
+pytestmark = pytest.mark.usefixtures("shared_store_server")
 QUICK_STOP = {"INFLUENCER_STATS_GRACEFUL_SHUTDOWN": "3"}
 PAIRS = 200
 LISTENING = "influencer-stats: listening on"

@@ -12,7 +12,7 @@ from influencer_stats.config.cli import describe_profiles, describe_settings, li
 from influencer_stats.config.profiles import PROFILES, Profile
 from influencer_stats.config.resolve import ConfigError, not_installed, offered, resolve, resolve_sources
 from influencer_stats.settings import declared, default_of
-from tests.support import A_YOUTUBE_CLIENT, YOUTUBE_CLIENTS, instead_of_slices
+from tests.support import A_YOUTUBE_CLIENT, SHARED_STORE, YOUTUBE_CLIENTS, instead_of_slices
 
 DOUBLE = {"YOUTUBE_API_URL": "http://127.0.0.1:9/youtube/v3/videos"}
 #: Tests of stores and wrappers run the core server, no stats cache and a YouTube client installed
@@ -26,7 +26,8 @@ def test_the_default_profile_is_the_offline_demo_and_every_value_its_declared_de
     settings = resolved.settings
 
     assert settings.profile == "demo"
-    assert settings.choices.one("video_client") == "fake" and settings.choices.one("store") == "sqlite"
+    assert settings.choices.one("video_client") == "fake"
+    assert settings.choices.one("store") == SLOTS["store"].default_choice()  # SQLite with its slice
     for name in declared():
         if name != "profile":
             assert getattr(settings, name) == default_of(name)
@@ -210,7 +211,7 @@ def test_print_settings_masks_secrets_and_says_where_each_value_came_from() -> N
     assert rows["cache_ttl_s"][1:4] == ["3.0", "environment", "INFLUENCER_STATS_CACHE_TTL"]
     assert rows["port"][1:3] == ["9000", "flag"]
     assert rows["host"][1:3] == ["127.0.0.1", "default"]
-    assert rows["store"][1:3] == ["sqlite", "profile"]
+    assert rows["store"][1:3] == [SLOTS["store"].default_choice(), "default"]
     assert rows["redis_url"][1] == "***"
 
 
@@ -267,7 +268,7 @@ def test_every_declared_default_is_a_valid_value_of_its_own_setting() -> None:
     [
         (
             {"profile": "fast", **CORE},
-            "store 'dict' keeps collections in each process: with --workers 2 use --store sqlite or redis",
+            "store 'dict' keeps collections in each process: with --workers 2 use --store",
         ),
         ({"store": "list"}, "store 'list' keeps collections in each process: with --workers 2 use"),
     ],
@@ -285,9 +286,9 @@ def test_several_workers_are_refused_where_state_is_kept_per_process(
 @pytest.mark.parametrize(
     "flags",
     [
-        {"profile": "demo"},
+        {"profile": "demo", "store": SHARED_STORE},  # the demo's own store with the sqlite slice
         {"profile": "distributed", **CORE, **instead_of_slices("distributed")},
-        {"store": "sqlite", "cache": "none"},
+        {"store": SHARED_STORE, "cache": "none"},
         {"profile": "fast", **CORE, "video_client": "fake", "store": "redis"},
     ],
 )

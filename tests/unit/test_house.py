@@ -105,8 +105,9 @@ def _builders_of(path: str) -> set[Callable[..., object]]:
 def test_each_file_setting_is_written_by_one_builder_or_through_its_shared_resource() -> None:
     # Two builders writing one path setting's file themselves would write it in two formats (a
     # store reusing INFLUENCER_STATS_DB for its own file): the next one chosen cannot read it.
-    # A file a shared resource opens (``wiring.SHARED_PATHS``: the SQLite database) has one
-    # format; each builder keeps its own tables in it, and must reach it through that resource.
+    # A file a shared resource opens (``wiring.SHARED_PATHS``, by the function that opens it: the
+    # sqlite slice's database) has one format; each builder keeps its own tables in it, and must
+    # reach it through that function.
     paths = {path for slot in SLOTS.values() for entry in slot.registry for path in entry.paths}
     many = {path: builds for path in paths if len(builds := _builders_of(path)) > 1}
     unshared = sorted(path for path in many if path not in SHARED_PATHS)
@@ -116,7 +117,7 @@ def test_each_file_setting_is_written_by_one_builder_or_through_its_shared_resou
         if path in SHARED_PATHS
         for build in builds
         if f"settings.{path}" in (source := inspect.getsource(build))
-        or f".{SHARED_PATHS[path]}()" not in source
+        or f"{SHARED_PATHS[path]}(" not in source
     )
 
     assert (unshared, direct) == ([], [])

@@ -15,7 +15,7 @@ from influencer_stats.bootstrap.root import open_wiring
 from influencer_stats.config.resolve import ConfigError, resolve
 from influencer_stats.domain.models import StatsByVideo, UpstreamError, VideoId
 from influencer_stats.interpreters.quota.quota import QuotaGovernor
-from tests.support import YOUTUBE_CLIENTS
+from tests.support import SHARED_STORE, YOUTUBE_CLIENTS
 
 DOUBLE = {"YOUTUBE_API_URL": "http://127.0.0.1:9/youtube/v3/videos"}
 
@@ -32,7 +32,7 @@ def test_the_in_process_count_is_the_default_while_the_slice_is_installed() -> N
 def test_several_workers_counting_quota_each_are_refused_only_for_a_client_that_spends_it() -> None:
     # ``spends_quota`` on the video client's entry, not its name, says whether N workers could
     # spend N budgets with the ``memory`` ledger.
-    flags = {"video_client": YOUTUBE_CLIENTS[0], "store": "sqlite", "cache": "none", "workers": "2"}
+    flags = {"video_client": YOUTUBE_CLIENTS[0], "store": SHARED_STORE, "cache": "none", "workers": "2"}
     with pytest.raises(ConfigError) as raised:
         resolve(DOUBLE, flags)
 

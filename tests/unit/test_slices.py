@@ -17,7 +17,7 @@ from types import ModuleType
 
 import orjson
 
-from influencer_stats.bootstrap.slices import INSTALLED, load
+from influencer_stats.bootstrap.slices import INSTALLED, joints, load
 from influencer_stats.bootstrap.slots import SLICES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,6 +34,8 @@ def _tool() -> ModuleType:
 
 TOOL = _tool()
 DECLARED = TOOL.installed(ROOT)
+#: The joints of two installed slices (``slice.Joint``), each once.
+JOINTS = list({j.name: j for s in DECLARED for j in s.joints}.values())
 
 
 def test_every_installed_slice_is_loaded_once_in_the_order_listed() -> None:
@@ -58,6 +60,38 @@ def test_a_file_slices_share_exists_and_is_none_of_their_own_files() -> None:
             shared = sorted(ROOT.glob(pattern))
             assert shared, (declared.name, pattern)
             assert not {str(p.relative_to(ROOT)) for p in shared} & own, (declared.name, pattern)
+
+
+def test_each_joint_is_loaded_with_both_its_slices_and_declares_files_that_exist() -> None:
+    assert [j.name for j in joints()] == [j.name for j in JOINTS] == sorted(j.name for j in JOINTS)
+    for joint in JOINTS:
+        a, b = joint.name.split("__")
+        assert {a, b} <= set(INSTALLED), joint.name
+        assert joint in next(s for s in DECLARED if s.name == a).joints
+        assert joint in next(s for s in DECLARED if s.name == b).joints
+        files = TOOL.files_of(ROOT, joint)  # fails naming a pattern that matches nothing
+        python = {str(p.with_suffix("")).replace("/", ".") for p in files if p.suffix == ".py"}
+        for module in joint.modules:
+            assert any(m == module or m.startswith(module + ".") for m in python), f"{module} not in {files}"
+
+
+def test_removing_either_slice_of_a_joint_removes_the_joint_and_nothing_left_names_it(
+    tmp_path: Path,
+) -> None:
+    # The opposite of ``shared``: a joint goes with the FIRST of its two slices removed, so the
+    # other's files never name a module it no longer has (``still_naming``).
+    for joint in JOINTS:
+        for gone in joint.name.split("__"):
+            dest = tmp_path / f"{joint.name}-without-{gone}"
+            done = _remove(gone, str(dest))
+            assert done.returncode == 0, done.stderr
+
+            assert [p for p in TOOL.files_of(ROOT, joint) if (dest / p).exists()] == []
+            assert joint.name not in {j.name for s in TOOL.installed(dest) for j in s.joints}
+            declared = next(s for s in DECLARED if s.name == gone)
+            assert TOOL.still_naming(dest, [declared]) == []
+            record = (dest / TOOL.REMOVED).read_text()
+            assert f"{TOOL.SLICES / joint.name}.py" in record  # the perf record may name its files
 
 
 def test_each_slice_has_one_line_in_the_list() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from influencer_stats.config.resolve import ConfigError, resolve
-from tests.support import instead_of_slices
+from tests.support import SHARED_STORE, instead_of_slices
 
 DOUBLE = {"YOUTUBE_API_URL": "http://127.0.0.1:9/youtube/v3/videos"}
 
@@ -20,11 +20,11 @@ def test_the_cache_slot_is_the_stats_query_s_wrapper_list() -> None:
     ("flags", "message"),
     [
         (
-            {"cache": "stats"},
+            {"store": SHARED_STORE, "cache": "stats"},
             "cache 'stats' keeps cached stats in each process: with --workers 2 use --cache redis, or none",
         ),
         (
-            {"profile": "youtube", **instead_of_slices("youtube")},
+            {"profile": "youtube", **instead_of_slices("youtube"), "store": SHARED_STORE},
             "cache 'stats' keeps cached stats in each process",
         ),
         ({"store": "redis", "cache": "redis,stats"}, "cache 'stats' keeps cached stats in each process"),
@@ -43,7 +43,7 @@ def test_several_workers_are_refused_where_stats_are_cached_per_process(
 @pytest.mark.parametrize(
     "flags",
     [
-        {"store": "sqlite", "cache": "redis"},
+        {"store": SHARED_STORE, "cache": "redis"},
         {
             "profile": "fast",
             "server": "starlette",

@@ -4,8 +4,10 @@ The *core* is the skeleton (ARCHITECTURE.md, "The core and its slices"): the alg
 case, the domain, the settings and config, the registries and the root, the edge, one server,
 the stores, clients and loggers every profile can run on. A *slice* is a feature the core runs
 without: its modules in each layer folder (named for it), its registry entries, tests and docs,
-and one module here that registers its entries and declares its files (``SLICE``). Shared code
-knows a slice only through what its entries declare, never by its name.
+and one module here that registers its entries and declares its files (``SLICE``). What two
+slices are only together (the history's SQLite entry) is a joint: a module here named for both
+(``history__sqlite.py``, declaring ``JOINT``), loaded only while both are installed and removed
+with either. Shared code knows a slice only through what its entries declare, never by its name.
 
 To remove a slice, delete the files its ``SLICE`` declares (this module's file among them) and
 its line below; ``python scripts/slices.py files NAME`` lists them, ``make slices`` proves each
@@ -16,9 +18,10 @@ left). To add one, see ARCHITECTURE.md, "Add a slice".
 from __future__ import annotations
 
 from importlib import import_module
+from pathlib import Path
 from typing import Final, cast
 
-from influencer_stats.bootstrap.slices.slice import Slice
+from influencer_stats.bootstrap.slices.slice import Joint, Slice
 
 #: Every slice of the service, as a Django project lists its INSTALLED_APPS: one line each.
 INSTALLED: Final[tuple[str, ...]] = (
@@ -32,6 +35,7 @@ INSTALLED: Final[tuple[str, ...]] = (
     "prometheus",  # /metrics in Prometheus's text format, summed over workers (--metrics prometheus)
     "quota",  # the day's budget of YouTube units, never overspent (--quota memory|redis)
     "sources",  # collections read from a playlist or channel, kept and refreshed (PUT, GET, refresh)
+    "sqlite",  # the SQLite database and the durable store on it (--store sqlite, the default store)
     "stats_cache",  # the stats caches: in process, in Redis, near (--cache stats, redis, near)
     "tracing",  # OpenTelemetry spans over OTLP/HTTP (--tracing otel)
     "video_cache",  # a per-video cache around the video client (--video-cache memory|redis)
@@ -39,8 +43,27 @@ INSTALLED: Final[tuple[str, ...]] = (
 
 
 def load() -> tuple[Slice, ...]:
-    """Import every installed slice (its entries join their registries); its declarations, in order."""
-    return tuple(_declared(import_module(f"{__name__}.{name}"), name) for name in INSTALLED)
+    """Import every installed slice (its entries join their registries), then every joint of two
+    installed slices (``joints``); the slices' declarations, in order."""
+    slices = tuple(_declared(import_module(f"{__name__}.{name}"), name) for name in INSTALLED)
+    joints()
+    return slices
+
+
+def joints() -> tuple[Joint, ...]:
+    """Import each joint module here whose two slices are both installed (``<a>__<b>.py``: what
+    they are only together, ``slice.Joint``); their declarations, by name. One of a slice not
+    installed is not imported (its files go with that slice: ``scripts/slices.py``)."""
+    found = []
+    for path in sorted(Path(__file__).parent.glob("*__*.py")):
+        of = tuple(path.stem.split("__"))
+        if len(of) != 2 or not all(of) or not set(of) <= set(INSTALLED):
+            continue  # __init__.py, or a joint of a slice removed
+        joint = getattr(import_module(f"{__name__}.{path.stem}"), "JOINT", None)
+        if getattr(joint, "of", None) != of:
+            raise TypeError(f"{__name__}.{path.stem} must declare JOINT = Joint({of!r}, ...)")
+        found.append(cast(Joint, joint))
+    return tuple(found)
 
 
 def _declared(module: object, name: str) -> Slice:

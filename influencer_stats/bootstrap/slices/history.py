@@ -35,11 +35,9 @@ SLICE = Slice(
         "influencer_stats/http/openapi_history.py",
         "tests/contract/test_stats_history.py",
         "tests/integration/test_history*.py",
-        "tests/integration/test_perf_history_bytes.py",
         "tests/unit/test_history_memory.py",
         "tests/unit/test_http_api_history.py",
         "tests/unit/test_snapshots.py",
-        "perf/history_*.py",
     ),
     modules=(
         "influencer_stats.algebras.history",
@@ -51,10 +49,6 @@ SLICE = Slice(
         "influencer_stats.http.history_routes",
         "influencer_stats.http.openapi_history",
         "influencer_stats.bootstrap.slices.history",
-        "perf.history_bytes",
-        "perf.history_feed",
-        "perf.history_load",
-        "perf.history_seed",
     ),
     shared=INTERVAL_CLAIMS,
     slots=(
@@ -82,18 +76,6 @@ async def _memory(wiring: Wiring) -> StatsHistory:
     from influencer_stats.interpreters.history.memory import MemoryStatsHistory
 
     return MemoryStatsHistory(retention(wiring), MEMORY_COLLECTIONS)
-
-
-@HISTORIES.add(
-    "sqlite",
-    "a table in the SQLite database (INFLUENCER_STATS_DB), durable",
-    paths=("db_path",),
-    ready=("sqlite",),
-)
-async def _sqlite(wiring: Wiring) -> StatsHistory:
-    from influencer_stats.interpreters.history.sqlite import SqliteStatsHistory
-
-    return await SqliteStatsHistory.create(await wiring.sqlite(), retention(wiring))
 
 
 @HISTORIES.add("redis", "shared by every worker and host (REDIS_URL)", ready=("redis",), needs=("redis",))

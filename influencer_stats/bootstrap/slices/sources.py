@@ -108,18 +108,6 @@ async def _memory(_: Wiring) -> CollectionSources:
     return MemoryCollectionSources(MEMORY_CLAIMS)
 
 
-@SOURCES.add(
-    "sqlite",
-    "a table in the SQLite database (INFLUENCER_STATS_DB), durable",
-    paths=("db_path",),
-    ready=("sqlite",),
-)
-async def _sqlite(wiring: Wiring) -> CollectionSources:
-    from influencer_stats.interpreters.sources.sqlite import SqliteCollectionSources
-
-    return await SqliteCollectionSources.create(await wiring.sqlite())
-
-
 @SOURCES.add("redis", "shared by every worker and host (REDIS_URL)", ready=("redis",), needs=("redis",))
 async def _redis(wiring: Wiring) -> CollectionSources:
     from influencer_stats.interpreters.sources.redis import RedisCollectionSources
