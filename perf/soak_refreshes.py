@@ -23,7 +23,7 @@ import httpx
 import redis
 
 from influencer_stats.bootstrap.edge import ROUTES
-from influencer_stats.interpreters.redis_keys import RedisKeys
+from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from perf.procs import HOST, free_port, running, wait_until_ok
 from perf.redis_server import redis_process
@@ -100,13 +100,12 @@ def _lost(url: str, storm: Storm) -> list[str]:
 
 def _orphans(redis_port: int) -> set[str]:
     """The collections with a source key (or its revision or claim) but no collection key."""
-    keys = RedisKeys(PREFIX)
     client = redis.Redis(host=HOST, port=redis_port)
     try:
         found = set()
         for key in client.scan_iter(match=f"{PREFIX}:source*", count=1_000):
             collection = key.decode().partition("{")[2].rstrip("}")
-            if not client.exists(keys.collection(collection)):
+            if not client.exists(f"{PREFIX}:col:{{{collection}}}"):  # the Redis store's key of it
                 found.add(collection)
         return found
     finally:
@@ -114,9 +113,10 @@ def _orphans(redis_port: int) -> set[str]:
 
 
 def refreshes_installed() -> bool:
-    """Whether the service has the refresh route (the ``sources`` slice): the phase follows what is
-    installed, by the route table, never by a module of the slice."""
-    return "/collections/{id}/refresh" in ROUTES
+    """Whether the service has the refresh route (the ``sources`` slice) and a Redis store (the
+    ``redis`` slice): the phase follows what is installed, by the route table and the store's
+    registry, never by a module of either slice."""
+    return "/collections/{id}/refresh" in ROUTES and "redis" in SLOTS["store"].registry
 
 
 def refresh_storm_phase(

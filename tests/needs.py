@@ -4,13 +4,14 @@
 points ``REDIS_URL`` at this process's Redis container, when one declares ``"otlp"`` it asks
 for the ``otlp_receiver`` fixture (``tests/integration/conftest.py``). Otherwise the server
 stays unstarted (no Docker for the stack), its address is a closed loopback port, and
-``Resources.redis`` fails the test: a builder that reaches a server its entry does not
-declare fails there, whatever its slot.
+asking ``Resources.once`` for it (the ``redis`` slice's client is the shared resource named
+``redis``) fails the test: a builder that reaches a server its entry does not declare fails
+there, whatever its slot.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any
 
 import pytest
@@ -40,8 +41,16 @@ def needs(settings: Settings) -> set[str]:
     return {need for entry in chosen(settings) for need in entry.needs}
 
 
-async def _undeclared_redis(self: Resources) -> Any:
-    raise AssertionError("a builder asked for Redis: declare needs=('redis',) on its entry")
+def _refusing(servers: set[str]) -> Callable[..., Awaitable[Any]]:
+    """``Resources.once`` failing for a shared resource named as one of ``servers`` (a client of it)."""
+    once = Resources.once
+
+    async def refused(self: Resources, name: str, build: Callable[[], Awaitable[Any]]) -> Any:
+        if name in servers:
+            raise AssertionError(f"a builder asked for {name}: declare needs=({name!r},) on its entry")
+        return await once(self, name, build)
+
+    return refused
 
 
 def resolve_needing(
@@ -55,7 +64,7 @@ def resolve_needing(
         redis = {"REDIS_URL": shared_redis_url(), "INFLUENCER_STATS_REDIS_PREFIX": unique_prefix()}
     else:
         redis = {"REDIS_URL": f"redis://{CLOSED}"}
-        monkeypatch.setattr(Resources, "redis", _undeclared_redis)
+        monkeypatch.setattr(Resources, "once", _refusing({"redis"}))
     if "otlp" in need:
         request.getfixturevalue("otlp_receiver")
     else:

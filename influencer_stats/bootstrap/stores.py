@@ -1,4 +1,4 @@
-"""The ``store`` slot: where collections live."""
+"""The ``store`` slot: where collections live (``sqlite`` and ``redis`` are their slices')."""
 
 from __future__ import annotations
 
@@ -30,28 +30,3 @@ async def _dict(_: Wiring) -> CollectionStore:
     from influencer_stats.interpreters.collections.memory_dict import DictCollectionStore
 
     return DictCollectionStore()
-
-
-@STORES.add(
-    "redis",
-    "shared by every worker and host (REDIS_URL)",
-    ready=("redis",),
-    needs=("redis",),
-    shared=True,
-    bumps_versions=True,
-)
-async def _redis(wiring: Wiring) -> CollectionStore:
-    from influencer_stats.interpreters.collections.redis_store import RedisCollectionStore
-
-    settings = wiring.settings
-    store = RedisCollectionStore(
-        await wiring.redis(),
-        wiring.redis_keys(),
-        wait_replicas=settings.redis_wait_replicas,
-        wait_ms=max(
-            1, round(1000 * settings.redis_timeout_s / 2)
-        ),  # WAIT ends well before the call's timeout
-    )
-    if settings.redis_wait_replicas:  # a check the setting adds (not declared: none by default)
-        wiring.checks["redis-replicas"] = store.replicated
-    return store

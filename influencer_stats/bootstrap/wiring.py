@@ -1,5 +1,5 @@
-"""What builders share: the settings, one exit stack, readiness checks, one Redis client, and
-what several builders build once (``once``: a slice's database).
+"""What builders share: the settings, one exit stack, readiness checks, and what several
+builders build once (``once``: a slice's database, its Redis client).
 
 Builders run in three stages, each seeing what the earlier ones built:
 metrics (``Resources``), then the logger (``Observed``: + metrics), then
@@ -13,20 +13,12 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack, suppress
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, BinaryIO, Final, TypeVar, cast
+from typing import Any, BinaryIO, Final, TypeVar, cast
 
 from influencer_stats.algebras import AllMetrics, EventLog
 from influencer_stats.bootstrap.quota import NO_QUOTA, Quota
 from influencer_stats.bootstrap.tracing import NO_TRACING, Tracing
 from influencer_stats.settings import Settings
-
-if TYPE_CHECKING:
-    from influencer_stats.interpreters.redis_keys import RedisKeys
-    from influencer_stats.interpreters.redis_topology import RedisClient
-
-#: The slots a Cluster's video cache spreads over (each with its stale queue): enough that
-#: every shard of a Cluster of up to a dozen primaries holds some (16,384 slots in all).
-CLUSTER_VIDEO_SHARDS: Final = 48
 
 #: Path settings whose file a shared resource opens, by the name of the function that does (a
 #: slice adds its own: ``db_path``, the ``sqlite`` slice's ``database``), so several builders may
@@ -46,7 +38,6 @@ Checks = dict[str, Callable[[], Awaitable[bool]]]
 
 @dataclass(slots=True)
 class _Shared:
-    redis: RedisClient | None = None
     tracing: Tracing = NO_TRACING
     quota: Quota = NO_QUOTA
     once: dict[str, object] = field(default_factory=dict)
@@ -68,29 +59,12 @@ class Resources:
         task.set_name(name)
         self.exits.push_async_callback(_cancel, task)
 
-    async def redis(self) -> RedisClient:
-        """The one shared redis-py client (bounded, blocking pool; a timeout on every call).
-
-        Opened on first use, so a profile without Redis never imports it.
-        """
-        if self._shared.redis is None:
-            self._shared.redis = await _open_redis(self)
-        return self._shared.redis
-
     async def once(self, name: str, build: Callable[[], Awaitable[T]]) -> T:
         """What ``build`` makes, built the first time ``name`` is asked for and shared after
-        (a resource of several builders, e.g. the quota spender)."""
+        (a resource of several builders: the quota spender, a slice's Redis client)."""
         if name not in self._shared.once:
             self._shared.once[name] = await build()
         return cast(T, self._shared.once[name])
-
-    def redis_keys(self) -> RedisKeys:
-        """Where every Redis interpreter keeps its data: on a Cluster the videos spread over
-        ``CLUSTER_VIDEO_SHARDS`` slots; elsewhere in one (the layout before Cluster support)."""
-        from influencer_stats.interpreters.redis_keys import RedisKeys
-
-        shards = CLUSTER_VIDEO_SHARDS if self.settings.redis_cluster else 1
-        return RedisKeys(self.settings.redis_prefix, video_shards=shards)
 
     @property
     def tracing(self) -> Tracing:
@@ -166,39 +140,3 @@ async def _cancel(task: asyncio.Future[Any]) -> None:
             return
     name = task.get_name() if isinstance(task, asyncio.Task) else repr(task)
     raise RuntimeError(f"background task {name} still runs after {CANCELS} cancels")
-
-
-async def _open_redis(resources: Resources) -> RedisClient:
-    from influencer_stats.interpreters import redis_topology as topology
-    from influencer_stats.interpreters.redis_faults import REDIS_FAULTS
-
-    settings = resources.settings
-    url, connections, timeout_s = (
-        settings.redis_url.value,
-        settings.redis_connections,
-        settings.redis_timeout_s,
-    )
-    client: RedisClient
-    if settings.redis_cluster:  # not traced: RedisCluster has no span layer
-        client = topology.cluster(settings.redis_cluster, url, connections=connections, timeout_s=timeout_s)
-    elif settings.redis_sentinels:
-        master = settings.redis_master
-        client = resources.tracing.redis(
-            topology.sentinel(
-                settings.redis_sentinels, master, url, connections=connections, timeout_s=timeout_s
-            )
-        )
-    else:
-        client = resources.tracing.redis(
-            topology.standalone(url, connections=connections, timeout_s=timeout_s)
-        )
-    resources.exits.push_async_callback(topology.close, client)
-
-    async def ping() -> bool:
-        try:
-            return bool(await client.ping())
-        except REDIS_FAULTS:
-            return False
-
-    resources.checks["redis"] = ping
-    return client

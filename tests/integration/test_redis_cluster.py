@@ -20,7 +20,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from returns.result import Failure, Success
 
-from influencer_stats.bootstrap.wiring import CLUSTER_VIDEO_SHARDS
+from influencer_stats.bootstrap.slices.redis import CLUSTER_VIDEO_SHARDS
 from influencer_stats.domain.models import (
     CollectionId,
     Created,

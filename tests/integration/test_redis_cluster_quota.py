@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 from redis.asyncio.cluster import RedisCluster
 
-from influencer_stats.bootstrap.wiring import CLUSTER_VIDEO_SHARDS
+from influencer_stats.bootstrap.slices.redis import CLUSTER_VIDEO_SHARDS
 from influencer_stats.interpreters.quota.quota_redis import RedisQuotaLedger
 from influencer_stats.interpreters.redis_keys import RedisKeys
 from influencer_stats.interpreters.redis_topology import cluster

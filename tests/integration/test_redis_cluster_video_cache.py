@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from redis.asyncio.cluster import RedisCluster
 
-from influencer_stats.bootstrap.wiring import CLUSTER_VIDEO_SHARDS
+from influencer_stats.bootstrap.slices.redis import CLUSTER_VIDEO_SHARDS
 from influencer_stats.domain.models import VideoEntry, VideoId
 from influencer_stats.interpreters.redis_keys import RedisKeys
 from influencer_stats.interpreters.video_cache.video_cache_redis import (

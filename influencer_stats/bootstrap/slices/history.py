@@ -34,7 +34,7 @@ SLICE = Slice(
         "influencer_stats/http/history_*.py",
         "influencer_stats/http/openapi_history.py",
         "tests/contract/test_stats_history.py",
-        "tests/integration/test_history*.py",
+        "tests/integration/test_history*.py",  # test_history_redis.py: the joint with redis's too
         "tests/unit/test_history_memory.py",
         "tests/unit/test_http_api_history.py",
         "tests/unit/test_snapshots.py",
@@ -76,13 +76,6 @@ async def _memory(wiring: Wiring) -> StatsHistory:
     from influencer_stats.interpreters.history.memory import MemoryStatsHistory
 
     return MemoryStatsHistory(retention(wiring), MEMORY_COLLECTIONS)
-
-
-@HISTORIES.add("redis", "shared by every worker and host (REDIS_URL)", ready=("redis",), needs=("redis",))
-async def _redis(wiring: Wiring) -> StatsHistory:
-    from influencer_stats.interpreters.history.redis import RedisStatsHistory
-
-    return RedisStatsHistory(await wiring.redis(), wiring.redis_keys(), retention(wiring))
 
 
 def retention(wiring: Wiring) -> Retention:

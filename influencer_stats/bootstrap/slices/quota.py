@@ -1,9 +1,10 @@
 """Slice ``quota``: the day's budget of YouTube units, never overspent (``--quota memory|redis``).
 
-Its entries ``memory`` (``preferred``: the slot's default while installed) and ``redis`` in the
-core's ``quota`` slot build a ``CountedQuota`` (a ``Quota``, ``bootstrap/quota.py``) of
-``INFLUENCER_STATS_QUOTA_PER_DAY`` units per quota day (``INFLUENCER_STATS_QUOTA_DAY``), counted in
-this process or in Redis for every worker and host. The root and the other slices ask that record,
+Its entry ``memory`` (``preferred``: the slot's default while installed) in the core's ``quota``
+slot, and ``redis`` with the ``redis`` slice (the joint ``quota__redis``), build a
+``CountedQuota`` (a ``Quota``, ``bootstrap/quota.py``) of ``INFLUENCER_STATS_QUOTA_PER_DAY``
+units per quota day (``INFLUENCER_STATS_QUOTA_DAY``), counted in this process or in Redis for
+every worker and host. The root and the other slices ask that record,
 never this module: the YouTube base puts each ``videos.list`` call under the governor
 (``governed``), the readers of playlists and channels spend through the same spender, the
 per-video caches stretch freshness by it, the snapshots and refreshes wait while it runs short,
@@ -119,20 +120,3 @@ async def _memory_ledger(_: Wiring) -> QuotaLedger:
     from influencer_stats.interpreters.quota.quota import MemoryQuotaLedger
 
     return MemoryQuotaLedger()
-
-
-@QUOTAS.add(
-    "redis",
-    "units spent today, one count in Redis for every worker and host",
-    ready=("redis",),
-    needs=("redis",),
-)
-async def _redis(resources: Resources) -> Quota:
-    return counted(resources.settings, _redis_ledger)
-
-
-async def _redis_ledger(wiring: Wiring) -> QuotaLedger:
-    from influencer_stats.interpreters.quota.quota_redis import RedisQuotaLedger
-
-    keys = wiring.redis_keys()
-    return RedisQuotaLedger(await wiring.redis(), keys.quota, wiring.log)

@@ -52,9 +52,7 @@ class Joint:
         return "__".join(self.of)
 
 
-#: The claims of an interval written once (``interpreters/interval_claims.py`` and its Redis
-#: script): the history's and the sources' (``Slice.shared``), gone with the last of the two.
-INTERVAL_CLAIMS = (
-    "influencer_stats/interpreters/interval_claims.py",
-    "influencer_stats/interpreters/redis_interval_claims.py",
-)
+#: The claims of an interval written once (``interpreters/interval_claims.py``; its Redis script
+#: is the ``redis`` slice's): the history's and the sources' (``Slice.shared``), gone with the
+#: last of the two.
+INTERVAL_CLAIMS = ("influencer_stats/interpreters/interval_claims.py",)

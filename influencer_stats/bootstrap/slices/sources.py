@@ -54,8 +54,6 @@ SLICE = Slice(
         "tests/contract/test_source_reader*.py",  # test_source_reader_quota.py: the quota slice's too
         "tests/integration/test_sources*.py",
         "tests/integration/test_source_*.py",
-        "tests/integration/test_redis_sources.py",
-        "tests/integration/test_redis_cluster_sources.py",
         "tests/integration/test_tracing_sources.py",  # the tracing slice's too: it needs both
     ),
     modules=(
@@ -106,13 +104,6 @@ async def _memory(_: Wiring) -> CollectionSources:
     from influencer_stats.interpreters.sources.memory import MemoryCollectionSources
 
     return MemoryCollectionSources(MEMORY_CLAIMS)
-
-
-@SOURCES.add("redis", "shared by every worker and host (REDIS_URL)", ready=("redis",), needs=("redis",))
-async def _redis(wiring: Wiring) -> CollectionSources:
-    from influencer_stats.interpreters.sources.redis import RedisCollectionSources
-
-    return RedisCollectionSources(await wiring.redis(), wiring.redis_keys(), CLAIM_KEEP_S)
 
 
 @READERS.add("fake", "offline: stable videos derived from each playlist or channel id")
