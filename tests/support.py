@@ -78,15 +78,22 @@ def instead_of_slices(name: str) -> dict[str, str]:
 
 
 #: A store every worker shares (its entry keeps nothing per process), one reaching no server
-#: first: SQLite with its slice, else Redis. Suites that want state workers share take it.
-SHARED_STORE = min(
-    (entry for entry in SLOTS["store"].registry if entry.per_process is None), key=lambda e: bool(e.needs)
-).name
+#: first: SQLite with its slice, else Redis with its own; None with neither (no store workers
+#: share is installed: a service of several workers is refused, and the suites starting one fail
+#: in the ``shared_store_server`` fixture, saying so). Suites that want state workers share take it.
+SHARED_STORE: str | None = next(
+    (
+        entry.name
+        for entry in sorted(SLOTS["store"].registry, key=lambda e: bool(e.needs))
+        if entry.per_process is None
+    ),
+    None,
+)
 
 
 #: Its flag, for a service whose workers share their state; a test starting one asks for the
 #: ``shared_store_server`` fixture (``tests/integration/conftest.py``): the server it needs, if any.
-SHARED_STORE_ARGS = ("--store", SHARED_STORE)
+SHARED_STORE_ARGS: tuple[str, ...] = ("--store", SHARED_STORE) if SHARED_STORE is not None else ()
 
 
 #: The video clients that call videos.list over HTTP (not the offline fake): each asks for a key.

@@ -95,7 +95,10 @@ def otlp_receiver(monkeypatch: pytest.MonkeyPatch) -> Iterator[Receiver]:
 def shared_store_server(monkeypatch: pytest.MonkeyPatch) -> None:
     """The server ``SHARED_STORE`` needs, for every process the test starts (they inherit the
     environment): none with SQLite; on Redis (the sqlite slice removed) this test process's
-    Redis, under a prefix of its own (``tests.shared_redis``)."""
+    Redis, under a prefix of its own (``tests.shared_redis``). With neither slice no store is
+    shared by workers: the test fails here, saying so (it needs one of the two)."""
+    if SHARED_STORE is None:
+        pytest.fail("no store workers share is installed: this suite needs the sqlite or the redis slice")
     if "redis" not in SLOTS["store"].registry[SHARED_STORE].needs:
         return
     from tests.shared_redis import shared_redis_url, unique_prefix

@@ -54,8 +54,9 @@ async def _stats_share(one: Wiring, two: Wiring) -> bool:
 #: Slot → how to see another worker's state, and the choices it is seen with.
 OBSERVED: Mapping[str, tuple[Shares, Mapping[str, str]]] = {
     "store": (_store_shares, {"cache": "none"}),
-    "cache": (_stats_share, {"store": SHARED_STORE}),
 }
+if SHARED_STORE is not None:  # the caches are seen through a store workers share, if one is installed
+    OBSERVED = {**OBSERVED, "cache": (_stats_share, {"store": SHARED_STORE})}
 CASES = [(slot, name) for slot in OBSERVED for name in SLOTS[slot].registry.names()]
 
 
