@@ -35,34 +35,26 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
-import sqlite3
 import sys
-import tempfile
 import time
 import tracemalloc
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from importlib import import_module
 from pathlib import Path
-from typing import Any
+from types import ModuleType
 
 if __package__ in (None, ""):  # `python perf/history_bytes.py`: make `perf` importable as a package
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import redis.asyncio as aioredis
 from returns.result import Success
 
 from influencer_stats.algebras.history import DAY_S
 from influencer_stats.domain.history import StatsPoint
 from influencer_stats.interpreters.history.memory import MemoryStatsHistory
-from influencer_stats.interpreters.history.redis import RedisStatsHistory
 from influencer_stats.interpreters.history.retention import Retention
-from influencer_stats.interpreters.history.sqlite import SqliteStatsHistory
-from influencer_stats.interpreters.redis_keys import RedisKeys, as_text
-from influencer_stats.interpreters.sqlite_database import SqliteDatabase
 from perf.history_feed import START, History, Plan, collection_id, expected_count, feed
-from perf.procs import HOST, LabError
-from perf.redis_server import redis_process
+from perf.procs import LabError
 
 #: The most points a history may hold here (read back in one page): far above 30 * 24 + 400.
 MAX_POINTS = 10_000
@@ -106,6 +98,13 @@ async def read_back(history: History, plan: Plan, measure: Measure, keep: int) -
         measure.expected.append(expected_count(plan, index))
         if index < keep:
             measure.points[index] = points
+
+
+def interpreters() -> list[ModuleType]:
+    """Each ``perf/history_bytes_<interpreter>.py`` here, by name: the SQLite and Redis histories'
+    measures are their joints' files (gone with either slice), so this lab measures what is installed."""
+    found = sorted(Path(__file__).resolve().parent.glob("history_bytes_*.py"))
+    return [import_module(f"perf.{path.stem}") for path in found]
 
 
 def feed_sizes(options: argparse.Namespace) -> list[tuple[str, int]]:
@@ -166,93 +165,6 @@ def deep_size(history: MemoryStatsHistory) -> int:
     return total
 
 
-async def measure_sqlite(plan: Plan, name: str, collections: int, keep: int, directory: Path) -> Measure:
-    path = directory / f"history-{name.replace(' ', '-')}.db"
-    database = await SqliteDatabase.open(path)
-    try:
-        await database.run(lambda db: db.execute("PRAGMA synchronous=OFF"))
-        history = await SqliteStatsHistory.create(database, plan.retention)
-        started = time.monotonic()
-        records = await feed(history, plan, collections, name == "settled")
-        seconds = time.monotonic() - started
-        layout = (await database.run(_sqlite_layout)).unwrap()
-        size = path.stat().st_size
-        wal = path.with_name(path.name + "-wal")
-        measure = Measure(
-            "sqlite", name, collections, records, seconds, size, "file size after wal_checkpoint(TRUNCATE)"
-        )
-        measure.notes.append(
-            f"page size {layout['page_size']:,} B, {layout['page_count']:,} pages, "
-            f"{layout['freelist_count']:,} free; WAL after the checkpoint "
-            f"{wal.stat().st_size if wal.exists() else 0:,} B; by table (dbstat): "
-            + ", ".join(f"{table} {size:,} B" for table, size in layout["tables"].items())
-        )
-        await read_back(history, plan, measure, keep)
-        return measure
-    finally:
-        await database.close()
-
-
-def _sqlite_layout(db: sqlite3.Connection) -> dict[str, Any]:
-    busy, _, _ = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-    if busy:
-        raise LabError("wal_checkpoint(TRUNCATE) was blocked")
-    layout: dict[str, Any] = {
-        pragma: db.execute(f"PRAGMA {pragma}").fetchone()[0]
-        for pragma in ("page_size", "page_count", "freelist_count")
-    }
-    try:
-        rows = db.execute("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY name").fetchall()
-    except sqlite3.OperationalError:  # built without SQLITE_ENABLE_DBSTAT_VTAB
-        rows = []
-    layout["tables"] = dict(rows)
-    return layout
-
-
-@contextmanager
-def redis_server(out: Path) -> Iterator[int]:
-    """A redis-server on loopback, no persistence, stopped by its PID; its port."""
-    with redis_process(out / "redis.log") as port:
-        yield port
-
-
-async def measure_redis(plan: Plan, name: str, collections: int, keep: int, port: int) -> Measure:
-    client = aioredis.Redis(host=HOST, port=port)
-    try:
-        await client.flushall()
-        await client.script_flush()
-        await client.config_resetstat()
-        before = await _dataset_bytes(client)
-        keys = RedisKeys(f"hb-{name.replace(' ', '-')}")
-        history = RedisStatsHistory(client, keys, plan.retention)
-        started = time.monotonic()
-        records = await feed(history, plan, collections, name == "settled")
-        seconds = time.monotonic() - started
-        usage = 0
-        encodings: set[str] = set()
-        for index in range(collections):
-            for key in (keys.history(collection_id(index)), keys.history_claim(collection_id(index))):
-                usage += int(await client.memory_usage(key, samples=0) or 0)
-            encodings.add(as_text(await client.object("encoding", keys.history(collection_id(index)))))
-        delta = await _dataset_bytes(client) - before
-        evals = (await client.info("commandstats")).get("cmdstat_eval", {})
-        measure = Measure("redis", name, collections, records, seconds, usage, "MEMORY USAGE, summed")
-        measure.notes.append(
-            f"used_memory_dataset delta {delta:,} B ({delta / collections:,.0f} B per collection); "
-            f"history encodings {sorted(encodings)}; EVAL {evals.get('usec_per_call', '?')} µs per call"
-            " of Redis's time"
-        )
-        await read_back(history, plan, measure, keep)
-        return measure
-    finally:
-        await client.aclose()
-
-
-async def _dataset_bytes(client: aioredis.Redis) -> int:
-    info = await client.info("memory")
-    return int(info["used_memory_dataset"])
-
-
 # --- The report ----------------------------------------------------------------------------
 
 
@@ -272,7 +184,7 @@ def check(measures: Sequence[Measure]) -> list[str]:
                 f"{m.interpreter}/{m.feed}: {len(wrong)} collections hold another count than expected,"
                 f" e.g. #{i}: {got} points, expected {want}"
             )
-    for interpreter in ("memory", "sqlite", "redis"):
+    for interpreter in sorted({m.interpreter for m in measures}):
         feeds = {m.feed: m for m in measures if m.interpreter == interpreter}
         if len(feeds) < 2:
             continue
@@ -317,12 +229,8 @@ async def run(options: argparse.Namespace) -> int:
 
     for name, n in feed_sizes(options):
         done(await measure_memory(plan, name, n, keep))
-    with tempfile.TemporaryDirectory(dir=options.out) as scratch:
-        for name, n in feed_sizes(options):
-            done(await measure_sqlite(plan, name, n, keep, Path(scratch)))
-    with redis_server(options.out) as port:
-        for name, n in feed_sizes(options):
-            done(await measure_redis(plan, name, n, keep, port))
+    for interpreter in interpreters():
+        await interpreter.measure_all(plan, feed_sizes(options), keep, options.out, done)
 
     print(
         f"{plan.days} days of hourly snapshots from {time.strftime('%Y-%m-%d', time.gmtime(START))}, "

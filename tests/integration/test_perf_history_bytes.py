@@ -1,9 +1,10 @@
-"""perf/history_bytes.py in a short run: every interpreter fed, measured and checked, a well-formed table.
+"""perf/history_bytes.py in a short run: every interpreter installed fed, measured and checked, a well-formed table.
 
 Sizes are not asserted beyond being positive (the full run's figures are in perf/RESULTS.md);
 only that each step ran, that every history ends with the count the script computes without
-the retention, and that both feeds end in the same points. redis-server is required, not
-optional: scripts/perf-up.sh installs it.
+the retention, and that both feeds end in the same points. The interpreters are the history
+slot's entries (the in-process one first, then each joint's measure by name); with the ``redis``
+slice redis-server is required, not optional: scripts/perf-up.sh installs it.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from influencer_stats.bootstrap.slots import SLOTS
 from tests.support import run_perf_script
 
 TIMEOUT_S = 120.0
@@ -32,11 +34,12 @@ def test_a_short_run_measures_every_interpreter_and_both_feeds(tmp_path: Path) -
     rows = [
         [cell.strip() for cell in line.strip("|").split("|")]
         for line in done.stdout.splitlines()
-        if line.startswith(("| memory |", "| sqlite |", "| redis |"))
+        if line.startswith(tuple(f"| {name} |" for name in SLOTS["history"].names()))
     ]
+    installed = ["memory", *sorted(name for name in SLOTS["history"].names() if name != "memory")]
     assert [(row[0], row[1], row[2]) for row in rows] == [
         (interpreter, feed, collections)
-        for interpreter in ("memory", "sqlite", "redis")
+        for interpreter in installed
         for feed, collections in (("every hour", "2"), ("settled", "3"))
     ]
     for row in rows:

@@ -29,17 +29,18 @@ def test_the_in_process_count_is_the_default_while_the_slice_is_installed() -> N
     assert resolve(DOUBLE, {"quota": "none"}).choices.one("quota") == "none"
 
 
-def test_several_workers_counting_quota_each_are_refused_only_for_a_client_that_spends_it() -> None:
-    # ``spends_quota`` on the video client's entry, not its name, says whether N workers could
-    # spend N budgets with the ``memory`` ledger.
-    flags = {"video_client": YOUTUBE_CLIENTS[0], "store": SHARED_STORE, "cache": "none", "workers": "2"}
-    with pytest.raises(ConfigError) as raised:
-        resolve(DOUBLE, flags)
+if SHARED_STORE is not None:  # several workers need a store they share (the sqlite or redis slice)
 
-    assert "counts quota units in each process: with --workers 2 use --quota redis" in str(raised.value)
-    assert resolve(DOUBLE, {**flags, "video_client": "fake"}).workers == 2
-    assert resolve(DOUBLE, {**flags, "quota": "redis"}).workers == 2
-    assert resolve({**DOUBLE, "INFLUENCER_STATS_QUOTA_PER_DAY": "0"}, flags).workers == 2
+    def test_several_workers_counting_quota_each_are_refused_only_for_a_client_that_spends_it() -> None:
+        # ``spends_quota`` on the video client's entry, not its name, says whether N workers could
+        # spend N budgets with the ``memory`` ledger (with Redis: test_quota_redis_config.py).
+        flags = {"video_client": YOUTUBE_CLIENTS[0], "store": SHARED_STORE, "cache": "none", "workers": "2"}
+        with pytest.raises(ConfigError) as raised:
+            resolve(DOUBLE, flags)
+
+        assert "counts quota units in each process: with --workers 2 use --quota redis" in str(raised.value)
+        assert resolve(DOUBLE, {**flags, "video_client": "fake"}).workers == 2
+        assert resolve({**DOUBLE, "INFLUENCER_STATS_QUOTA_PER_DAY": "0"}, flags).workers == 2
 
 
 async def test_a_counted_quota_is_built_once_per_process_and_governs_each_call() -> None:

@@ -38,6 +38,10 @@ SLICE = Slice(
         "tests/unit/test_history_memory.py",
         "tests/unit/test_http_api_history.py",
         "tests/unit/test_snapshots.py",
+        # The lab of each history's size (its SQLite and Redis measures: their joints' files).
+        "perf/history_bytes.py",
+        "perf/history_feed.py",
+        "tests/integration/test_perf_history_bytes.py",
     ),
     modules=(
         "influencer_stats.algebras.history",
@@ -49,6 +53,8 @@ SLICE = Slice(
         "influencer_stats.http.history_routes",
         "influencer_stats.http.openapi_history",
         "influencer_stats.bootstrap.slices.history",
+        "perf.history_bytes",
+        "perf.history_feed",
     ),
     shared=INTERVAL_CLAIMS,
     slots=(

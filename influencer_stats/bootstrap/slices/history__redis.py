@@ -19,15 +19,13 @@ JOINT = Joint(
     "the stats history in Redis (--history redis), for every worker and host",
     files=(
         "influencer_stats/interpreters/history/redis.py",
-        # The lab of the history's size measures the SQLite one too: gone with the first removed.
-        "perf/history_bytes.py",
-        "tests/integration/test_perf_history_bytes.py",
+        "perf/history_bytes_redis.py",  # its measure in the lab of the history's size
         "tests/integration/test_history_redis.py",
     ),
     modules=(
         "influencer_stats.interpreters.history.redis",
         "influencer_stats.bootstrap.slices.history__redis",
-        "perf.history_bytes",
+        "perf.history_bytes_redis",
     ),
 )
 

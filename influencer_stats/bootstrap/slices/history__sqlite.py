@@ -20,19 +20,16 @@ JOINT = Joint(
         "influencer_stats/interpreters/history/sqlite.py",
         "perf/history_seed.py",
         "perf/history_load.py",
-        "perf/history_bytes.py",
-        "perf/history_feed.py",
+        "perf/history_bytes_sqlite.py",
         "tests/integration/test_history_load.py",
         "tests/integration/test_history_sqlite.py",
-        "tests/integration/test_perf_history_bytes.py",
     ),
     modules=(
         "influencer_stats.interpreters.history.sqlite",
         "influencer_stats.bootstrap.slices.history__sqlite",
         "perf.history_seed",
         "perf.history_load",
-        "perf.history_bytes",
-        "perf.history_feed",
+        "perf.history_bytes_sqlite",
     ),
 )
 

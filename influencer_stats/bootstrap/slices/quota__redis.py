@@ -24,7 +24,7 @@ JOINT = Joint(
     files=(
         "influencer_stats/interpreters/quota/quota_redis.py",
         "tests/integration/test_redis_cluster_quota.py",
-        "tests/integration/test_quota_redis.py",
+        "tests/unit/test_quota_redis_config.py",
     ),
     modules=(
         "influencer_stats.interpreters.quota.quota_redis",
