@@ -1,5 +1,5 @@
-"""Refreshes racing PUTs of ids and DELETEs, against a real service on Redis (on SQLite:
-``test_sources_sqlite.py``), counted.
+"""Refreshes racing PUTs of ids and DELETEs against a real service, counted: the harness each
+shared sources' suite runs (on SQLite: ``test_sources_sqlite.py``; on Redis: ``test_sources_redis.py``).
 
 Each round imports every collection from one playlist of the YouTube double (each read delayed,
 so a refresh is still reading when the other request lands), then sends every collection two
@@ -17,14 +17,11 @@ from pathlib import Path
 
 import httpx
 import pytest
-from redis import Redis
 
-from influencer_stats.interpreters.redis_keys import RedisKeys
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from perf.service import pooled
-from tests.containers import redis_server
 from tests.integration.youtube_clients_support import YouTubeDouble
-from tests.support import profile_args, running_double_process, running_service
+from tests.support import running_double_process
 from youtube_double import VIDEOS_PATH
 
 COLLECTIONS, ROUNDS = 50, 6  # 300 races, half of them PUTs of ids and half DELETEs
@@ -103,30 +100,3 @@ def assert_nothing_lost(counts: Counter[str], orphans: Callable[[], int]) -> Non
         f"refresh {s}" for s in (200, 404, 409)
     }, counts
     assert orphans() == 0
-
-
-def test_on_redis_no_refresh_overwrites_ids_or_outlives_a_delete(youtube: str, tmp_path: Path) -> None:
-    with redis_server() as redis:
-        env = {
-            "YOUTUBE_API_URL": youtube,
-            "YOUTUBE_API_KEY": "any",
-            "REDIS_URL": f"{redis.url}/7",
-            "INFLUENCER_STATS_REDIS_PREFIX": PREFIX,
-            **EVERY_REFRESH_READS,
-        }
-        with running_service(profile_args("distributed"), tmp_path / "s.log", env=env) as service:
-            counts = run_races(service.url)
-
-        def orphans() -> int:
-            keys = RedisKeys(PREFIX)
-            client = Redis.from_url(f"{redis.url}/7")
-            try:
-                found = 0
-                for key in client.scan_iter(match=f"{PREFIX}:source*", count=1_000):
-                    collection = key.decode().partition("{")[2].rstrip("}")
-                    found += not client.exists(keys.collection(collection))
-                return found
-            finally:
-                client.close()
-
-        assert_nothing_lost(counts, orphans)

@@ -1,18 +1,15 @@
 """Collections from a playlist or a channel as a user runs them: real services, the YouTube double
-as its own process, real Redis (SQLite: ``test_sources_sqlite.py``).
+as its own process (SQLite: ``test_sources_sqlite.py``, Redis: ``test_sources_redis.py``).
 
 - Every server reads a playlist and a channel page by page, counted by the double: a unit a
   call, a refresh picks the new uploads up, a list over the limit costs one call, a missing one
   and YouTube's quota error answer problems.
 - What they spend of the day's budget: test_sources_quota.py (the ``quota`` slice's too).
-- Two processes on one Redis refresh each collection once per interval between them.
 """
 
 from __future__ import annotations
 
 import json
-import math
-import time
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,7 +18,6 @@ import httpx
 import pytest
 
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
-from tests.containers import redis_server
 from tests.integration.youtube_clients_support import YouTubeDouble
 from tests.support import (
     SERVERS,
@@ -29,7 +25,6 @@ from tests.support import (
     profile_args,
     running_double_process,
     running_service,
-    wait_for,
 )
 from youtube_double import VIDEOS_PATH
 
@@ -108,36 +103,6 @@ def test_a_playlist_over_the_default_limit_of_5000_is_refused_after_one_call(
     assert (refused.json()["videos"], refused.json()["limit"]) == (5_001, 5_000)
     assert "5,001" in refused.json()["detail"] and "5,000" in refused.json()["detail"]
     assert _calls(youtube) == (1, 0)
-
-
-def test_two_processes_on_one_redis_refresh_each_collection_once_per_interval(
-    double: tuple[str, YouTubeDouble], tmp_path: Path
-) -> None:
-    url, youtube = double
-    youtube.playlist("PLshared", VIDEOS[:3])
-    every_second = _env(url, INFLUENCER_STATS_SOURCE_REFRESH_INTERVAL="1")
-    with redis_server() as redis:
-        env = {**every_second, "REDIS_URL": f"{redis.url}/6"}
-        distributed = profile_args("distributed")
-        with (
-            running_service(distributed, tmp_path / "a.log", env=env) as a,
-            running_service(distributed, tmp_path / "b.log", env=env) as b,
-            httpx.Client(timeout=30) as http,
-        ):
-            assert http.put(f"{a.url}/collections/shared", json={"playlist": "PLshared"}).status_code == 201
-            written = math.floor(time.time())
-            assert wait_for(lambda: _slots_both_passed(tmp_path, written) >= 3, timeout=20)
-            youtube.playlist("PLshared", VIDEOS[:5])
-            assert wait_for(
-                lambda: len(http.get(f"{b.url}/collections/shared").json()["videos"]) == 5, timeout=10
-            )
-
-    passes = _passes(tmp_path, written)
-    both = {slot: seen for slot, seen in passes.items() if len(seen) == 2}
-    assert all(len(seen) <= 2 for seen in passes.values()), passes  # each process once per interval
-    for seen in both.values():  # between them, the one collection was refreshed once
-        assert sorted(e["refreshed"] + e["taken_elsewhere"] for e in seen) == [1, 1], seen
-        assert sum(e["refreshed"] for e in seen) == 1
 
 
 def _passes(tmp_path: Path, after: int) -> dict[int, list[dict[str, int]]]:

@@ -21,7 +21,6 @@ JOINT = Joint(
         "influencer_stats/interpreters/sources/redis.py",
         "tests/integration/test_redis_sources.py",
         "tests/integration/test_redis_cluster_sources.py",
-        "tests/integration/test_source_races.py",
         "tests/integration/test_sources_redis.py",
     ),
     modules=(
