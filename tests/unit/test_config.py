@@ -283,17 +283,18 @@ def test_several_workers_are_refused_where_state_is_kept_per_process(
     assert resolve(DOUBLE, flags).workers == 1  # one process: the same choices are fine
 
 
-@pytest.mark.parametrize(
-    "flags",
-    [
-        {"profile": "demo", "store": SHARED_STORE},  # the demo's own store with the sqlite slice
-        {"profile": "distributed", **CORE, **instead_of_slices("distributed")},
-        {"store": SHARED_STORE, "cache": "none"},
-        {"profile": "fast", **CORE, "video_client": "fake", "store": "redis"},
-    ],
-)
-def test_several_workers_are_allowed_where_every_worker_shares_the_state(flags: dict[str, str]) -> None:
-    assert resolve({**DOUBLE, "INFLUENCER_STATS_WORKERS": "4"}, flags).workers == 4
+if SHARED_STORE is not None:  # several workers need a store they share (the sqlite or redis slice)
+
+    @pytest.mark.parametrize(
+        "flags",
+        [
+            {"profile": "demo", "store": SHARED_STORE},  # the demo's own store with the sqlite slice
+            {"profile": "distributed", **CORE, **instead_of_slices("distributed"), "store": SHARED_STORE},
+            {"store": SHARED_STORE, "cache": "none"},
+        ],
+    )
+    def test_several_workers_are_allowed_where_every_worker_shares_the_state(flags: dict[str, str]) -> None:
+        assert resolve({**DOUBLE, "INFLUENCER_STATS_WORKERS": "4"}, flags).workers == 4
 
 
 def test_settings_exported_for_worker_processes_resolve_to_the_same_settings() -> None:

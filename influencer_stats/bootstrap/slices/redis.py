@@ -39,6 +39,7 @@ SLICE = Slice(
         "influencer_stats/interpreters/collections/redis_store.py",
         "tests/unit/test_redis_faults.py",
         "tests/unit/test_redis_keys.py",
+        "tests/unit/test_redis_config.py",
         "tests/redis_topologies.py",
         "tests/redis_sentinel_set.py",
         "tests/redis_cluster_nodes.py",
