@@ -301,22 +301,16 @@ def test_settings_exported_for_worker_processes_resolve_to_the_same_settings() -
     from influencer_stats.serving.environment import export
 
     environ = {**DOUBLE, "INFLUENCER_STATS_CACHE_TTL": "3", "YOUTUBE_API_KEY": "k"}
-    settings = resolve(
-        environ,
-        {
-            "profile": "distributed",
-            **CORE,
-            **instead_of_slices("distributed"),
-            "port": "9001",
-            "workers": "3",
-            "logger": "all",
-        },
-    )
+    # Several workers on a store they share, when one is installed (the sqlite or redis slice).
+    shared = {"store": SHARED_STORE, "workers": "3"} if SHARED_STORE is not None else {"workers": "1"}
+    flags = {"profile": "distributed", **CORE, **instead_of_slices("distributed"), **shared}
+    settings = resolve(environ, {**flags, "port": "9001", "logger": "all"})
 
     export(settings, environ)
 
     assert resolve(environ) == settings
-    assert environ["INFLUENCER_STATS_WORKERS"] == "3" and environ["INFLUENCER_STATS_LOGGER"] == "all"
+    assert environ["INFLUENCER_STATS_WORKERS"] == shared["workers"]
+    assert environ["INFLUENCER_STATS_LOGGER"] == "all"
 
 
 @pytest.mark.parametrize(

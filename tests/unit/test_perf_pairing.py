@@ -22,7 +22,7 @@ from tests.unit.test_perf_references import _run, measured
 
 #: A list choice keeps its comma; a core profile and core names only (``none``: no wrapper), so it
 #: names no slice's choice.
-LIST = "v3+store=redis+video_wrappers=breaker,none"
+LIST = "v3+store=dict+video_wrappers=breaker,none"
 
 # --- Options -----------------------------------------------------------------------------------------
 
