@@ -48,6 +48,9 @@ SLICE = Slice(
         "tests/integration/test_redis_topologies.py",
         "tests/integration/test_failover.py",
         "tests/integration/test_pagination_redis.py",
+        # The labs of Redis alone: its commands per request, what a durable write costs.
+        "perf/redis_commands.py",
+        "perf/bench_durability.py",
     ),
     modules=(
         "influencer_stats.interpreters.redis_topology",
