@@ -25,6 +25,7 @@ JOINT = Joint(
         "influencer_stats/interpreters/quota/quota_redis.py",
         "tests/integration/test_redis_cluster_quota.py",
         "tests/unit/test_quota_redis_config.py",
+        "tests/integration/test_quota_redis.py",
     ),
     modules=(
         "influencer_stats.interpreters.quota.quota_redis",

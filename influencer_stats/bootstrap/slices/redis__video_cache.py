@@ -26,6 +26,7 @@ JOINT = Joint(
         "tests/integration/test_redis_stale_queue.py",
         "tests/integration/test_redis_video_shards.py",
         "tests/integration/test_redis_cluster_video_cache.py",
+        "tests/integration/test_video_cache_redis_frozen.py",
     ),
     modules=(
         "influencer_stats.interpreters.video_cache.video_cache_redis",
