@@ -7,7 +7,8 @@
   the run is removed. That two workers answer, each counting in its metrics
   snapshot, and that a user's own directory is left in place, is the
   ``prometheus`` slice's (tests/integration/test_prometheus_workers.py).
-- ``distributed --workers 2`` on Redis: read-your-writes of stats across workers.
+- (``distributed --workers 2`` on Redis, read-your-writes of stats across workers: the
+  ``redis`` slice's test_distributed.py.)
 - State kept per process (each registered choice that declares it, and the
   profiles ``fast`` and ``youtube``): exit 2, one line naming it and what to use instead.
 - A busy port, or a worker that cannot start: one line or a non-zero exit, no
@@ -29,7 +30,6 @@ import httpx
 import pytest
 
 from influencer_stats.bootstrap.slots import SLOTS
-from influencer_stats.config.profiles import PROFILES
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from influencer_stats.serving.environment import metrics_directory
 from influencer_stats.settings import Choices, Settings
@@ -40,9 +40,7 @@ from tests.support import (
     START_TIMEOUT_S,
     RunningService,
     children_of,
-    expected_stats,
     free_port,
-    instead_of_slices,
     profile_args,
     running_pids,
     running_service,
@@ -160,41 +158,6 @@ def test_one_worker_needs_no_metrics_directory_and_several_get_a_fresh_one_remov
         (directory / "123.json").write_text("{}")
 
     assert environ == {} and not directory.exists()
-
-
-# --- distributed ------------------------------------------------------------------
-
-
-def test_distributed_with_two_workers_reads_its_writes_stats_included(tmp_path: Path) -> None:
-    from tests.shared_redis import shared_redis_url, unique_prefix
-
-    env = {
-        **QUICK_STOP,
-        "TMPDIR": str(tmp_path),
-        "REDIS_URL": f"{shared_redis_url()}/0",
-        "INFLUENCER_STATS_REDIS_PREFIX": unique_prefix(),
-        "INFLUENCER_STATS_VIDEO_CLIENT": "fake",
-    }
-    argv = [*profile_args("distributed"), "--workers", "2"]
-    with (
-        running_service(argv, tmp_path / "service.log", env=env) as service,
-        httpx.Client(base_url=service.url, timeout=10, limits=ONE_SHOT) as http,
-    ):
-        _wait_until_every_worker_listens(service)
-        for n in range(100):
-            videos = _videos(n)
-            assert http.put("/collections/multi", json={"videos": videos}).status_code in (200, 201)
-            expected = expected_stats(videos)
-            assert http.get("/collections/multi/stats").json() == expected, n
-            assert http.get("/collections/multi/stats").json() == expected, n  # a cache hit, maybe elsewhere
-        code = _stop_and_collect(service)
-
-    assert code == 0
-    [said] = [line for line in service.output().splitlines() if line.startswith(LISTENING)]
-    server = instead_of_slices("distributed").get("server", PROFILES["distributed"].choices["server"])
-    assert said.startswith(
-        f"{LISTENING} {service.url} with 2 worker processes (profile distributed: server {server}"
-    )
 
 
 # --- refused ----------------------------------------------------------------------

@@ -47,6 +47,8 @@ SLICE = Slice(
         "tests/integration/test_redis_operations.py",
         "tests/integration/test_redis_topologies.py",
         "tests/integration/test_failover.py",
+        "tests/integration/test_distributed.py",
+        "tests/integration/resetting_relay.py",
         "tests/integration/test_pagination_redis.py",
         # The labs of Redis alone: its commands per request, what a durable write costs.
         "perf/redis_commands.py",
@@ -62,6 +64,7 @@ SLICE = Slice(
         "tests.redis_topologies",
         "tests.redis_sentinel_set",
         "tests.redis_cluster_nodes",
+        "tests.integration.resetting_relay",
     ),
 )
 
