@@ -11,17 +11,20 @@ would be without this module. The spans themselves (``otel``) are the ``tracing`
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from influencer_stats.bootstrap.registry import Registry
 
 if TYPE_CHECKING:
-    from redis.asyncio import Redis
-
     from influencer_stats.algebras import CollectionStatsQuery, VideoStatsSource
     from influencer_stats.algebras.tracing import RequestTracing, Spans
     from influencer_stats.algebras.youtube import VideosListCall
     from influencer_stats.bootstrap.wiring import Resources
+
+
+#: A client the ``redis`` slice opens (redis-py's, of one server or a Sentinel-watched primary):
+#: the core names neither the slice nor the ``redis`` package.
+Client = TypeVar("Client")
 
 
 class Tracing:
@@ -53,9 +56,9 @@ class Tracing:
         then builds no traced layer."""
         return None
 
-    def redis(self, client: Redis) -> Redis:
-        """The shared Redis client of one server or a Sentinel-watched primary (a Cluster's is
-        not traced: ``RedisCluster`` has no span layer)."""
+    def redis(self, client: Client) -> Client:
+        """The ``redis`` slice's shared client of one server or a Sentinel-watched primary, a
+        redis-py ``Redis`` (a Cluster's is not traced: ``RedisCluster`` has no span layer)."""
         return client
 
     def httpx_hooks(self) -> dict[str, list[Any]] | None:

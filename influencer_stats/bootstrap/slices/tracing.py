@@ -16,14 +16,13 @@ import asyncio
 import threading
 from collections.abc import Callable
 from importlib.util import find_spec
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from influencer_stats.bootstrap.slices.slice import Slice
-from influencer_stats.bootstrap.tracing import TRACING, Tracing
+from influencer_stats.bootstrap.tracing import TRACING, Client, Tracing
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Tracer
-    from redis.asyncio import Redis
 
     from influencer_stats.algebras import CollectionStatsQuery, VideoStatsSource
     from influencer_stats.algebras.tracing import RequestTracing, Spans
@@ -122,10 +121,11 @@ class OtelTracing(Tracing):
 
         return OtelSpans(self._tracer)  # a slice's own spans (``sources.read``)
 
-    def redis(self, client: Redis) -> Redis:
+    def redis(self, client: Client) -> Client:
         from influencer_stats.interpreters.tracing.otel_redis import TracedRedis
 
-        return TracedRedis(connection_pool=client.connection_pool, tracer=self._tracer)
+        pool = cast(Any, client).connection_pool  # a redis-py ``Redis``: its pool, traced
+        return cast(Client, TracedRedis(connection_pool=pool, tracer=self._tracer))
 
     def httpx_hooks(self) -> dict[str, list[Any]]:
         from influencer_stats.interpreters.tracing.otel_http import httpx_hooks
