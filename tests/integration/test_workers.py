@@ -220,8 +220,7 @@ def _kept_per_process() -> dict[str, tuple[list[str], str]]:
         for name in slot.names():
             declared = slot.registry[name].per_process if name in slot.registry else None
             if declared is not None:
-                what, instead = declared
-                refusal = f"keeps {what} in each process: with --workers 2 use {instead}"
+                refusal = f"keeps {declared[0]} in each process: with --workers 2 use {slot.instead(name)}"
                 cases[f"{slot.flag} {name}"] = (
                     [slot.flag, name],
                     f"{slot.name.replace('_', ' ')} {name!r} {refusal}",
