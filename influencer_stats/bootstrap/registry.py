@@ -13,7 +13,7 @@ one entry, which declares what its builder does beyond building (``Entry``)::
         "append-only JSON lines in a file",
         paths=("jsonl_path",),
         ready=("jsonl",),
-        per_process=("collections", "--store redis"),
+        per_process=("collections", ""),  # "": the hint names the installed shared stores
     )
     async def _jsonl(wiring: Wiring) -> CollectionStore:
         from influencer_stats.interpreters.collections.jsonl import JsonlStore
