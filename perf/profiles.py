@@ -12,6 +12,7 @@ from dataclasses import replace
 from importlib import import_module
 from typing import Final
 
+from influencer_stats.bootstrap.registry import NONE
 from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.config.profiles import PROFILES
 from influencer_stats.config.resolve import resolve, resolve_choices
@@ -105,3 +106,19 @@ def client_settings() -> dict[str, float]:
         "call_timeout_s": s.upstream_call_timeout_s,
         "concurrency": s.upstream_concurrency,
     }
+
+
+def calling_youtube(profile: str) -> list[tuple[str, str]]:
+    """``(slot, choice)`` overrides that keep ``profile`` calling YouTube on what is installed: when its
+    video client is not installed (a slice removed), the first registered one whose calls spend quota
+    (``Entry.spends_quota``: it calls YouTube) instead of the slot's first (the offline ``fake``)."""
+    if "video_client" not in _stand_ins(profile):
+        return []
+    calling = [entry.name for entry in SLOTS["video_client"].registry if entry.spends_quota]
+    return [("video_client", calling[0])] if calling else []
+
+
+def budgeted(profile: str) -> bool:
+    """Whether ``profile``, run on what is installed, counts a daily budget of YouTube units (its
+    ``quota`` choice is not ``none``: a ledger's slice installed)."""
+    return choices_of(profile).get("quota", NONE) != NONE

@@ -4,8 +4,8 @@
 
 What it does, all on 127.0.0.1 and bounded in time:
 
-1. starts the project's YouTube double (it has switchable faults) and the
-   service (``--profile fast``) pointed at it;
+1. starts the project's YouTube double (it has switchable faults) and the service (``--profile fast``,
+   on a client that calls YouTube: ``perf.profiles.calling_youtube``) pointed at it;
 2. seeds ``--collections`` collections, then for ``--duration`` seconds runs
    ``wrk -c<connections>`` on their stats routes while
    - a fault cycler switches the double through quota, 5xx, stall, malformed
@@ -23,11 +23,10 @@ What it does, all on 127.0.0.1 and bounded in time:
    connection closed by the server (its header timeout is set to
    ``--header-timeout`` s); and reports requests by status, p99, max loop
    lag, RSS before and after, dropped log events;
-4. runs the quota phases (``perf/soak_phases.py``, the ``youtube`` profile):
-   new ids asked for with the budget spent (RSS flat), big collections asked
-   for again and again against a slow YouTube (quota units spent equal to
-   units of work), ``--phase-seconds`` each; one-video requests beside big
-   ones (all answered, latency reported); refresh storms (``soak_refreshes``).
+4. runs the quota phases (``perf/soak_phases.py``, the ``youtube`` profile), each as installed: new
+   ids asked for with the budget spent (RSS flat), big collections asked for again and again against
+   a slow YouTube (quota units spent equal to units of work), ``--phase-seconds`` each; one-video
+   requests beside big ones (all answered, latency reported); refresh storms (``soak_refreshes``).
 
 Exit 0 when every invariant holds, 1 otherwise (the report says which), 2
 for missing tools. ``--short`` is the CI version (a few seconds, 64
@@ -57,6 +56,7 @@ if __package__ in (None, ""):
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from perf.attacks import AttackLog, attack
 from perf.procs import HOST, ROOT, LabError, free_port, memory_of_tree, running, wait_until_ok
+from perf.profiles import calling_youtube
 from perf.report import SOAK_HEADING
 from perf.report_sections import write_section
 from perf.service import installed_argv, service_env
@@ -250,7 +250,7 @@ def run(args: argparse.Namespace) -> SoakResult:
                 "INFLUENCER_STATS_HEADER_TIMEOUT": str(args.header_timeout),
             },
         )
-        with running(installed_argv("fast", port), log, env=env) as service:
+        with running(installed_argv("fast", port, calling_youtube("fast")), log, env=env) as service:
             wait_until_ok(port, "/healthz", service, log)
             cids = [f"soak-{n}" for n in range(args.collections)]
             with httpx.Client(base_url=url) as client:

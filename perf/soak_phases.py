@@ -34,7 +34,7 @@ import httpx
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from influencer_stats.interpreters.youtube.youtube_api import MAX_IDS_PER_CALL
 from perf.procs import HOST, free_port, memory_of_tree, running, wait_until_ok
-from perf.profiles import stand_ins
+from perf.profiles import budgeted, stand_ins
 from perf.service import installed_argv, pooled, service_env
 from perf.soak_refreshes import refresh_storm_phase, refreshes_installed
 from perf.upstream import python_double
@@ -42,6 +42,8 @@ from perf.upstream import python_double
 BIG = 5_000
 #: Why a phase that measures the youtube profile's own stack is left out (a slice of it removed).
 NOT_WHOLE = "the youtube profile runs here on stand-ins (perf.profiles.stand_ins: a slice of it removed)"
+#: Why the phase of a spent budget is left out (no quota ledger installed).
+NO_BUDGET = "the youtube profile counts no budget here (perf.profiles.budgeted: no quota ledger installed)"
 QUOTA_EXHAUSTED = "urn:influencer-stats:problem:quota-exhausted"
 
 
@@ -261,7 +263,10 @@ def run_phases(work: Path, *, seconds: float, clients: int, max_rss_growth_mb: f
     """The four phases, one after the other (timed-out calls: 3 collections at 300 ms a call;
     small beside big: 20 big requests and 20 small ones at 100 ms a call; refresh storms: 50
     collections, ``perf/soak_refreshes.py``, when the route is installed: the ``sources`` slice)."""
-    phases = [asked_ids_phase(work, seconds, clients, max_rss_growth_mb)]
+    if budgeted("youtube"):  # a budget to spend: a quota ledger installed (the quota slice)
+        phases = [asked_ids_phase(work, seconds, clients, max_rss_growth_mb)]
+    else:
+        phases = [PhaseResult([("asked-for ids", f"not run: {NO_BUDGET}")], [])]
     if not stand_ins("youtube"):  # what a timed-out ask's calls cost is the video cache's (shared misses)
         phases.append(timeouts_phase(work, seconds, collections=3, clients=2, latency_ms=300))
     else:

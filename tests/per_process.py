@@ -61,6 +61,6 @@ async def assert_shared_or_declared(
             " declare per_process=(what, instead)"
         )
     else:
-        what, instead = entry.per_process
+        what, instead = entry.per_process[0], SLOTS[slot].instead(name)
         assert not shared, "two instances share it: it keeps nothing per process"
         assert refused == f"{this_choice}keeps {what} in each process: with --workers 2 use {instead}"

@@ -65,6 +65,23 @@ def profile_env(name: str) -> dict[str, str]:
     return given
 
 
+def installed_env(env: Mapping[str, object]) -> dict[str, str]:
+    """What runs ``env`` (a deployment's variables: compose's) on what is installed: for each choice of
+    its profile not installed and not set in ``env``, its slot's first (``profile_env``); for each slot
+    variable of ``env`` naming a choice not installed, the slot's first whose calls spend quota (a video
+    client calling YouTube, as the deployment's does), else its first. Set after ``env``'s own."""
+    instead = {k: v for k, v in profile_env(str(env["INFLUENCER_STATS_PROFILE"])).items() if k not in env}
+    for slot in SLOTS.values():
+        if slot.env not in env:
+            continue
+        try:
+            slot.parse(str(env[slot.env]))
+        except ValueError:
+            calling = [entry.name for entry in slot.registry if entry.spends_quota]
+            instead[slot.env] = calling[0] if calling else slot.names()[0]
+    return instead
+
+
 def instead_of_slices(name: str) -> dict[str, str]:
     """For each choice of profile NAME not installed (a removed slice's server, video cache …),
     the slot's first choice (``none`` for wrappers), as flags: NAME's other choices, on what is here."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Final
 
 from influencer_stats.bootstrap.parts import PARTS
-from influencer_stats.bootstrap.slots import SLICES
+from influencer_stats.bootstrap.slots import SLICES, SLOTS
 from influencer_stats.http.openapi import openapi_document
 from influencer_stats.http.route_table import RouteGroup, RouteTable
 from influencer_stats.http.routes import documented, route_table
@@ -21,8 +21,11 @@ GROUPS: Final[tuple[RouteGroup, ...]] = tuple(part.routes for part in PARTS)
 ROUTES: Final[RouteTable] = route_table(GROUPS)
 #: The templates the OpenAPI document describes, in table order.
 DOCUMENTED: Final = documented(ROUTES)
+#: The readiness checks (``/readyz``) the registered choices declare (``Entry.ready``), in order:
+#: the OpenAPI document's examples name these, never a removed slice's.
+CHECKS: Final = tuple(dict.fromkeys(c for slot in SLOTS.values() for e in slot.registry for c in e.ready))
 
 
 def openapi(max_videos: int) -> bytes:
     """The OpenAPI document of ``ROUTES``, stating the limit ``max_videos``."""
-    return openapi_document(max_videos, GROUPS)
+    return openapi_document(max_videos, GROUPS, CHECKS)

@@ -13,7 +13,7 @@ one entry, which declares what its builder does beyond building (``Entry``)::
         "append-only JSON lines in a file",
         paths=("jsonl_path",),
         ready=("jsonl",),
-        per_process=("collections", "--store sqlite or redis"),
+        per_process=("collections", ""),  # "": the hint names the installed shared stores
     )
     async def _jsonl(wiring: Wiring) -> CollectionStore:
         from influencer_stats.interpreters.collections.jsonl import JsonlStore
@@ -80,7 +80,8 @@ class Entry(Generic[B]):
     - ``per_process``: ``(what, instead)`` when it keeps ``what`` in each process,
       so another worker would not see it: ``problem`` refuses ``--workers`` > 1
       naming ``instead`` (``tests/integration/test_per_process.py`` builds two
-      instances and finds out).
+      instances and finds out); ``instead`` empty: the slot's registered choices
+      that keep nothing per process, whichever are installed (``Slot.instead``).
     - ``check``: any other reason the settings cannot run it (exit 2 at start-up).
     - ``paths``: the settings (``Settings`` field names) that name files it writes;
       its builder creates their folders. Tests point every declared path into a
@@ -127,11 +128,14 @@ class Entry(Generic[B]):
     needs: tuple[str, ...] = ()
     preferred: bool = False
 
-    def problem(self, settings: Settings) -> str | None:
-        """Why this entry cannot run with ``settings`` (exit 2 at start-up), or None."""
+    def problem(self, settings: Settings, instead: str = "") -> str | None:
+        """Why this entry cannot run with ``settings`` (exit 2 at start-up), or None; ``instead``:
+        what to use when ``per_process`` names nothing (``Slot.instead``)."""
         if self.per_process is not None and settings.workers > 1:
-            what, instead = self.per_process
-            return f"keeps {what} in each process: with --workers {settings.workers} use {instead}"
+            what, declared = self.per_process
+            return (
+                f"keeps {what} in each process: with --workers {settings.workers} use {declared or instead}"
+            )
         return None if self.check is None else self.check(settings)
 
 
@@ -210,6 +214,22 @@ class Slot:
     @property
     def many(self) -> bool:
         return self.wrappers_of is not None
+
+    def instead(self, name: str) -> str | None:
+        """What to use instead of ``name`` with ``--workers`` > 1 (None: it keeps nothing per process):
+        what its ``per_process`` names, else this slot's registered choices that keep nothing per
+        process (the installed ones: no slice named here), else one worker."""
+        declared = self.registry[name].per_process
+        if declared is None or declared[1]:
+            return None if declared is None else declared[1]
+        shared = [entry.name for entry in self.registry if entry.per_process is None]
+        if shared:
+            return f"{self.flag} {' or '.join(shared)}"
+        return f"--workers 1 (no {self.name.replace('_', ' ')} installed is shared between processes)"
+
+    def problem(self, name: str, settings: Settings) -> str | None:
+        """Why choice ``name`` cannot run with ``settings`` (``Entry.problem``), or None."""
+        return self.registry[name].problem(settings, self.instead(name) or "")
 
     def default_choice(self) -> str | None:
         """The first registered entry declared ``preferred``, else ``default``."""

@@ -10,8 +10,9 @@ from influencer_stats.bootstrap.wiring import Wiring
 
 StoreBuilder = Callable[[Wiring], Awaitable[CollectionStore]]
 STORES: Registry[StoreBuilder] = Registry("store")
-#: A worker would never see what another stored.
-_IN_MEMORY = ("collections", "--store sqlite or redis")
+#: A worker would never see what another stored: use a store registered that keeps nothing per
+#: process (``Slot.instead``: whichever are installed).
+_IN_MEMORY = ("collections", "")
 
 
 @STORES.add(

@@ -40,7 +40,7 @@ PROFILES: Final[Mapping[str, Profile]] = {
     for p in (
         _profile(
             "demo",
-            "default, offline: fake YouTube, the store's default (durable SQLite), dropping logger",
+            "default, offline: fake YouTube, the store's default (durable, with its slice), dropping logger",
             server="starlette",
             video_client="fake",
             logger="dropping",

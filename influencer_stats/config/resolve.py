@@ -147,7 +147,7 @@ def resolve_sources(environ: Mapping[str, str], flags: Mapping[str, str | None] 
         raise ConfigError(conflict)
     for slot in SLOTS.values():
         for name in choices[slot.name]:
-            problem = slot.registry[name].problem(settings)
+            problem = slot.problem(name, settings)
             if problem is not None:
                 raise ConfigError(f"{slot.name.replace('_', ' ')} {name!r} {problem}")
     return Resolved(settings, all_sources)

@@ -149,9 +149,12 @@ def _collection_schemas(max_videos: int, docs: Iterable[CollectionDoc]) -> dict[
     }
 
 
-def openapi_spec(max_videos: int = DEFAULT_MAX_VIDEOS, groups: Iterable[RouteGroup] = ()) -> dict[str, Any]:
+def openapi_spec(
+    max_videos: int = DEFAULT_MAX_VIDEOS, groups: Iterable[RouteGroup] = (), checks: tuple[str, ...] = ()
+) -> dict[str, Any]:
     """The document as a dict: one path per documented route of the table of the core and
-    ``groups`` (``routes.route_table``), one operation per method.
+    ``groups`` (``routes.route_table``), one operation per method; ``/readyz``'s examples name
+    ``checks`` (the readiness checks the installed choices declare).
 
     ``max_videos`` is the limit the service enforces (INFLUENCER_STATS_MAX_VIDEOS), so the
     document states the limit of the service that serves it. The docs page and its files
@@ -160,7 +163,7 @@ def openapi_spec(max_videos: int = DEFAULT_MAX_VIDEOS, groups: Iterable[RouteGro
     groups = tuple(groups)
     table = route_table(groups)
     templates = documented_templates(table)
-    documented = operations(groups)
+    documented = operations(groups, checks)
     schemas = {
         **_SCHEMAS,
         **{name: schema for group in groups for name, schema in group.schemas.items()},
@@ -198,5 +201,7 @@ def openapi_spec(max_videos: int = DEFAULT_MAX_VIDEOS, groups: Iterable[RouteGro
 
 
 @cache
-def openapi_document(max_videos: int = DEFAULT_MAX_VIDEOS, groups: tuple[RouteGroup, ...] = ()) -> bytes:
-    return orjson.dumps(openapi_spec(max_videos, groups))
+def openapi_document(
+    max_videos: int = DEFAULT_MAX_VIDEOS, groups: tuple[RouteGroup, ...] = (), checks: tuple[str, ...] = ()
+) -> bytes:
+    return orjson.dumps(openapi_spec(max_videos, groups, checks))

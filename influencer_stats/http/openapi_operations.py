@@ -73,8 +73,9 @@ influencer_stats_http_requests_total{route="/collections/{id}/stats",method="GET
 """
 
 
-def operations(groups: Iterable[RouteGroup] = ()) -> dict[str, dict[str, Any]]:
-    """Every operation by template: the core's, and each group's (a slice's routes)."""
+def operations(groups: Iterable[RouteGroup] = (), checks: tuple[str, ...] = ()) -> dict[str, dict[str, Any]]:
+    """Every operation by template: the core's, and each group's (a slice's routes); ``checks``
+    name the readiness checks ``/readyz`` may report (its examples')."""
     groups = tuple(groups)
     return {
         **{t: op for group in groups for t, op in group.operations(_ID, (_NOT_FOUND_REPLY,)).items()},
@@ -92,22 +93,7 @@ def operations(groups: Iterable[RouteGroup] = ()) -> dict[str, dict[str, Any]]:
                 "getReadiness",
                 "operations",
                 "Readiness: the profile's dependencies answer",
-                responses={
-                    "200": json_response(
-                        "Status", "ready", {"status": "ready", "checks": {"sqlite": "ok", "redis": "ok"}}
-                    ),
-                    "503": problem_response(
-                        "a dependency is not answering",
-                        problems.problem(
-                            503,
-                            "not-ready",
-                            "Not ready",
-                            "dependencies not answering: redis",
-                            checks={"sqlite": "ok", "redis": "failing"},
-                        ),
-                        **{"Retry-After": RETRY_AFTER},
-                    ),
-                },
+                responses=_readiness(checks),
             )
         },
         METRICS: {
@@ -223,6 +209,26 @@ def operations(groups: Iterable[RouteGroup] = ()) -> dict[str, dict[str, Any]]:
             ),
         },
     }
+
+
+def _readiness(checks: tuple[str, ...]) -> dict[str, Any]:
+    """``/readyz``'s answers, its examples naming ``checks``: with none, it is always ready."""
+    ready = {"status": "ready", "checks": dict.fromkeys(checks, "ok")}
+    responses = {"200": json_response("Status", "ready", ready)}
+    if checks:
+        failing = checks[-1]
+        responses["503"] = problem_response(
+            "a dependency is not answering",
+            problems.problem(
+                503,
+                "not-ready",
+                "Not ready",
+                f"dependencies not answering: {failing}",
+                checks={**dict.fromkeys(checks, "ok"), failing: "failing"},
+            ),
+            **{"Retry-After": RETRY_AFTER},
+        )
+    return responses
 
 
 def _collection(docs: tuple[CollectionDoc, ...]) -> dict[str, dict[str, Any]]:

@@ -81,7 +81,7 @@ def operation(operation_id: str, tag: str, summary: str, **rest: Any) -> dict[st
 
 
 # The problem responses several operations share.
-STORE_DOWN_REPLY = problems.for_error(StoreUnavailable("sqlite: OperationalError: database is locked"))
+STORE_DOWN_REPLY = problems.for_error(StoreUnavailable("store: TimeoutError: no answer in time"))
 STORE_DOWN = problem_response(
     "collection storage unavailable", STORE_DOWN_REPLY, **{"Retry-After": RETRY_AFTER}
 )

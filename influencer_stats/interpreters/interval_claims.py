@@ -1,15 +1,12 @@
-"""Claims of one interval's work per collection, in process memory or in a SQLite table: what the
-stats history (one snapshot an interval) and the collection sources (one refresh an interval) share.
+"""Claims of one interval's work per collection, in process memory: what the stats history (one
+snapshot an interval) and the collection sources (one refresh an interval) share.
 
 A claim of ``slot`` (a whole number counting intervals) is taken by the first caller only, and
 never once a later slot was claimed: ``True`` for that caller, ``False`` for every other. The Redis
-one is ``redis_interval_claims``.
+one is ``redis_interval_claims``; a durable store's own may keep them in its database.
 """
 
 from __future__ import annotations
-
-import sqlite3
-from dataclasses import dataclass
 
 from influencer_stats.domain.models import CollectionId
 
@@ -37,36 +34,3 @@ class LatestClaims:
 
     def forget(self, collection_id: CollectionId) -> None:
         self._claimed.pop(collection_id, None)
-
-
-@dataclass(frozen=True, slots=True)
-class ClaimsTable:
-    """A table of the last slot claimed per collection, ``name`` in the shared SQLite database.
-
-    Its statements run on the database's thread (inside ``SqliteDatabase.run``); ``schema`` goes to
-    ``SqliteDatabase.create`` with the interpreter's own tables.
-    """
-
-    name: str
-
-    @property
-    def schema(self) -> str:
-        return f"""
-CREATE TABLE IF NOT EXISTS {self.name} (
-    collection TEXT PRIMARY KEY,
-    slot       INTEGER NOT NULL  -- the last interval whose work was claimed
-) WITHOUT ROWID;
-"""
-
-    def take(self, db: sqlite3.Connection, collection_id: CollectionId, slot: int) -> bool:
-        """Claim ``slot`` for the collection: one statement, so one transaction."""
-        changed = db.execute(
-            f"INSERT INTO {self.name} VALUES (?, ?) ON CONFLICT (collection)"
-            " DO UPDATE SET slot = excluded.slot WHERE excluded.slot > slot",
-            (collection_id, slot),
-        ).rowcount
-        return bool(changed == 1)
-
-    def drop(self, db: sqlite3.Connection, collection_id: CollectionId) -> None:
-        """Forget the collection's claim (within the caller's transaction)."""
-        db.execute(f"DELETE FROM {self.name} WHERE collection = ?", (collection_id,))

@@ -8,12 +8,13 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
 from returns.result import Failure, Result, Success
 
-from influencer_stats.domain.models import StoreUnavailable
+from influencer_stats.domain.models import CollectionId, StoreUnavailable
 
 _T = TypeVar("_T")
 #: SQLite virtual machine instructions between two checks whether a read was cancelled.
@@ -185,3 +186,37 @@ def transaction(db: sqlite3.Connection) -> Iterator[None]:
         db.execute("ROLLBACK")
         raise
     db.execute("COMMIT")
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimsTable:
+    """A table of the last slot claimed per collection, ``name`` in the shared SQLite database: the
+    claims of an interval (``interval_claims`` says what a claim is) of the SQLite history and sources.
+
+    Its statements run on the database's thread (inside ``SqliteDatabase.run``); ``schema`` goes to
+    ``SqliteDatabase.create`` with the interpreter's own tables.
+    """
+
+    name: str
+
+    @property
+    def schema(self) -> str:
+        return f"""
+CREATE TABLE IF NOT EXISTS {self.name} (
+    collection TEXT PRIMARY KEY,
+    slot       INTEGER NOT NULL  -- the last interval whose work was claimed
+) WITHOUT ROWID;
+"""
+
+    def take(self, db: sqlite3.Connection, collection_id: CollectionId, slot: int) -> bool:
+        """Claim ``slot`` for the collection: one statement, so one transaction."""
+        changed = db.execute(
+            f"INSERT INTO {self.name} VALUES (?, ?) ON CONFLICT (collection)"
+            " DO UPDATE SET slot = excluded.slot WHERE excluded.slot > slot",
+            (collection_id, slot),
+        ).rowcount
+        return bool(changed == 1)
+
+    def drop(self, db: sqlite3.Connection, collection_id: CollectionId) -> None:
+        """Forget the collection's claim (within the caller's transaction)."""
+        db.execute(f"DELETE FROM {self.name} WHERE collection = ?", (collection_id,))

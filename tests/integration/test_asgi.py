@@ -28,7 +28,7 @@ ASGI = [name for name in SERVERS if server_named(name).asgi]
 REFUSED = {"INFLUENCER_STATS_WORKERS": "2", "INFLUENCER_STATS_STORE": "dict"}
 REFUSAL = (
     "influencer_stats.asgi: error: store 'dict' keeps collections in each process: "
-    "with --workers 2 use --store sqlite or redis\n"
+    f"with --workers 2 use {SLOTS['store'].instead('dict')}\n"  # the installed stores workers share
 )
 
 

@@ -40,7 +40,7 @@ import httpx
 import pytest
 
 from tests.containers import LOCAL_IMAGES, LOCAL_PYTHON, LOCAL_REDIS, REPO_ROOT, require_docker
-from tests.support import expected_stats, profile_env
+from tests.support import expected_stats, installed_env
 from tests.write_load import Load, Until, write_and_read
 
 LOCAL_NGINX = "local/nginx:1.27"
@@ -111,11 +111,10 @@ class Compose:
 
 
 def _stand_ins() -> Path | None:
-    """A compose file of its own (JSON, which is YAML) setting, in each replica, its slot's variable
-    to the slot's first choice for each choice of compose's profile not installed (a slice removed):
-    compose's stack on what this checkout holds; None with every slice installed."""
-    profile = COMPOSE_API_ENV["INFLUENCER_STATS_PROFILE"]
-    variables = {k: v for k, v in profile_env(profile).items() if k not in COMPOSE_API_ENV}
+    """A compose file of its own (JSON, which is YAML) setting, in each replica, the slot variables
+    that run compose's choices not installed (a slice removed) on what is installed
+    (``tests.support.installed_env``); None with every slice installed."""
+    variables = installed_env(COMPOSE_API_ENV)
     if not variables:
         return None
     path = Path(tempfile.mkdtemp(prefix="compose-installed-")) / "installed.yaml"

@@ -44,7 +44,7 @@ from tests.containers import (
     redis_server,
     service_container,
 )
-from tests.support import expected_stats, profile_env
+from tests.support import expected_stats, installed_env
 from tests.write_load import Load, Until, videos_of, write_and_read
 
 COMPOSE: dict[str, Any] = importlib.import_module("yaml").safe_load((REPO_ROOT / "compose.yaml").read_text())
@@ -56,12 +56,6 @@ ONE_SECOND_NS = 1_000_000_000
 
 def service(name: str) -> dict[str, Any]:
     return dict(COMPOSE["services"][name])
-
-
-def installed(env: Mapping[str, object]) -> dict[str, str]:
-    """For each choice of compose's profile not installed (a slice removed), its slot's variable set to
-    the slot's first choice: compose's stack on what this checkout holds (nothing, with every slice)."""
-    return {k: v for k, v in profile_env(str(env["INFLUENCER_STATS_PROFILE"])).items() if k not in env}
 
 
 def addressed(env: Mapping[str, object], addresses: Mapping[str, str], used: set[str]) -> dict[str, str]:
@@ -105,8 +99,8 @@ def stack() -> Iterator[Stack]:
             running.enter_context(
                 service_container(
                     {
-                        **installed(service(name)["environment"]),
                         **addressed(service(name)["environment"], addresses, used),
+                        **installed_env(service(name)["environment"]),  # on what is installed
                     },
                     health_path="/readyz",
                     # The image's HEALTHCHECK, probed every second instead of every 10 s.

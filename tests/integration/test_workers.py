@@ -32,10 +32,11 @@ import pytest
 from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from influencer_stats.serving.environment import metrics_directory
-from influencer_stats.settings import Choices, Settings
+from influencer_stats.settings import Choices, Settings, declared
 from tests.support import (
     ROOT,
     SERVERS,
+    SHARED_STORE,
     SHARED_STORE_ARGS,
     START_TIMEOUT_S,
     RunningService,
@@ -181,10 +182,9 @@ def _kept_per_process() -> dict[str, tuple[list[str], str]]:
     cases = {}
     for slot in SLOTS.values():
         for name in slot.names():
-            declared = slot.registry[name].per_process if name in slot.registry else None
-            if declared is not None:
-                what, instead = declared
-                refusal = f"keeps {what} in each process: with --workers 2 use {instead}"
+            kept = slot.registry[name].per_process if name in slot.registry else None
+            if kept is not None:
+                refusal = f"keeps {kept[0]} in each process: with --workers 2 use {slot.instead(name)}"
                 cases[f"{slot.flag} {name}"] = (
                     [slot.flag, name],
                     f"{slot.name.replace('_', ' ')} {name!r} {refusal}",
@@ -255,6 +255,19 @@ def test_a_second_instance_with_two_workers_cannot_share_the_port(server: str, t
     assert answered == 200
 
 
+def _unbuildable(blocker: Path) -> dict[str, str]:
+    """Settings with which the shared store's build fails in every worker, from what its entry
+    declares: a file it writes under ``blocker`` (a file: the folder cannot be created), else the
+    server it needs at a port no server has (its ``<NEED>_URL``)."""
+    assert SHARED_STORE is not None  # the module's fixture, shared_store_server, has failed without one
+    entry = SLOTS["store"].registry[SHARED_STORE]
+    if entry.paths:
+        return {declared()[entry.paths[0]].env: str(blocker / "store")}
+    urls = {spec.env for spec in declared().values()}
+    [(need, url)] = [(n, f"{n.upper()}_URL") for n in entry.needs if f"{n.upper()}_URL" in urls]
+    return {url: f"{need}://127.0.0.1:99999/0"}  # a port out of range: each worker's build fails
+
+
 @pytest.mark.parametrize("server", SERVERS)
 def test_a_worker_that_cannot_start_stops_the_service_non_zero_leaving_no_process(
     server: str, tmp_path: Path
@@ -266,7 +279,7 @@ def test_a_worker_that_cannot_start_stops_the_service_non_zero_leaving_no_proces
         **os.environ,
         **QUICK_STOP,
         "TMPDIR": str(tmp_path),
-        "INFLUENCER_STATS_DB": str(blocker / "db.sqlite3"),  # its directory cannot be created
+        **_unbuildable(blocker),
     }
     argv = [sys.executable, "main.py", "--server", server, *SHARED, "--port", str(free_port())]
     seen: set[int] = set()

@@ -11,8 +11,10 @@ import orjson
 import pytest
 from returns.result import Success
 
-from influencer_stats.bootstrap.edge import DOCUMENTED, ROUTES, openapi
+from influencer_stats.bootstrap.edge import CHECKS, DOCUMENTED, ROUTES, openapi
+from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.domain.validation import DEFAULT_MAX_VIDEOS
+from influencer_stats.http.openapi import openapi_spec
 from influencer_stats.http.routes import COLLECTION, DOCS_ROUTES, STATS
 from tests.unit.http_api_support import (
     OPENAPI,
@@ -145,3 +147,22 @@ def test_the_served_openapi_document_is_the_one_built_from_the_route_table() -> 
         documented = {m.upper() for m in paths[template] if m != "parameters"}
         assert documented == set(ROUTES[template].methods) - {"HEAD"}
         assert ("HEAD" in ROUTES[template].methods) == ("GET" in documented)
+
+
+def test_the_readiness_examples_name_the_checks_the_registered_choices_declare() -> None:
+    declared = [c for slot in SLOTS.values() for entry in slot.registry for c in entry.ready]
+    responses = orjson.loads(openapi(DEFAULT_MAX_VIDEOS))["paths"]["/readyz"]["get"]["responses"]
+    example = responses["200"]["content"]["application/json"]["example"]
+
+    assert list(CHECKS) == list(dict.fromkeys(declared))  # each once, in registration order
+    assert example == {"status": "ready", "checks": dict.fromkeys(CHECKS, "ok")}
+    assert ("503" in responses) == bool(CHECKS)  # with no check, /readyz is always ready
+
+
+def test_without_checks_the_readiness_has_no_503_and_with_some_the_last_one_fails() -> None:
+    assert set(openapi_spec()["paths"]["/readyz"]["get"]["responses"]) == {"200", "500"}
+    [failing] = openapi_spec(checks=("db", "cache"))["paths"]["/readyz"]["get"]["responses"]["503"][
+        "content"
+    ]["application/problem+json"]["examples"].values()
+    assert failing["value"]["checks"] == {"db": "ok", "cache": "failing"}
+    assert failing["value"]["detail"] == "dependencies not answering: cache"

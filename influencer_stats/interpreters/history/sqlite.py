@@ -10,8 +10,7 @@ from influencer_stats.algebras.history import DAY_S
 from influencer_stats.domain.history import StatsPoint
 from influencer_stats.domain.models import CollectionId, StoreUnavailable
 from influencer_stats.interpreters.history.retention import Retention
-from influencer_stats.interpreters.interval_claims import ClaimsTable
-from influencer_stats.interpreters.sqlite_database import SqliteDatabase, transaction
+from influencer_stats.interpreters.sqlite_database import ClaimsTable, SqliteDatabase, transaction
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS stats_history (

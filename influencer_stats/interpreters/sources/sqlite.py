@@ -7,9 +7,8 @@ import sqlite3
 from returns.result import Result
 
 from influencer_stats.domain.models import CollectionId, KeptSource, Revision, StoreUnavailable
-from influencer_stats.interpreters.interval_claims import ClaimsTable
 from influencer_stats.interpreters.sources.text import source_of
-from influencer_stats.interpreters.sqlite_database import SqliteDatabase, transaction
+from influencer_stats.interpreters.sqlite_database import ClaimsTable, SqliteDatabase, transaction
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS collection_sources (
