@@ -26,7 +26,7 @@ from returns.result import Success
 
 from influencer_stats.bootstrap.edge import ROUTES
 from influencer_stats.bootstrap.root import open_http_api
-from influencer_stats.bootstrap.videos import VIDEO_CACHES, batches
+from influencer_stats.bootstrap.videos import batches
 from influencer_stats.config.resolve import resolve
 from influencer_stats.domain.models import CollectionId
 from influencer_stats.http.api import HttpApi, Incoming
@@ -36,7 +36,6 @@ from influencer_stats.logic.service import GetStats
 from tests.declared_paths import redirected_paths
 from tests.integration.youtube_clients_support import HTTP_TIMEOUT_S, YouTubeDouble
 from tests.otlp_receiver import ReceivedSpan, Receiver, running_receiver
-from tests.shared_redis import shared_redis_url, unique_prefix
 from tests.support import (
     A_YOUTUBE_CLIENT,
     ONE_CLIENT_PER_LIBRARY,
@@ -211,50 +210,6 @@ def test_a_retried_call_is_a_second_client_span_with_a_retry_event_on_each_http_
     assert double.counters()["traceparents"] == [f"00-{trace_id}-{c.span_id}-01" for c in calls]
 
 
-def test_cache_decisions_and_redis_commands_are_spans_of_the_request(
-    receiver: Receiver, youtube: tuple[str, YouTubeDouble], tmp_path: Path
-) -> None:
-    args = ["--profile", "demo", "--server", "starlette", "--video-client", A_YOUTUBE_CLIENT]
-    args += ["--cache", "redis", "--tracing", "otel"]
-    # A video cache in Redis too, when one is installed (the video_cache slice): its commands are spans.
-    shared = [entry.name for entry in VIDEO_CACHES if "redis" in entry.needs]
-    args += ["--video-cache", shared[0]] if shared else []
-    env = {
-        "YOUTUBE_API_URL": youtube[0],
-        "REDIS_URL": shared_redis_url(),
-        "INFLUENCER_STATS_REDIS_PREFIX": unique_prefix(),
-        "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url,
-        **OTEL,
-    }
-    (first, first_trace, _), (second, second_trace, _) = _traceparent(), _traceparent()
-    with running_service(args, tmp_path / "service.log", env=env) as service:
-        with httpx.Client(base_url=service.url, timeout=HTTP_TIMEOUT_S) as http:
-            assert http.put("/collections/cached", json={"videos": VIDEOS}).status_code == 201
-            missed = http.get("/collections/cached/stats", headers={"traceparent": first})
-            hit = http.get("/collections/cached/stats", headers={"traceparent": second})
-        assert (missed.status_code, hit.status_code) == (200, 200)
-        assert "; hit; " in hit.headers["cache-status"]
-
-        computed = _wait_for_trace(
-            receiver, first_trace, "stats.query", "videos.fetch", "youtube.videos.list"
-        )
-        cached = _wait_for_trace(receiver, second_trace, "stats.query")
-
-    assert _one(computed, "stats.query").attributes["cache.result"] == "miss"
-    if shared:
-        assert _one(computed, "videos.fetch").attributes["cache.result"] == "miss"
-    answered = _one(cached, "stats.query")
-    assert answered.attributes["cache.result"] == "hit"
-    assert answered.attributes["cache.age_s"] >= 0
-    assert "videos.fetch" not in {span.name for span in cached}  # the stats cache answered
-    for trace in (computed, cached):
-        redis = [span for span in trace if span.name.startswith("redis ")]
-        assert redis, [span.name for span in trace]
-        ids = {span.span_id for span in trace}
-        assert all(span.kind == "client" and span.parent_id in ids for span in redis)
-        assert all(span.attributes["db.system.name"] == "redis" for span in redis)
-
-
 def _environ(double_url: str, tmp_path: Path) -> dict[str, str]:
     return {"YOUTUBE_API_URL": double_url, **redirected_paths(tmp_path / "files")}
 
@@ -284,27 +239,6 @@ async def test_the_spans_are_flushed_when_the_api_closes_and_a_malformed_tracepa
     assert request.parent_id == ""  # a new trace: the malformed parent was ignored
     assert query.parent_id == request.span_id
     assert request.service == "influencer-stats"  # no OTEL_SERVICE_NAME: the service's own name
-
-
-async def test_redis_commands_are_spans_only_within_a_trace(
-    receiver: Receiver, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.url)
-    traceparent, trace_id, _ = _traceparent()
-    collection = CollectionId(f"redis-{secrets.token_hex(4)}")
-    environ = {"REDIS_URL": shared_redis_url(), "INFLUENCER_STATS_REDIS_PREFIX": unique_prefix()}
-    async with running_double() as double:
-        settings = resolve(
-            {**_environ(double.url, tmp_path), **environ}, {"tracing": "otel", "cache": "redis"}
-        )
-        async with open_http_api(settings, io.BytesIO()) as api:
-            assert await api.checks["redis"]()  # a readiness PING, outside any request
-            assert isinstance(await api.store.save(collection, tuple(VIDEOS)), Success)
-            reply = await api.serve(Incoming(ROUTES[STATS], "GET", collection, traceparent=traceparent))
-            assert reply.status == 200
-
-    assert "redis PING" not in {span.name for span in receiver.spans()}
-    assert any(span.name.startswith("redis ") for span in receiver.trace(trace_id))
 
 
 async def test_without_tracing_no_traced_layer_is_built(tmp_path: Path) -> None:
