@@ -321,3 +321,21 @@ def test_a_worker_that_cannot_start_stops_the_service_non_zero_leaving_no_proces
     assert LISTENING not in log.read_text()
     assert _wait_for(lambda: not running_pids(seen), 5), running_pids(seen)
     assert not list(tmp_path.glob("influencer-stats-metrics-*"))
+
+
+def test_main_py_with_two_workers_announces_them_once(tmp_path: Path) -> None:
+    with running_service([*SHARED_STORE_ARGS, "--workers", "2"], tmp_path / "workers.log") as service:
+        answered = httpx.get(f"{service.url}/healthz").status_code
+        # A worker may answer before the parent has heard from both and said so: wait for it (bounded).
+        deadline = time.monotonic() + 20
+        while "listening on" not in service.output() and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+    said = [
+        line for line in service.output().splitlines() if line.startswith("influencer-stats: listening on")
+    ]
+    assert answered == 200
+    assert said == [
+        f"influencer-stats: listening on {service.url} with 2 worker processes (profile demo: server starlette, "
+        + said[0].partition("(profile demo: server starlette, ")[2]
+    ]
