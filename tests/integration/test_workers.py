@@ -6,7 +6,7 @@
   SIGTERM stops every process, exit 0, and the metrics directory created for
   the run is removed. That two workers answer, each counting in its metrics
   snapshot, and that a user's own directory is left in place, is the
-  ``prometheus`` slice's (tests/integration/test_prometheus_workers.py).
+  suite of the joint ``prometheus__workers`` (of the ``prometheus`` and ``workers`` slices).
 - ``distributed --workers 2`` on Redis: read-your-writes of stats across workers.
 - State kept per process (each registered choice that declares it, and the
   profiles ``fast`` and ``youtube``): exit 2, one line naming it and what to use instead.
