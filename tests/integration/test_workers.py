@@ -339,3 +339,17 @@ def test_main_py_with_two_workers_announces_them_once(tmp_path: Path) -> None:
         f"influencer-stats: listening on {service.url} with 2 worker processes (profile demo: server starlette, "
         + said[0].partition("(profile demo: server starlette, ")[2]
     ]
+
+
+def test_an_env_file_reaches_every_worker(tmp_path: Path) -> None:
+    env_file = tmp_path / "service.env"
+    env_file.write_text("INFLUENCER_STATS_MAX_VIDEOS=1\n")  # a setting without a flag: workers read it
+    args = ["--env-file", str(env_file), *SHARED_STORE_ARGS, "--workers", "2"]
+    with running_service(args, tmp_path / "workers.log") as service:
+        # Fresh connections: the kernel spreads them over both workers.
+        answers = [
+            httpx.put(f"{service.url}/collections/c{n}", json={"videos": ["-4lB5EKS5Uk", "aaaaaaaaaaa"]})
+            for n in range(12)
+        ]
+
+    assert {answer.status_code for answer in answers} == {422}

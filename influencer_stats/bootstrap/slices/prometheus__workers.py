@@ -1,7 +1,7 @@
 """Joint ``prometheus__workers``: ``--workers N`` as the Prometheus metrics see it, summed over workers.
 
-The ``prometheus`` slice's and the ``workers`` slice's only together (``slice.Joint``): its suite
-starts several workers under the supervisor and reads the snapshot each writes, so it goes with
+The ``prometheus`` slice's and the ``workers`` slice's only together (``slice.Joint``): its suites
+start several workers under the supervisor and read the snapshots they write, so it goes with
 either slice. It registers nothing: the metrics of several workers are the ``prometheus`` entry's.
 """
 
