@@ -12,8 +12,10 @@ As with ``influencer-stats``: one start-up line once uvicorn listens (with
 uvicorn's address and, under ``--workers N``, its N; uvicorn's supervisors
 still log their own "running on" line at INFO), no access log, uvicorn's own
 messages only from WARNING up, and a refused setting prints one line and exits
-2 (a folder or database the settings name that cannot be used: 1), under uvicorn's ``--workers`` too (``serving.uvicorn_supervisors``); under
-``--reload`` the reloader stops, and exits 0. SIGTERM ends it with 0. With ``--no-server-header`` the headers are
+2 (a folder or database the settings name that cannot be used: 1), under uvicorn's ``--workers`` too; under
+``--reload`` the reloader stops, and exits 0 (both with the ``workers`` slice, which
+``bootstrap.supervision`` names: without it each of uvicorn's children is on its own, and
+says its lines itself). SIGTERM ends it with 0. With ``--no-server-header`` the headers are
 those of ``influencer-stats``; with ``--http
 influencer_stats.serving.uvicorn:EnvironmentProtocol`` its connection limits.
 """
@@ -22,6 +24,8 @@ from __future__ import annotations
 
 import os
 import sys
+from importlib import import_module
+from types import ModuleType
 from typing import Any, NoReturn
 
 from influencer_stats.bootstrap.startup import StartupError
@@ -31,12 +35,21 @@ from influencer_stats.config.unknown import warn_unknown_variables
 PROG = "influencer_stats.asgi"
 
 
-def _tell(prog: str, message: str, code: int) -> None:
-    from influencer_stats.serving.uvicorn_supervisors import end_the_supervisor, says_why
+def _children() -> ModuleType | None:
+    """What makes uvicorn's children say things once (``says_why``, ``warns``, ``announce_once``,
+    ``end_the_supervisor``), when a slice installed it (``bootstrap.supervision``)."""
+    from influencer_stats.bootstrap.supervision import SUPERVISION
 
-    if says_why():  # once, not once per uvicorn worker
+    module = SUPERVISION.uvicorn_children
+    return None if module is None else import_module(module)
+
+
+def _tell(prog: str, message: str, code: int) -> None:
+    children = _children()
+    if children is None or children.says_why():  # once, not once per uvicorn worker
         print(f"{prog}: error: {message}", file=sys.stderr, flush=True)
-    end_the_supervisor(code)
+    if children is not None:
+        children.end_the_supervisor(code)
 
 
 def _refuse(prog: str, message: str) -> NoReturn:
@@ -50,9 +63,9 @@ def create_app(prog: str = PROG) -> Any:
     from influencer_stats.servers import server as server_named
     from influencer_stats.serving.server import app_around
     from influencer_stats.serving.uvicorn import exit_0_on_sigterm, quiet_logging
-    from influencer_stats.serving.uvicorn_supervisors import announce_once, warns
 
-    if warns():  # once, not once per uvicorn worker
+    children = _children()
+    if children is None or children.warns():  # once, not once per uvicorn worker
         warn_unknown_variables(os.environ)
     try:
         settings = resolve(os.environ)
@@ -68,7 +81,8 @@ def create_app(prog: str = PROG) -> Any:
             f"set INFLUENCER_STATS_SERVER to {asgi}, or run influencer-stats",
         )
     quiet_logging(settings)  # one process: the start-up line once uvicorn listens
-    announce_once(settings)  # uvicorn's --workers or --reload: its first child, once it listens
+    if children is not None:
+        children.announce_once(settings)  # uvicorn's --workers or --reload: its first child, once it listens
     exit_0_on_sigterm()
 
     def failed(failure: StartupError) -> NoReturn:  # the API cannot open: said as a refused setting

@@ -177,9 +177,12 @@ def remove(dest: Path, slices: Sequence[Declared]) -> None:
             )
     gone = {declared.name for declared in slices}
     for pattern in sorted({pattern for declared in everyone for pattern in declared.shared}):
-        if all(declared.name in gone for declared in everyone if pattern in declared.shared):
+        sharing = [declared.name for declared in everyone if pattern in declared.shared]
+        if all(name in gone for name in sharing):
             for path in sorted(dest.glob(pattern)):
                 path.unlink()
+            with (dest / REMOVED).open("a") as record:  # the perf record may still name it too
+                record.write(f"{'+'.join(sharing)}: {pattern}\n")
     for folder in sorted({p for p in dest.rglob("*") if p.is_dir()}, reverse=True):
         if not any(folder.iterdir()):
             folder.rmdir()

@@ -20,6 +20,7 @@ import pytest
 
 from influencer_stats.algebras.metrics import RequestRecorder
 from influencer_stats.bootstrap.slots import SLOTS
+from influencer_stats.bootstrap.supervision import SUPERVISION
 from influencer_stats.bootstrap.videos import HTTP_LIBRARIES, VIDEO_CLIENTS, batches, needs_key
 from influencer_stats.config.profiles import PROFILES
 from perf.procs import free_port, stop
@@ -45,6 +46,9 @@ __all__ = [
 ROOT = Path(__file__).resolve().parent.parent
 #: Every registered server: suites that run against "each server" take this list.
 SERVERS = list(SLOTS["server"].names())
+#: The worker counts a suite starts each server with: two as well while a supervisor is installed
+#: (``bootstrap.supervision``: the ``workers`` slice); the core serves one process.
+WORKER_COUNTS = ["1", "2"] if SUPERVISION.supervisor is not None else ["1"]
 
 
 def profile_args(name: str) -> list[str]:
@@ -199,8 +203,8 @@ class RunningService:
 
 
 #: How long a service started by a test may take to answer: as long as the service gives its workers
-#: to listen (``serving.workers``). 20 s was too short on a busy machine: the parent and two spawned
-#: workers each import the whole service, 18 s on two cores busy with other tests.
+#: to listen (the ``workers`` slice's supervisor). 20 s was too short on a busy machine: the parent
+#: and two spawned workers each import the whole service, 18 s on two cores busy with other tests.
 START_TIMEOUT_S = 60.0
 
 

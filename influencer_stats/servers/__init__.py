@@ -3,8 +3,8 @@
 Each ``influencer_stats.servers.<name>`` holds everything that makes that
 server: its adapter (its framework's app around ``HttpApi``), its runner, and
 a ``SERVER`` record (``serving.server.Server``). ``bootstrap.servers`` names
-the module; what every server shares (address, workers, lifeline, the uvicorn
-runner) is in ``influencer_stats.serving``, below. A new server is a module
+the module; what every server shares (address, what a runner asks of several workers,
+the uvicorn runner) is in ``influencer_stats.serving``, below. A new server is a module
 here plus one entry there.
 """
 

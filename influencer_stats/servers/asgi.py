@@ -18,7 +18,7 @@ from influencer_stats.http.api import HttpApi, Incoming
 from influencer_stats.http.body import BodyIncomplete, content_length, read_request_body
 from influencer_stats.serving import uvicorn
 from influencer_stats.serving.server import OpenApi, Server, asgi_lifespan
-from influencer_stats.serving.workers import Worker
+from influencer_stats.serving.supervised import Worker
 from influencer_stats.settings import Settings
 
 Scope = MutableMapping[str, Any]

@@ -23,7 +23,7 @@ from influencer_stats.http.route_table import Route as ApiRoute
 from influencer_stats.http.route_table import decode_segment
 from influencer_stats.serving import uvicorn
 from influencer_stats.serving.server import OpenApi, Server, asgi_lifespan
-from influencer_stats.serving.workers import Worker
+from influencer_stats.serving.supervised import Worker
 from influencer_stats.settings import Settings
 
 #: Every method reaches HttpApi, which answers 405 (with Allow) or 400 itself.

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import socket
 import sys
 from contextlib import suppress
-from typing import NoReturn
+from typing import Final, NoReturn
 
 from influencer_stats.bootstrap.startup import StartupError
 from influencer_stats.settings import Settings
+
+#: Errors of a bind that mean "not here": one line and exit 1, not a traceback.
+CANNOT_LISTEN: Final = (errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.EACCES)
 
 
 def announce(settings: Settings) -> None:

@@ -1,6 +1,6 @@
 """What worker processes inherit from the process that starts them: the settings, through the environment.
 
-Worker processes (Granian's, and ``serving.workers``' for uvicorn and
+Worker processes (Granian's, and the ``workers`` slice's for uvicorn and
 aiohttp) start from a fresh interpreter and build their app themselves, so
 the parent exports what it resolved from its command line and each worker
 resolves the same settings from its environment: one mechanism for every

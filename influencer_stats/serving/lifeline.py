@@ -1,7 +1,8 @@
 """Worker processes tied to the process that started them: they end with it, and it notices one that hangs.
 
-Every server that forks uses this: Granian (its workers, even one) and
-``serving.workers`` (uvicorn and aiohttp with several workers).
+Every server that forks uses this: Granian (its workers, even one) and the ``workers``
+slice's supervisor (uvicorn and aiohttp with several workers); it goes with the last of the two
+slices (``Slice.shared``).
 
 - **The parent is gone** (``kill -9`` included): a thread in each worker sees
   its parent's pid change, sends SIGTERM to its own process (the server's

@@ -1,9 +1,9 @@
 """uvicorn, for the ASGI servers (``starlette``, ``asgi``): in this process or in worker processes.
 
-With several workers (``serving.workers``, not uvicorn's supervisor, whose
-one shared socket gave every keep-alive connection to whichever worker woke
-first), each worker binds the port with ``SO_REUSEPORT`` and builds the app
-and the hardened protocol from the settings in the environment.
+With several workers (``serving.supervised``: the supervisor of the ``workers`` slice, not
+uvicorn's, whose one shared socket gave every keep-alive connection to whichever worker woke
+first), each worker binds the port with ``SO_REUSEPORT`` and builds the app and the hardened
+protocol from the settings in the environment.
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ import uvicorn
 from uvicorn.config import STARTUP_FAILURE
 
 from influencer_stats.http.routes import HEALTHZ
-from influencer_stats.serving.address import announce, claim_the_address
+from influencer_stats.serving.address import CANNOT_LISTEN, announce, claim_the_address
 from influencer_stats.serving.environment import settings_from_environment
 from influencer_stats.serving.server import AppOf, app_around
+from influencer_stats.serving.supervised import Target, Worker, supervise
 from influencer_stats.serving.uvicorn_protocol import HardenedHttpToolsProtocol, Limits, protocol_class
-from influencer_stats.serving.workers import CANNOT_LISTEN, Worker, reuse_port_socket, supervise
 from influencer_stats.settings import Settings
 
 
@@ -188,7 +188,7 @@ def _config(settings: Settings, app: Any) -> uvicorn.Config:
     )
 
 
-def run(settings: Settings, app: AppOf, worker: Callable[[Worker], None]) -> None:
+def run(settings: Settings, app: AppOf, worker: Target) -> None:
     """Serve ``app`` around the API of ``settings``: JSON logs only (no access log), no ``server`` header, hardened
     httptools; in this process, or in ``settings.workers`` processes each running ``worker`` (a
     module-level function of the server's room that calls ``serve_worker``: spawned processes
@@ -212,7 +212,7 @@ def serve_worker(worker: Worker, app: AppOf) -> None:
     settings = settings_from_environment()
     server = _Server(_config(settings, app_around(settings, app, worker.failed)), worker.listening)
     try:
-        sock = reuse_port_socket(settings.host, settings.port)
+        sock = worker.bind(settings.host, settings.port)
     except OSError as error:
         if error.errno not in CANNOT_LISTEN:
             raise

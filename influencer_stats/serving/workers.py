@@ -21,14 +21,12 @@ its parent is gone (``Lifeline.hold``).
 from __future__ import annotations
 
 import asyncio
-import errno
 import multiprocessing
 import os
 import signal
 import socket
 import sys
 import time
-from collections.abc import Callable
 from contextlib import suppress
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
@@ -38,10 +36,9 @@ from typing import Final, NoReturn
 from influencer_stats.bootstrap.startup import StartupError
 from influencer_stats.serving.address import announce, cannot_listen
 from influencer_stats.serving.lifeline import CLEANUP_S, Lifeline, Watch, Watchdog, silence
+from influencer_stats.serving.supervised import Target, Worker
 from influencer_stats.settings import Settings
 
-#: Errors of a bind that mean "not here": one line and exit 1, not a traceback.
-CANNOT_LISTEN: Final = (errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.EACCES)
 #: How long workers may take to listen (imports, opening the store) before the start counts as failed.
 _START_TIMEOUT_S: Final = 60.0
 _POLL_S: Final = 0.2
@@ -52,8 +49,10 @@ _STOPPING: Final = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _FROM_THE_TERMINAL: Final = (signal.SIGINT, signal.SIGHUP)
 
 
-class Worker:
+class PipedWorker(Worker):
     """A worker process's side of its pipe and its lifeline to the parent."""
+
+    __slots__ = ("_lifeline", "_parent")
 
     def __init__(self, parent: Connection, lifeline: Lifeline) -> None:
         self._parent = parent
@@ -76,6 +75,10 @@ class Worker:
         self._parent.send(error.errno)
         raise SystemExit(1)
 
+    def bind(self, host: str, port: int) -> socket.socket:
+        """A TCP socket bound to ``host:port`` beside the other workers' (not listening yet)."""
+        return reuse_port_socket(host, port)
+
 
 def reuse_port_socket(host: str, port: int) -> socket.socket:
     """A TCP socket bound to ``host:port`` with ``SO_REUSEPORT``, as each worker binds it (not listening yet)."""
@@ -94,9 +97,7 @@ def reuse_port_socket(host: str, port: int) -> socket.socket:
 class _Workers:
     """The parent's side: start, watch and stop the worker processes."""
 
-    def __init__(
-        self, settings: Settings, target: Callable[[Worker], None], lifeline: Lifeline, watchdog: Watchdog
-    ) -> None:
+    def __init__(self, settings: Settings, target: Target, lifeline: Lifeline, watchdog: Watchdog) -> None:
         self._settings = settings
         self._target = target
         self._lifeline = lifeline
@@ -200,12 +201,12 @@ class _Workers:
         return stopped
 
 
-def _run(target: Callable[[Worker], None], parent: Connection, lifeline: Lifeline) -> None:
+def _run(target: Target, parent: Connection, lifeline: Lifeline) -> None:
     lifeline.hold()
-    target(Worker(parent, lifeline))
+    target(PipedWorker(parent, lifeline))
 
 
-def supervise(settings: Settings, target: Callable[[Worker], None]) -> None:
+def supervise(settings: Settings, target: Target) -> None:
     """Run ``target`` (a module-level function) in ``settings.workers`` processes until SIGTERM/SIGINT/SIGHUP."""
     lifeline = Lifeline.of(settings)
     try:

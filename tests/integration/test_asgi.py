@@ -19,7 +19,7 @@ from influencer_stats.config.resolve import resolve
 from influencer_stats.servers import server as server_named
 from influencer_stats.serving.address import announce
 from influencer_stats.settings import default_of
-from tests.support import SERVERS, free_port, stop, wait_for, wait_until_healthy
+from tests.support import SERVERS, free_port, stop, wait_until_healthy
 
 UVICORN = [sys.executable, "-m", "uvicorn"]
 #: The registered servers whose app is ASGI (``Server.asgi``).
@@ -85,42 +85,6 @@ def test_uvicorn_serves_the_installed_app_from_any_folder_says_where_and_stops_w
     assert all((tmp_path / str(default_of(path))).exists() for path in store.paths)
 
 
-@pytest.mark.parametrize(
-    ("flags", "workers"), [(["--workers", "2"], 2), (["--reload", "--reload-dir", "watched"], 1)]
-)
-def test_under_uvicorn_s_supervisors_one_process_says_where_it_listens(
-    flags: list[str], workers: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    (tmp_path / "watched").mkdir()  # --reload watches an empty folder: nothing reloads mid-test
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    log = tmp_path / "uvicorn.log"
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            [*UVICORN, "influencer_stats.asgi:app", "--log-level", "warning", "--port", str(port), *flags],
-            cwd=tmp_path,
-            env={**os.environ, "INFLUENCER_STATS_CACHE_TLL": "5"},  # misspelled: warned about once
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        wait_until_healthy(url, process)
-        # The child that listens first says so: after an answer, at most a moment later (bounded).
-        wait_for(lambda: "influencer-stats: listening on" in log.read_text(), 5)
-    finally:
-        stop(process)
-
-    assert process.returncode == 0  # stopped by SIGTERM
-    said = [line for line in log.read_text().splitlines() if not line.startswith("{")]
-    announce(replace(resolve({}), port=port, workers=workers))
-    warning = (
-        "influencer-stats: warning: INFLUENCER_STATS_CACHE_TLL is not a setting, ignored; "
-        "did you mean INFLUENCER_STATS_CACHE_TTL?"
-    )
-    # Each from whichever child got there first: the order of the two is theirs.
-    assert sorted(said) == sorted([warning, *capsys.readouterr().err.splitlines()])
-
-
 def test_the_app_is_importable_outside_the_checkout(tmp_path: Path) -> None:
     found = subprocess.run(
         [sys.executable, "-c", "import influencer_stats.asgi as m; print(callable(m.create_app))"],
@@ -134,25 +98,11 @@ def test_the_app_is_importable_outside_the_checkout(tmp_path: Path) -> None:
     assert found.stdout == "True\n", found.stderr
 
 
-@pytest.mark.parametrize(
-    ("flags", "expected"),
-    [
-        ([], 2),
-        (["--workers", "2"], 2),  # was: "Child process died", a new one, the same refusal, forever
-        # uvicorn's reloader runs none of the service's code and ends 0 on the SIGTERM the child sends it;
-        # the child's line says why (was: the reloader waited for a file to change, serving nothing).
-        (["--reload", "--reload-dir", "."], 0),
-    ],
-    ids=["one process", "--workers 2", "--reload"],
-)
-def test_a_refused_setting_ends_uvicorn_with_one_line(
-    flags: list[str], expected: int, tmp_path: Path
-) -> None:
-    code, output = _uvicorn(
-        ["influencer_stats.asgi:app", "--log-level", "warning", *flags], tmp_path, REFUSED
-    )
+def test_a_refused_setting_ends_uvicorn_with_one_line(tmp_path: Path) -> None:
+    # Under uvicorn's --workers and --reload: test_workers_uvicorn.py (the workers slice's).
+    code, output = _uvicorn(["influencer_stats.asgi:app", "--log-level", "warning"], tmp_path, REFUSED)
 
-    assert code == expected, output[-2000:]
+    assert code == 2, output[-2000:]
     assert output == REFUSAL
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -20,6 +19,7 @@ from tests.support import (
     SERVERS,
     SHARED_STORE_ARGS,
     YOUTUBE_CLIENTS,
+    free_port,
     profile_args,
     running_double_process,
     running_service,
@@ -282,20 +282,25 @@ def test_uvicorn_main_app_applies_the_header_limits_with_the_protocol_named_by_i
     assert beyond.json()["type"] == "urn:influencer-stats:problem:headers-too-large"
 
 
-@pytest.mark.usefixtures("shared_store_server")
-def test_main_py_with_two_workers_announces_them_once(tmp_path: Path) -> None:
-    with running_service([*SHARED_STORE_ARGS, "--workers", "2"], tmp_path / "workers.log") as service:
-        answered = httpx.get(f"{service.url}/healthz").status_code
-        # A worker may answer before the parent has heard from both and said so: wait for it (bounded).
-        deadline = time.monotonic() + 20
-        while "listening on" not in service.output() and time.monotonic() < deadline:
-            time.sleep(0.05)
+def test_several_workers_without_a_supervisor_are_one_line_and_exit_2_naming_what_is_missing() -> None:
+    # The core serves one process: with no supervisor installed (``bootstrap.supervision``, the
+    # workers slice's; emptied here, so this holds with or without it), --workers 2 is refused at
+    # start-up before anything is built.
+    code = (
+        "import sys; import influencer_stats.bootstrap.slots; "
+        "from influencer_stats.bootstrap.supervision import SUPERVISION; SUPERVISION.supervisor = None; "
+        "from influencer_stats.__main__ import run; sys.exit(run(sys.argv[1:]))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code, *SHARED_STORE_ARGS, "--workers", "2", "--port", str(free_port())],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
 
-    said = [
-        line for line in service.output().splitlines() if line.startswith("influencer-stats: listening on")
-    ]
-    assert answered == 200
-    assert said == [
-        f"influencer-stats: listening on {service.url} with 2 worker processes (profile demo: server starlette, "
-        + said[0].partition("(profile demo: server starlette, ")[2]
-    ]
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith("influencer-stats: error: --workers 2: this build serves one process; ")
+    assert "the workers slice, which is not installed" in result.stderr
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr

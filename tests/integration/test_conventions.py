@@ -15,6 +15,7 @@ from tests.support import (
     ROOT,
     SERVERS,
     SHARED_STORE_ARGS,
+    WORKER_COUNTS,
     every_worker_started,
     free_port,
     running_service,
@@ -49,21 +50,6 @@ def test_an_env_file_sets_settings_and_the_environment_wins_over_it(tmp_path: Pa
     assert result.returncode == 0, result.stderr
     assert _setting(result.stdout, "cache_ttl_s") == ["7.0", "environment"]
     assert _setting(result.stdout, "keepalive_s") == ["4.0", "environment"]
-
-
-@pytest.mark.usefixtures("shared_store_server")
-def test_an_env_file_reaches_every_worker(tmp_path: Path) -> None:
-    env_file = tmp_path / "service.env"
-    env_file.write_text("INFLUENCER_STATS_MAX_VIDEOS=1\n")  # a setting without a flag: workers read it
-    args = ["--env-file", str(env_file), *SHARED_STORE_ARGS, "--workers", "2"]
-    with running_service(args, tmp_path / "workers.log") as service:
-        # Fresh connections: the kernel spreads them over both workers.
-        answers = [
-            httpx.put(f"{service.url}/collections/c{n}", json={"videos": ["-4lB5EKS5Uk", "aaaaaaaaaaa"]})
-            for n in range(12)
-        ]
-
-    assert {answer.status_code for answer in answers} == {422}
 
 
 @pytest.mark.parametrize(
@@ -147,7 +133,7 @@ def test_a_closed_stdout_does_not_fail_a_request_or_the_shutdown(server: str, tm
     assert said.startswith(f"influencer-stats: listening on {url} ") and said.count("\n") == 1, said
 
 
-@pytest.mark.parametrize("workers", ["1", "2"])
+@pytest.mark.parametrize("workers", WORKER_COUNTS)
 @pytest.mark.parametrize("server", SERVERS)
 @pytest.mark.usefixtures("shared_store_server")
 def test_sigterm_stops_every_server_with_exit_code_0(server: str, workers: str, tmp_path: Path) -> None:

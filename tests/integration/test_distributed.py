@@ -3,7 +3,8 @@
 - (Two services on two ports agreeing after writes through either, over each
   shared stats cache: test_distributed_caches.py, the ``stats_cache`` slice's.)
 - ``uvicorn main:app --workers 2``: one port, requests on either worker.
-- ``distributed --workers 2`` (main.py): read-your-writes of stats across workers.
+- (``distributed --workers 2`` (main.py), read-your-writes of stats across workers: the joint
+  ``redis__workers``'s test_distributed_workers.py.)
 - Redis down (frozen, or killed and restarted from its append-only file):
   503 problems within about a second, ``/healthz`` still 200, ``/readyz`` 503
   naming redis; then recovery without a restart and nothing acknowledged lost.
@@ -24,7 +25,6 @@ from typing import Any
 import httpx
 import pytest
 
-from influencer_stats.config.profiles import PROFILES
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from tests.containers import (
     LOCAL_IMAGES,
@@ -36,22 +36,12 @@ from tests.containers import (
     require_docker,
 )
 from tests.integration.resetting_relay import ResettingRelay
-from tests.integration.test_workers import (
-    LISTENING,
-    ONE_SHOT,
-    QUICK_STOP,
-    _stop_and_collect,
-    _videos,
-    _wait_until_every_worker_listens,
-)
-from tests.shared_redis import shared_redis_url, unique_prefix
 from tests.support import (
     SERVERS,
     RunningService,
     every_worker_started,
     expected_stats,
     free_port,
-    instead_of_slices,
     profile_args,
     profile_env,
     running_service,
@@ -253,33 +243,3 @@ def test_a_request_that_meets_a_reset_redis_connection_is_answered_from_a_fresh_
         assert http.get("/readyz").status_code == 200
     assert "http.unhandled_error" not in service.output()
     assert "Traceback" not in service.output()
-
-
-def test_distributed_with_two_workers_reads_its_writes_stats_included(tmp_path: Path) -> None:
-    env = {
-        **QUICK_STOP,
-        "TMPDIR": str(tmp_path),
-        "REDIS_URL": f"{shared_redis_url()}/0",
-        "INFLUENCER_STATS_REDIS_PREFIX": unique_prefix(),
-        "INFLUENCER_STATS_VIDEO_CLIENT": "fake",
-    }
-    argv = [*profile_args("distributed"), "--workers", "2"]
-    with (
-        running_service(argv, tmp_path / "service.log", env=env) as service,
-        httpx.Client(base_url=service.url, timeout=10, limits=ONE_SHOT) as http,
-    ):
-        _wait_until_every_worker_listens(service)
-        for n in range(100):
-            videos = _videos(n)
-            assert http.put("/collections/multi", json={"videos": videos}).status_code in (200, 201)
-            expected = expected_stats(videos)
-            assert http.get("/collections/multi/stats").json() == expected, n
-            assert http.get("/collections/multi/stats").json() == expected, n  # a cache hit, maybe elsewhere
-        code = _stop_and_collect(service)
-
-    assert code == 0
-    [said] = [line for line in service.output().splitlines() if line.startswith(LISTENING)]
-    server = instead_of_slices("distributed").get("server", PROFILES["distributed"].choices["server"])
-    assert said.startswith(
-        f"{LISTENING} {service.url} with 2 worker processes (profile distributed: server {server}"
-    )

@@ -1,7 +1,8 @@
 """What a first run meets (issue 31): Ctrl-C, a hang-up (a database it cannot open:
 ``test_sqlite_first_run.py``, the sqlite slice's).
 
-Each as a real process on every server, in one process and with two workers:
+Each as a real process on every server, in one process and with two workers (while a supervisor is
+installed: ``WORKER_COUNTS``):
 one line naming the setting and its exit code, never a traceback; SIGINT
 (Ctrl-C, to the process or the whole process group as a terminal sends it)
 and SIGHUP drain as SIGTERM does and exit 0.
@@ -28,12 +29,13 @@ from tests.support import (
     ROOT,
     SERVERS,
     SHARED_STORE_ARGS,
+    WORKER_COUNTS,
     every_worker_started,
     free_port,
     wait_until_healthy,
 )
 
-WORKERS = ["1", "2"]
+WORKERS = WORKER_COUNTS
 #: With two workers, on a store they share (and its server, if it needs one).
 pytestmark = pytest.mark.usefixtures("shared_store_server")
 

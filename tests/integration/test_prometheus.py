@@ -1,9 +1,9 @@
-"""A real Prometheus (Debian's) scraping the service with two workers, with deploy/prometheus/.
+"""A real Prometheus (Debian's) scraping the service (two workers with the ``workers`` slice), with deploy/prometheus/.
 
 promtool accepts the shipped config and rules; Prometheus, given the same config with
 its target and intervals pointed at this test's service, finds the target up, loads
 every rule and evaluates each without error; the process series come once per worker;
-the Redis alert goes pending when Redis stops; and every metric the rules and the
+the Redis alert goes pending when Redis stops (where the stack needs Redis); and every metric the rules and the
 Grafana dashboard name is in the service's ``/metrics``: with a series, or only declared when a
 cache the profile names is not installed (nothing records what only it records). Without
 prometheus, promtool or redis-server (scripts/prometheus-up.sh and scripts/perf-up.sh install
@@ -28,13 +28,16 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from influencer_stats.config.resolve import resolve
 from influencer_stats.interpreters.metrics.families import QUOTA_BUDGET, QUOTA_LEFT
 from influencer_stats.version import version
 from perf.procs import running, stop
 from perf.profiles import budgeted
 from perf.redis_server import answers
+from tests.needs import needs
 from tests.support import (
     ROOT,
+    WORKER_COUNTS,
     children_of,
     free_port,
     instead_of_slices,
@@ -49,6 +52,8 @@ RULE_FILES = (PROMETHEUS_DIR / "recording.rules.yml", PROMETHEUS_DIR / "alerts.r
 DASHBOARD = ROOT / "deploy" / "grafana" / "influencer-stats.json"
 JOB = "influencer-stats"
 WAIT_S = 30.0
+#: Two workers while a supervisor is installed (the ``workers`` slice), else one.
+WORKERS = WORKER_COUNTS[-1]
 #: Series Prometheus makes itself, not the service.
 PROMETHEUS_OWN = frozenset({"up"})
 
@@ -233,10 +238,18 @@ def test_prometheus_scrapes_two_workers_loads_and_evaluates_the_rules_and_every_
     with (
         running_redis(tmp_path) as (redis, redis_url),
         running_double_process(tmp_path / "double.log") as youtube,
+    ):
+        env = {"REDIS_URL": redis_url, "YOUTUBE_API_URL": youtube, "YOUTUBE_API_KEY": "any"}
+        stack = resolve(env, {"profile": "distributed", **instead_of_slices("distributed")})
+        _scrape_and_check(tmp_path, env, redis if "redis" in needs(stack) else None)
+
+
+def _scrape_and_check(tmp_path: Path, env: dict[str, str], redis: subprocess.Popen[bytes] | None) -> None:
+    """The service on ``env``, scraped by Prometheus, checked; then, when its stack needs the
+    Redis given, that Redis stopped: its alert goes pending."""
+    with (
         running_service(
-            [*profile_args("distributed"), "--workers", "2"],
-            tmp_path / "service.log",
-            env={"REDIS_URL": redis_url, "YOUTUBE_API_URL": youtube, "YOUTUBE_API_KEY": "any"},
+            [*profile_args("distributed"), "--workers", WORKERS], tmp_path / "service.log", env=env
         ) as service,
         running_prometheus(tmp_path, service.url.removeprefix("http://")) as prometheus,
     ):
@@ -253,14 +266,15 @@ def test_prometheus_scrapes_two_workers_loads_and_evaluates_the_rules_and_every_
         )
         assert [t["labels"]["job"] for t in targets] == [JOB]
 
-        # Both workers' process series, each labelled with its pid, a child of the service.
-        def two_workers() -> list[dict[str, Any]] | None:
+        # Each worker's process series, labelled with its pid: with a supervisor, a child of the service.
+        def every_worker() -> list[dict[str, Any]] | None:
             series = prometheus.query("process_resident_memory_bytes")
-            return series if len(series) == 2 else None
+            return series if len(series) == int(WORKERS) else None
 
-        workers = _until("process series of two workers", two_workers)
+        workers = _until(f"process series of {WORKERS} worker(s)", every_worker)
         pids = {int(r["metric"]["pid"]) for r in workers}
-        assert len(pids) == 2 and pids <= children_of(service.process.pid)
+        family = children_of(service.process.pid) if WORKERS != "1" else {service.process.pid}
+        assert len(pids) == int(WORKERS) and pids <= family
         [build] = prometheus.query("influencer_stats_build_info")
         assert build["metric"]["version"] == version() and build["metric"]["python"]
 
@@ -296,6 +310,8 @@ def test_prometheus_scrapes_two_workers_loads_and_evaluates_the_rules_and_every_
             missing -= {QUOTA_LEFT, QUOTA_BUDGET}  # without a budget by design (their HELP says so)
         assert not missing, f"named by deploy/ but not in /metrics: {sorted(missing)}"
 
+        if redis is None:  # no choice of the stack needs Redis (the redis slice removed)
+            return
         # Redis stops: the alert for it goes pending (it fires after its `for`).
         assert prometheus.query('influencer_stats_dependency_up{dependency="redis"} == 1')
         stop(redis)

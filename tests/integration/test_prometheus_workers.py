@@ -8,7 +8,8 @@
   sums every worker, and it is left in place with the final snapshots.
 - A directory the workers cannot write in: one line naming it, exit 1.
 
-The rest of ``--workers`` (agreement, stop, refusals) is the core's tests/integration/test_workers.py.
+The rest of ``--workers`` (agreement, stop, refusals) is the ``workers`` slice's test_workers.py; this
+suite is the joint ``prometheus__workers``' (``bootstrap/slices/prometheus__workers.py``).
 """
 
 from __future__ import annotations

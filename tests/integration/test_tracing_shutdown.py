@@ -21,7 +21,7 @@ import httpx
 import pytest
 
 from influencer_stats.bootstrap.slices.tracing import FLUSH_S
-from tests.support import SERVERS, every_worker_started, free_port, running_service
+from tests.support import SERVERS, WORKER_COUNTS, every_worker_started, free_port, running_service
 
 GRACEFUL_S = 10.0
 #: Well below the graceful shutdown: the capped flush, the server's own stop and a loaded machine.
@@ -61,7 +61,7 @@ def test_the_flush_cap_is_well_inside_the_graceful_shutdown() -> None:
     assert FLUSH_S < STOPS_WITHIN_S < GRACEFUL_S
 
 
-@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("workers", [int(count) for count in WORKER_COUNTS])
 @pytest.mark.parametrize("collector", ["silent", "down"])
 @pytest.mark.parametrize("server", SERVERS)
 def test_sigterm_exits_0_promptly_with_the_collector_silent_or_down(

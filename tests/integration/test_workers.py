@@ -6,7 +6,7 @@
   SIGTERM stops every process, exit 0, and the metrics directory created for
   the run is removed. That two workers answer, each counting in its metrics
   snapshot, and that a user's own directory is left in place, is the
-  ``prometheus`` slice's (tests/integration/test_prometheus_workers.py).
+  suite of the joint ``prometheus__workers`` (of the ``prometheus`` and ``workers`` slices).
 - (``distributed --workers 2`` on Redis, read-your-writes of stats across workers: the
   ``redis`` slice's test_distributed.py.)
 - State kept per process (each registered choice that declares it, and the
@@ -297,3 +297,35 @@ def test_a_worker_that_cannot_start_stops_the_service_non_zero_leaving_no_proces
     assert LISTENING not in log.read_text()
     assert _wait_for(lambda: not running_pids(seen), 5), running_pids(seen)
     assert not list(tmp_path.glob("influencer-stats-metrics-*"))
+
+
+def test_main_py_with_two_workers_announces_them_once(tmp_path: Path) -> None:
+    with running_service([*SHARED_STORE_ARGS, "--workers", "2"], tmp_path / "workers.log") as service:
+        answered = httpx.get(f"{service.url}/healthz").status_code
+        # A worker may answer before the parent has heard from both and said so: wait for it (bounded).
+        deadline = time.monotonic() + 20
+        while "listening on" not in service.output() and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+    said = [
+        line for line in service.output().splitlines() if line.startswith("influencer-stats: listening on")
+    ]
+    assert answered == 200
+    assert said == [
+        f"influencer-stats: listening on {service.url} with 2 worker processes (profile demo: server starlette, "
+        + said[0].partition("(profile demo: server starlette, ")[2]
+    ]
+
+
+def test_an_env_file_reaches_every_worker(tmp_path: Path) -> None:
+    env_file = tmp_path / "service.env"
+    env_file.write_text("INFLUENCER_STATS_MAX_VIDEOS=1\n")  # a setting without a flag: workers read it
+    args = ["--env-file", str(env_file), *SHARED_STORE_ARGS, "--workers", "2"]
+    with running_service(args, tmp_path / "workers.log") as service:
+        # Fresh connections: the kernel spreads them over both workers.
+        answers = [
+            httpx.put(f"{service.url}/collections/c{n}", json={"videos": ["-4lB5EKS5Uk", "aaaaaaaaaaa"]})
+            for n in range(12)
+        ]
+
+    assert {answer.status_code for answer in answers} == {422}

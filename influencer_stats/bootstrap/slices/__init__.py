@@ -40,6 +40,7 @@ INSTALLED: Final[tuple[str, ...]] = (
     "stats_cache",  # the stats caches: in process, in Redis, near (--cache stats, redis, near)
     "tracing",  # OpenTelemetry spans over OTLP/HTTP (--tracing otel)
     "video_cache",  # a per-video cache around the video client (--video-cache memory|redis)
+    "workers",  # several worker processes on one port under a supervising parent (--workers N)
 )
 
 

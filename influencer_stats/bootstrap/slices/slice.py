@@ -56,3 +56,11 @@ class Joint:
 #: is the ``redis`` slice's): the history's and the sources' (``Slice.shared``), gone with the
 #: last of the two.
 INTERVAL_CLAIMS = ("influencer_stats/interpreters/interval_claims.py",)
+
+#: Worker processes tied to their parent, and the parent's heartbeat watch (``serving/lifeline.py``):
+#: the ``workers`` slice's supervisor's and Granian's (which forks even one worker), declared by
+#: both (``Slice.shared``), gone with the last of the two.
+LIFELINE = (
+    "influencer_stats/serving/lifeline.py",
+    "tests/unit/test_lifeline.py",
+)

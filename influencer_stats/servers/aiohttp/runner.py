@@ -1,6 +1,6 @@
 """aiohttp.web's runner, on uvloop when it is installed: in this process or in worker processes.
 
-With several workers (``serving.workers``), each binds the port with
+With several workers (``serving.supervised``, the ``workers`` slice's supervisor), each binds the port with
 ``SO_REUSEPORT`` and builds its app from the environment.
 """
 
@@ -13,10 +13,10 @@ from collections.abc import Callable
 from aiohttp import web
 
 from influencer_stats.servers.aiohttp.app import app
-from influencer_stats.serving.address import announce, cannot_listen, claim_the_address
+from influencer_stats.serving.address import CANNOT_LISTEN, announce, cannot_listen, claim_the_address
 from influencer_stats.serving.environment import settings_from_environment
 from influencer_stats.serving.server import app_around
-from influencer_stats.serving.workers import CANNOT_LISTEN, Worker, supervise
+from influencer_stats.serving.supervised import Worker, supervise
 from influencer_stats.settings import Settings
 
 
@@ -76,7 +76,7 @@ async def _serve(
 ) -> None:
     """Open the API (the app's cleanup context), listen, call ``listening``, serve until SIGTERM, SIGINT or SIGHUP.
 
-    A worker sends itself SIGTERM when its parent is gone (``serving.lifeline``).
+    A worker sends itself SIGTERM when its parent is gone (its supervisor's lifeline).
     """
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()

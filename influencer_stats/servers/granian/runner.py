@@ -173,7 +173,7 @@ class _Beating:
     """An RSGI app whose worker's event loop beats once the app has opened in ``__rsgi_init__``.
 
     Granian calls it with the loop it serves on, before it serves: the first beat goes when
-    the loop runs. As with ``serving.workers``, a worker is judged from then on, not while it
+    the loop runs. As with the ``workers`` slice's supervisor, a worker is judged from then on, not while it
     opens its store (which may hold the loop).
     """
 
