@@ -1,26 +1,24 @@
 """The CollectionStatsQuery contract, run against the computed query and every registered cache.
 
 Each is built and wired by the composition root itself: writes go through the
-store it hands back. What a cache is for shows in the scenario its entry names
-(``Entry.scenario``), run at the end against an inner query made for it.
+store it hands back. What a cache is for (the scenario its entry names) is the
+``stats_cache`` slice's suite: tests/contract/test_stats_caches.py.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from returns.result import Failure
 
 from influencer_stats.algebras import CollectionStatsQuery, CollectionStore
-from influencer_stats.bootstrap.registry import Entry
 from influencer_stats.bootstrap.root import build_stats, build_store, build_video_stats
-from influencer_stats.bootstrap.stats import STATS_WRAPPERS, StatsWrapper
-from influencer_stats.domain.models import CacheInfo, CollectionId, CollectionNotFound, VideoId
+from influencer_stats.bootstrap.stats import STATS_WRAPPERS
+from influencer_stats.domain.models import CollectionId, CollectionNotFound, VideoId
 from influencer_stats.interpreters.videos.synthetic import synthetic_stats
-from influencer_stats.testing.stats_query import ScriptedStatsQuery, stats_of
 from tests.contract.wired import wired
 
 Wiring = tuple[CollectionStatsQuery, CollectionStore]
@@ -90,49 +88,3 @@ async def test_concurrent_readers_and_writers_only_ever_see_written_values(wirin
 
     assert {r for r in results if r is not None} <= possible
     assert (await query.stats(ONE)).unwrap().stats.videos == 2
-
-
-Wrap = Callable[[CollectionStatsQuery], Awaitable[CollectionStatsQuery]]
-
-
-async def _repeated(wrap: Wrap) -> None:
-    """The same collection asked for twice: the inner query computes it once, and both answers agree."""
-    inner = ScriptedStatsQuery()
-    query = await wrap(inner)
-    first, second = await query.stats(ONE), await query.stats(ONE)
-
-    assert first.unwrap().stats == second.unwrap().stats == stats_of(1)
-    assert inner.calls == 1
-
-
-SCENARIOS = {"repeated": _repeated}
-
-
-@pytest.mark.parametrize("wrapper", list(STATS_WRAPPERS), ids=STATS_WRAPPERS.names())
-async def test_each_cache_does_what_it_is_for_in_the_scenario_its_entry_names(
-    wrapper: Entry[StatsWrapper], tmp_path: Path
-) -> None:
-    scenario = SCENARIOS.get(wrapper.scenario or "")
-    assert scenario is not None, f"{wrapper.name!r} names no scenario of this suite: {', '.join(SCENARIOS)}"
-    async with asyncio.timeout(10), wired(tmp_path, {"cache": wrapper.name}) as wiring:
-        await scenario(lambda inner: wrapper.build(wiring, inner))
-
-
-@pytest.mark.parametrize("wrapper", list(STATS_WRAPPERS), ids=STATS_WRAPPERS.names())
-async def test_an_answer_from_cached_data_older_than_the_ttl_is_kept_not_recomputed(
-    wrapper: Entry[StatsWrapper], tmp_path: Path
-) -> None:
-    """Videos an hour old and fresh below for another hour: the answer is a fresh hit that says
-    their age (it was stale from birth, and every request recomputed it: perf/RESULTS.md)."""
-    inner = ScriptedStatsQuery()
-    inner.below = CacheInfo(True, 3600.0, 3600.0)
-    async with asyncio.timeout(10), wired(tmp_path, {"cache": wrapper.name}) as wiring:
-        query = await wrapper.build(wiring, inner)
-        await query.stats(ONE)
-        again = (await query.stats(ONE)).unwrap()
-        await asyncio.sleep(0)
-
-    assert again.cache is not None
-    assert (again.cache.hit, again.cache.stale_reason) == (True, None)
-    assert again.cache.age_s >= 3600
-    assert inner.calls == 1

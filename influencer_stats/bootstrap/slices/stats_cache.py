@@ -29,6 +29,7 @@ SLICE = Slice(
     files=(
         "influencer_stats/interpreters/stats_cache",
         "tests/unit/test_stats_cache.py",
+        "tests/contract/test_stats_caches.py",
         "tests/unit/test_stats_cache_config.py",
         "tests/integration/test_cache_e2e.py",
         "tests/integration/test_stats_cache_metrics.py",
