@@ -268,7 +268,7 @@ def test_every_declared_default_is_a_valid_value_of_its_own_setting() -> None:
     [
         (
             {"profile": "fast", **CORE},
-            "store 'dict' keeps collections in each process: with --workers 2 use --store",
+            "store 'dict' keeps collections in each process: with --workers 2 use",  # what: test_per_process_hint
         ),
         ({"store": "list"}, "store 'list' keeps collections in each process: with --workers 2 use"),
     ],

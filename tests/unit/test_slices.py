@@ -76,14 +76,20 @@ def test_each_joint_is_loaded_with_both_its_slices_and_declares_files_that_exist
             assert any(m == module or m.startswith(module + ".") for m in python), f"{module} not in {files}"
 
 
-#: Every slice that is one of a joint's two: removing it removes each of its joints.
-JOINED = sorted({gone for joint in JOINTS for gone in joint.name.split("__")})
+#: Every slice that is one of a joint's two: removing it removes each of its joints. Where no
+#: joint is installed (a skeleton), one case checks that no joint's file was left behind.
+JOINED = sorted({gone for joint in JOINTS for gone in joint.name.split("__")}) or [""]
 
 
 @pytest.mark.parametrize("gone", JOINED)
 def test_removing_either_slice_of_a_joint_removes_the_joint_and_nothing_left_names_it(
     gone: str, tmp_path: Path
 ) -> None:
+    if not gone:  # no joint loaded: none is declared, and no joint's module is left unloaded
+        assert not any(s.joints for s in DECLARED)
+        joints = [p for p in (ROOT / TOOL.SLICES).glob("*__*.py") if len(p.stem.split("__")) == 2]
+        assert joints == []
+        return
     # The opposite of ``shared``: a joint goes with the FIRST of its two slices removed, so the
     # other's files never name a module it no longer has (``still_naming``). One removal of each
     # slice covers all its joints (one case each: a copy takes 15 s or more).
