@@ -11,6 +11,7 @@ import pytest
 from _pytest.runner import runtestprotocol
 
 from influencer_stats.bootstrap.slots import SLOTS
+from influencer_stats.bootstrap.supervision import SUPERVISION
 from tests.support import SERVERS, SHARED_STORE, RunningService, running_service
 
 if TYPE_CHECKING:
@@ -97,6 +98,8 @@ def shared_store_server(monkeypatch: pytest.MonkeyPatch) -> None:
     environment): none with SQLite; on Redis (the sqlite slice removed) this test process's
     Redis, under a prefix of its own (``tests.shared_redis``). With neither slice no store is
     shared by workers: the test fails here, saying so (it needs one of the two)."""
+    if SHARED_STORE is None and SUPERVISION.supervisor is None:
+        return  # one process only (the workers slice removed): nothing here is shared by workers
     if SHARED_STORE is None:
         pytest.fail("no store workers share is installed: this suite needs the sqlite or the redis slice")
     if "redis" not in SLOTS["store"].registry[SHARED_STORE].needs:
