@@ -14,8 +14,10 @@ from typing import Final
 
 from influencer_stats.bootstrap.registry import NONE
 from influencer_stats.bootstrap.slots import SLOTS
+from influencer_stats.bootstrap.videos import batches
 from influencer_stats.config.profiles import PROFILES
 from influencer_stats.config.resolve import resolve, resolve_choices
+from influencer_stats.interpreters.youtube.youtube_api import MAX_IDS_PER_CALL
 from influencer_stats.settings import Settings, declared
 
 #: Where the profile names come from, for messages that send the user there.
@@ -116,6 +118,20 @@ def calling_youtube(profile: str) -> list[tuple[str, str]]:
         return []
     calling = [entry.name for entry in SLOTS["video_client"].registry if entry.spends_quota]
     return [("video_client", calling[0])] if calling else []
+
+
+#: The calls to YouTube a big collection costs, whatever the client: 100 calls of 50 ids (5,000 ids)
+#: for a client that batches, 100 ids for one calling once per id.
+BIG_COLLECTION_CALLS: Final = 100
+
+
+def big_collection(profile: str) -> int:
+    """How many ids a big collection holds for ``profile`` run on what is installed calling YouTube
+    (:func:`calling_youtube`): ``BIG_COLLECTION_CALLS`` calls' worth for its video client, so an
+    ask costs the same number of calls whether the client batches or not (a skeleton's one-id-a-call
+    stand-in would otherwise make 5,000 calls of one 5,000-id ask)."""
+    client = dict(calling_youtube(profile)).get("video_client", choices_of(profile)["video_client"])
+    return BIG_COLLECTION_CALLS * (MAX_IDS_PER_CALL if batches(client) else 1)
 
 
 def budgeted(profile: str) -> bool:

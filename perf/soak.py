@@ -13,7 +13,8 @@ What it does, all on 127.0.0.1 and bounded in time:
    - one writer per collection keeps replacing it, remembering every value it
      wrote and the last one acknowledged;
    - hostile clients attack at the same time: ``--pipeliners`` connections
-     pipeline GETs of a 5,000-id collection and never read an answer, and
+     pipeline GETs of a big collection (``perf.profiles.big_collection``: 100 calls to YouTube,
+     5,000 ids with a client that batches) and never read an answer, and
      ``--slowloris`` connections trickle one header line a second, while a
      liveness probe calls ``/healthz`` on a fresh connection every 250 ms;
 3. then checks the invariants: no 500, no socket error, every collection
@@ -56,7 +57,7 @@ if __package__ in (None, ""):
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from perf.attacks import AttackLog, attack
 from perf.procs import HOST, ROOT, LabError, free_port, memory_of_tree, running, wait_until_ok
-from perf.profiles import calling_youtube
+from perf.profiles import big_collection, calling_youtube
 from perf.report import SOAK_HEADING
 from perf.report_sections import write_section
 from perf.service import installed_argv, service_env
@@ -67,7 +68,7 @@ from perf.wrk import WRK, WrkError, WrkResult, run_wrk
 SCRIPT = ROOT / "perf" / "soak.lua"
 """wrk's script: GETs spread over the stats routes, answers counted by status (a ``SOAK_STATUS`` line)."""
 FAULTS = ("quota", "server_error", "stall", "malformed", "reset", "none")
-BIG = "soak-big"  # 5,000 ids: what the pipelining client asks for again and again
+BIG = "soak-big"  # perf.profiles.big_collection ids: what the pipelining client asks for again and again
 EXPECTED = {"502": "5xx, malformed or reset upstream", "503": "quota", "504": "stalled upstream"}
 LAG, DROPPED = "influencer_stats_event_loop_lag_seconds", "influencer_stats_log_events_dropped"  # by hand
 
@@ -99,6 +100,7 @@ class SoakResult:
     faults_cycled: list[str]
     breaker_cooldown_s: float
     header_timeout_s: float
+    big_ids: int
     attacks: AttackLog
     phases: PhaseResult
     violations: list[str]
@@ -257,7 +259,7 @@ def run(args: argparse.Namespace) -> SoakResult:
                 for n, cid in enumerate(cids):
                     client.put(f"/collections/{cid}", json={"videos": [synthetic_video_id(n)]})
                     client.get(f"/collections/{cid}/stats")
-                big = [synthetic_video_id(1_000_000 + n) for n in range(5_000)]
+                big = [synthetic_video_id(1_000_000 + n) for n in range(big_collection("fast"))]
                 client.put(f"/collections/{BIG}", json={"videos": big})
             before = rss_mb(service.pid)
             print(
@@ -294,6 +296,7 @@ def run(args: argparse.Namespace) -> SoakResult:
         faults_cycled=seen,
         breaker_cooldown_s=args.breaker_cooldown,
         header_timeout_s=args.header_timeout,
+        big_ids=len(big),
         attacks=attacks,
         phases=phases,
         violations=violations + phases.violations,
@@ -338,7 +341,8 @@ def render(result: SoakResult, command: str) -> str:
             "shorter than a fault period, so every fault reaches clients as its own status (an invariant). "
             "Each writer replaces its collection every 10 ms, which invalidates its cached stats, so "
             "stale-if-error rarely has a value to fall back on here. Meanwhile hostile clients attack: "
-            "connections that pipeline GETs of a 5,000-id collection and never read, and slowloris connections "
+            f"connections that pipeline GETs of a {result.big_ids:,}-id collection and never read, and slowloris "
+            "connections "
             f"trickling a header line a second (the service's header timeout set to {result.header_timeout_s:g} s), "
             "while a liveness probe calls /healthz on a fresh connection every 250 ms. The invariants are what "
             "must hold.",

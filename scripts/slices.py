@@ -32,6 +32,7 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -145,9 +146,17 @@ def package_lines(root: Path) -> int:
     return sum(len(p.read_text().splitlines()) for p in (root / "influencer_stats").rglob("*.py"))
 
 
-def marked(name: str) -> re.Pattern[str]:
-    """A part of a page that is slice ``name``'s: from ``<!-- slice NAME …-->`` to ``<!-- /slice NAME -->``."""
-    return re.compile(rf"<!-- slice {re.escape(name)}\b.*?<!-- /slice {re.escape(name)} -->\n?", re.DOTALL)
+def marked(name: str, comment: tuple[str, str] = ("<!--", " -->")) -> re.Pattern[str]:
+    """A part of a file that is slice ``name``'s: in a page from ``<!-- slice NAME …-->`` to
+    ``<!-- /slice NAME -->``, in a script (``comment`` ``("#", "")``) from ``# slice NAME …`` to ``# /slice NAME``."""
+    opening, closing = (re.escape(part) for part in comment)
+    name = re.escape(name)
+    return re.compile(rf"{opening} slice {name}\b.*?{opening} /slice {name}{closing}\n?", re.DOTALL)
+
+
+#: The files whose parts a slice may mark as its, by comment style: the pages, and the test script
+#: (the tool a slice installs for its suites, e.g. ``scripts/prometheus-up.sh``).
+MARKED_FILES: Final = {("<!--", " -->"): ("*.md", "docs/*.md"), ("#", ""): ("scripts/test",)}
 
 
 def remove(dest: Path, slices: Sequence[Declared]) -> None:
@@ -165,9 +174,9 @@ def remove(dest: Path, slices: Sequence[Declared]) -> None:
         if len(line.findall(text)) != 1:
             raise SystemExit(f'slice {declared.name}: not one line "{declared.name}", in {listing}')
         listing.write_text(line.sub("", text))
-        for page in [*dest.glob("*.md"), *dest.glob("docs/*.md")]:
-            text = page.read_text()
-            page.write_text(marked(declared.name).sub("", text))
+        for comment, patterns in MARKED_FILES.items():
+            for page in [path for pattern in patterns for path in dest.glob(pattern)]:
+                page.write_text(marked(declared.name, comment).sub("", page.read_text()))
         joined = [str(SLICES / f"{j.name}.py") for j in declared.joints] + [
             pattern for j in declared.joints for pattern in j.files
         ]

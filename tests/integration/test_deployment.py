@@ -1,15 +1,15 @@
-"""The container image (Dockerfile) and the multi-host setup of compose.yaml, run for real.
+"""The multi-host setup of compose.yaml, run for real, container by container (the redis slice's).
 
 The service image is built from the repository's Dockerfile (on local/python:3.11 with local
-images, else on its default base), then the stack of compose.yaml is started from it:
+images, else on its default base; the image alone: tests/integration/test_image.py), then the
+stack of compose.yaml is started from it:
 Redis with compose's command line, the YouTube double, two replicas with compose's
 environment, and nginx rendering deploy/nginx/default.conf.template with compose's
 variables. Only the addresses differ: with host networking every process listens on its own
 127.0.0.1 port, so each compose address (``redis:6379``, ``api-1:8080``, ...) is replaced by
 the port the test picked.
 
-- The image: non-root, no dev packages, a HEALTHCHECK that turns healthy (on any address
-  the service binds), the default command serving the demo profile on its own.
+- Redis keeps its append-only file (compose's command line).
 - Writes through the balancer are read back by each replica directly.
 - A replica stopped (SIGTERM) under load through the balancer: it drains and exits 0,
   nginx retries on the other replica, no client sees anything but 2xx and every
@@ -34,9 +34,7 @@ import httpx
 import pytest
 
 from tests.containers import (
-    LOCAL_IMAGES,
     REPO_ROOT,
-    SERVICE_IMAGE,
     Endpoint,
     nginx_server,
     peer_address,
@@ -50,7 +48,6 @@ from tests.write_load import Load, Until, videos_of, write_and_read
 COMPOSE: dict[str, Any] = importlib.import_module("yaml").safe_load((REPO_ROOT / "compose.yaml").read_text())
 NGINX_TEMPLATE = REPO_ROOT / "deploy" / "nginx" / "default.conf.template"
 REPLICAS = ("api-1", "api-2")
-DEV_MODULES = ("pytest", "mypy", "ruff", "hypothesis", "schemathesis", "matplotlib", "testcontainers")
 ONE_SECOND_NS = 1_000_000_000
 
 
@@ -129,92 +126,6 @@ def stack() -> Iterator[Stack]:
 def balancer_log(stack: Stack) -> str:
     stdout, _ = stack.balancer.container.get_logs()
     return bytes(stdout).decode()
-
-
-def health_of(container: Any) -> dict[str, Any]:
-    return dict(container.client.api.inspect_container(container.id)["State"]["Health"])
-
-
-def docker_exec(endpoint: Endpoint, *command: str) -> tuple[int, str]:
-    result = endpoint.container.get_wrapped_container().exec_run(list(command))
-    return int(result.exit_code), result.output.decode()
-
-
-def test_image_runs_unprivileged_without_dev_packages(stack: Stack) -> None:
-    replica = stack.replicas[0]
-    config = replica.container.get_docker_client().client.images.get(SERVICE_IMAGE).attrs["Config"]
-
-    assert config["User"] == "10001:10001"
-    assert docker_exec(replica, "id", "-u") == (0, "10001\n")
-    assert config["StopSignal"] == "SIGTERM"
-    assert "8080/tcp" in config["ExposedPorts"]
-    assert "INFLUENCER_STATS_HOST=0.0.0.0" in config["Env"]
-    assert "INFLUENCER_STATS_PROFILE=demo" in config["Env"]
-    assert config["Cmd"] == ["influencer-stats"]
-    probe = "import importlib.util as u, sys; print(*[m for m in sys.argv[1:] if u.find_spec(m)])"
-    # The runtime's own modules are there (the probe works) ...
-    assert docker_exec(replica, "python", "-c", probe, "uvicorn", "redis", "influencer_stats") == (
-        0,
-        "uvicorn redis influencer_stats\n",
-    )
-    # ... and none of the dev extra's, nor pip: nothing installs packages at run time.
-    assert docker_exec(replica, "python", "-c", probe, *DEV_MODULES, "pip") == (0, "\n")
-    exit_code, _ = docker_exec(replica, "python", "-c", "import pytest")
-    assert exit_code == 1
-
-
-def test_image_healthcheck_probes_healthz_and_turns_healthy(stack: Stack) -> None:
-    replica = stack.replicas[0].container.get_wrapped_container()
-    test = replica.client.images.get(SERVICE_IMAGE).attrs["Config"]["Healthcheck"]["Test"]
-    assert test == ["CMD", "python", "-m", "influencer_stats.healthcheck"]  # GET /healthz where it binds
-
-    deadline = time.monotonic() + 15
-    health = health_of(replica)
-    while health["Status"] != "healthy":
-        assert health["Status"] == "starting", health
-        assert time.monotonic() < deadline, f"not healthy within 15 s: {health}"
-        time.sleep(0.2)
-        health = health_of(replica)
-    # The container kept the image's probe (only its interval was changed).
-    assert replica.client.api.inspect_container(replica.id)["Config"]["Healthcheck"]["Test"] == test
-    assert health["Log"][-1]["ExitCode"] == 0
-
-
-def wait_for_health(container: Any, seconds: float) -> dict[str, Any]:
-    """The container's health once it is no longer "starting" (or after ``seconds``)."""
-    deadline = time.monotonic() + seconds
-    health = health_of(container)
-    while health["Status"] == "starting" and time.monotonic() < deadline:
-        time.sleep(0.2)
-        health = health_of(container)
-    return health
-
-
-def test_image_healthcheck_probes_the_address_the_service_binds() -> None:
-    # The probe asked 127.0.0.1 whatever INFLUENCER_STATS_HOST said: a service bound to another
-    # address answered, and its container was reported unhealthy. 127.0.0.2 is loopback too (Linux).
-    every_second = {"interval": ONE_SECOND_NS, "retries": 1}
-    with service_container({}, host="127.0.0.2", healthcheck=every_second) as bound:
-        container = bound.container.get_wrapped_container()
-        health = wait_for_health(container, 15)
-        if LOCAL_IMAGES:  # host networking: the test reaches the address too
-            assert httpx.get(f"{bound.url}/healthz", timeout=5).status_code == 200
-
-    assert health["Status"] == "healthy", health
-    assert health["Log"][-1]["ExitCode"] == 0
-
-
-def test_default_command_serves_the_demo_profile_on_its_own() -> None:
-    with service_container({}) as demo, httpx.Client(base_url=demo.url, timeout=10) as http:
-        put = http.put("/collections/demo", json={"videos": videos_of(1, 3)})
-        stats = http.get("/collections/demo/stats")
-        ready = http.get("/readyz")
-
-    # The demo profile: the store's default (SQLite with its slice) in the unprivileged user's
-    # home, the offline fake client.
-    assert put.status_code == 201, put.text
-    assert stats.status_code == 200 and stats.json()["videos"] == 3
-    assert ready.status_code == 200
 
 
 def test_redis_runs_with_the_append_only_file(stack: Stack) -> None:

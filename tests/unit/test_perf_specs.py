@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from perf.profiles import choices_of, profile_names, slot_names, valid_choice
+from influencer_stats.bootstrap.videos import batches
+from perf.profiles import big_collection, choices_of, profile_names, slot_names, valid_choice
 from perf.specs import choice_slots, describe_choices, lab_choices, split_spec, unknown_profiles
 
 
@@ -33,3 +34,9 @@ def test_a_variant_overrides_one_choice_of_its_base_profile() -> None:
 )
 def test_unknown_profiles_slots_and_choices_are_refused(spec: str) -> None:
     assert unknown_profiles(["v3", spec, "v3+store=dict"]) == [spec]
+
+
+def test_a_big_collection_costs_a_hundred_calls_whether_the_client_batches_or_not() -> None:
+    # fast's own client batches 50 ids a call; on stand-ins (its slice removed) the one calling
+    # YouTube per id would make 5,000 calls of a 5,000-id ask: the soak's big collection is smaller.
+    assert big_collection("fast") == (5_000 if batches(choices_of("fast")["video_client"]) else 100)

@@ -157,6 +157,7 @@ def test_removing_each_slice_leaves_a_checkout_that_no_longer_installs_it(tmp_pa
         assert [s.name for s in TOOL.installed(dest)] == [s.name for s in DECLARED if s is not declared]
         for page in ("README.md", "ARCHITECTURE.md"):  # the parts of pages marked as its went too
             assert f"<!-- slice {declared.name}" not in (dest / page).read_text()
+        assert f"# slice {declared.name}" not in (dest / "scripts" / "test").read_text()  # and of the script
         assert (dest / TOOL.REMOVED).read_text().startswith(f"{declared.name}: ")
 
 

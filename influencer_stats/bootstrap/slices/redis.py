@@ -50,6 +50,13 @@ SLICE = Slice(
         "tests/integration/test_distributed.py",
         "tests/integration/resetting_relay.py",
         "tests/integration/test_pagination_redis.py",
+        # The deployment of several replicas behind nginx: each answers any request from the
+        # collections in Redis (without a store every replica shares, the other one answers 404).
+        "compose.yaml",
+        "compose.host.yaml",
+        "tests/unit/test_compose_file.py",
+        "tests/integration/test_compose.py",
+        "tests/integration/test_deployment.py",
         # The labs of Redis alone: its commands per request, what a durable write costs.
         "perf/redis_commands.py",
         "perf/bench_durability.py",
