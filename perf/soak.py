@@ -6,15 +6,12 @@ What it does, all on 127.0.0.1 and bounded in time:
 
 1. starts the project's YouTube double (it has switchable faults) and the service (``--profile fast``,
    on a client that calls YouTube: ``perf.profiles.calling_youtube``) pointed at it;
-2. seeds ``--collections`` collections, then for ``--duration`` seconds runs
-   ``wrk -c<connections>`` on their stats routes while
+2. seeds ``--collections`` collections, then for ``--duration`` s runs ``wrk -c<connections>`` on their stats while
    - a fault cycler switches the double through quota, 5xx, stall, malformed
      JSON and connection resets (and back to healthy), and
-   - one writer per collection keeps replacing it, remembering every value it
-     wrote and the last one acknowledged;
+   - one writer per collection keeps replacing it, remembering each value written and the last acknowledged;
    - hostile clients attack at the same time: ``--pipeliners`` connections
-     pipeline GETs of a big collection (``perf.profiles.big_collection``: 100 calls to YouTube,
-     5,000 ids with a client that batches) and never read an answer, and
+     pipeline GETs of a big collection (100 calls' worth: ``big_collection``) and never read, and
      ``--slowloris`` connections trickle one header line a second, while a
      liveness probe calls ``/healthz`` on a fresh connection every 250 ms;
 3. then checks the invariants: no 500, no socket error, every collection
@@ -341,11 +338,10 @@ def render(result: SoakResult, command: str) -> str:
             "shorter than a fault period, so every fault reaches clients as its own status (an invariant). "
             "Each writer replaces its collection every 10 ms, which invalidates its cached stats, so "
             "stale-if-error rarely has a value to fall back on here. Meanwhile hostile clients attack: "
-            f"connections that pipeline GETs of a {result.big_ids:,}-id collection and never read, and slowloris "
-            "connections "
-            f"trickling a header line a second (the service's header timeout set to {result.header_timeout_s:g} s), "
-            "while a liveness probe calls /healthz on a fresh connection every 250 ms. The invariants are what "
-            "must hold.",
+            f"connections that pipeline GETs of a {result.big_ids:,}-id collection and never read, and "
+            "slowloris connections trickling a header line a second (the service's header timeout set to "
+            f"{result.header_timeout_s:g} s), while a liveness probe calls /healthz on a fresh connection every "
+            "250 ms. The invariants are what must hold.",
             "",
         ]
     )
