@@ -241,13 +241,17 @@ CHECKS = (
             "-x",
             "-p",
             "no:cacheprovider",
+            "--hypothesis-profile=slices",  # ten examples a property (tests/conftest.py)
             "tests/unit",
             "--ignore=tests/unit/test_slices.py",
         ],
     ),
     (
         "contract",
-        ["python", "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "tests/contract", "-k", "not redis"],
+        [
+            *("python", "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "--hypothesis-profile=slices"),
+            *("tests/contract", "-k", "not redis"),
+        ],
     ),
 )
 
