@@ -66,7 +66,7 @@ class Declared(TypedDict, total=False):
     bumps_versions: bool
     spends_quota: bool
     needs: tuple[str, ...]
-    preferred: int
+    preferred: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,9 +104,7 @@ class Entry(Generic[B]):
       ``"otlp"``: a collector at ``OTEL_EXPORTER_OTLP_ENDPOINT``). Tests start a server only for
       choices that declare it, and fail a build that reaches an undeclared one.
     - ``preferred``: the slot's default while it is registered, over the slot's own ``default``
-      (a slice's entry, the core's default standing in without it: ``--metrics prometheus``); a
-      rank, ``True`` being 1: a joint's entry declares 2 to be the default over its slice's while
-      both slices are installed (``--quota sqlite`` over ``memory``).
+      (a slice's entry, the core's default standing in without it: ``--metrics prometheus``).
 
     The root learns what a choice implies only from these, never from its name.
 
@@ -128,7 +126,7 @@ class Entry(Generic[B]):
     bumps_versions: bool = False
     spends_quota: bool = False
     needs: tuple[str, ...] = ()
-    preferred: int = 0
+    preferred: bool = False
 
     def problem(self, settings: Settings, instead: str = "") -> str | None:
         """Why this entry cannot run with ``settings`` (exit 2 at start-up), or None; ``instead``:
@@ -234,9 +232,8 @@ class Slot:
         return self.registry[name].problem(settings, self.instead(name) or "")
 
     def default_choice(self) -> str | None:
-        """The registered entry of the highest ``preferred`` rank (the first of equals), else ``default``."""
-        ranked = [entry for entry in self.registry if entry.preferred]
-        return max(ranked, key=lambda entry: entry.preferred).name if ranked else self.default
+        """The first registered entry declared ``preferred``, else ``default``."""
+        return next((entry.name for entry in self.registry if entry.preferred), self.default)
 
     def names(self) -> tuple[str, ...]:
         """Every accepted name (wrapper slots accept ``none`` too)."""

@@ -13,7 +13,7 @@ from influencer_stats.config.resolve import resolve, resolve_sources
 DOUBLE = {"YOUTUBE_API_URL": "http://127.0.0.1:9/youtube/v3/videos"}
 
 
-def _slot(*entries: tuple[str, int]) -> Slot:
+def _slot(*entries: tuple[str, bool]) -> Slot:
     registry: Registry[object] = Registry("scratch")
     for name, preferred in entries:
         registry.register(name, object(), f"{name} entry", preferred=preferred)
@@ -24,11 +24,6 @@ def test_the_first_preferred_entry_registered_is_the_default_else_the_slots_own(
     assert _slot(("plain", False)).default_choice() == "plain"
     assert _slot(("plain", False), ("loud", True)).default_choice() == "loud"
     assert _slot(("loud", True), ("louder", True), ("plain", False)).default_choice() == "loud"
-
-
-def test_a_higher_preferred_rank_is_the_default_over_a_lower_one_registered_first() -> None:
-    # A joint's entry, registered after its slices', over its slice's own (``--quota sqlite``).
-    assert _slot(("loud", True), ("louder", 2), ("plain", False)).default_choice() == "louder"
 
 
 def test_nothing_given_resolves_to_the_preferred_entry_and_to_the_default_without_it(

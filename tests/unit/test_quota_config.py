@@ -1,5 +1,5 @@
 """The ``quota`` slice's choices as config resolves them and the root builds them: ``memory`` the
-default while installed (``sqlite`` with the sqlite slice), refused with several workers only for a client that spends the budget;
+default while installed, refused with several workers only for a client that spends the budget;
 one spender per process, under which each ``videos.list`` call is governed."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from returns.result import Result, Success
 
-from influencer_stats.bootstrap.quota import NO_QUOTA, QUOTAS
+from influencer_stats.bootstrap.quota import NO_QUOTA
 from influencer_stats.bootstrap.root import open_wiring
 from influencer_stats.config.resolve import ConfigError, resolve
 from influencer_stats.domain.models import StatsByVideo, UpstreamError, VideoId
@@ -26,12 +26,8 @@ async def _call(ids: Sequence[VideoId]) -> Result[StatsByVideo, UpstreamError]:
     return Success({})
 
 
-def test_the_in_process_count_is_the_default_while_the_slice_is_installed_unless_a_joint_ranks_higher() -> (
-    None
-):
-    default = resolve(DOUBLE, {}).choices.one("quota")
-    # ``sqlite`` (the joint quota__sqlite: test_quota_sqlite.py) ranks above it while installed.
-    assert default == "memory" or QUOTAS[default].preferred > QUOTAS["memory"].preferred
+def test_the_in_process_count_is_the_default_while_the_slice_is_installed() -> None:
+    assert resolve(DOUBLE, {}).choices.one("quota") == "memory"
     assert resolve(DOUBLE, {"quota": "none"}).choices.one("quota") == "none"
 
 

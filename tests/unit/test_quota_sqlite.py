@@ -68,11 +68,11 @@ async def test_a_new_day_counts_from_nothing_and_days_past_are_dropped(tmp_path:
         assert [row[0] for row in db.execute("SELECT day FROM quota_spent")] == [NEXT_DAY]
 
 
-def test_the_count_in_the_file_is_the_default_while_sqlite_is_installed() -> None:
-    assert (
-        resolve({"YOUTUBE_API_URL": "http://127.0.0.1:9/youtube/v3/videos"}, {}).choices.one("quota")
-        == "sqlite"
-    )
+def test_the_count_in_the_file_is_chosen_by_name_not_by_default() -> None:
+    # Each unit waits for an fsync: a user who wants the count kept through restarts says so.
+    double = {"YOUTUBE_API_URL": "http://127.0.0.1:9/youtube/v3/videos"}
+    assert resolve(double, {}).choices.one("quota") == "memory"
+    assert resolve(double, {"quota": "sqlite"}).choices.one("quota") == "sqlite"
 
 
 class _CountingDatabase:

@@ -1,8 +1,8 @@
 """Slice ``quota``: the day's budget of YouTube units, never overspent (``--quota memory|redis``).
 
 Its entry ``memory`` (``preferred``: the slot's default while installed) in the core's ``quota``
-slot, ``sqlite`` with the ``sqlite`` slice (the joint ``quota__sqlite``, ranked above it: the
-default while both are installed) and ``redis`` with the ``redis`` slice (the joint
+slot, ``sqlite`` with the ``sqlite`` slice (the joint ``quota__sqlite``, chosen by name: each
+unit waits for an fsync) and ``redis`` with the ``redis`` slice (the joint
 ``quota__redis``), build a ``CountedQuota`` (a ``Quota``, ``bootstrap/quota.py``) of
 ``INFLUENCER_STATS_QUOTA_PER_DAY`` units per quota day (``INFLUENCER_STATS_QUOTA_DAY``), counted in
 this process (forgotten by a restart), in the SQLite file (kept) or in Redis for every worker and

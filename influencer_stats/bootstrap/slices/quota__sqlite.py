@@ -4,8 +4,8 @@ kept through restarts and shared by the workers of one host.
 The ``quota`` slice's and the ``sqlite`` slice's only together (``slice.Joint``): loaded while
 both are installed, removed with either. Its entry builds the quota slice's ``CountedQuota`` with
 a ledger in a table of the shared database (``INFLUENCER_STATS_DB``), so a restarted process does
-not spend the day's budget again (``memory`` forgets it). It is the slot's default while both are
-installed (``preferred=2``, over ``memory``'s 1): what someone running one host expects.
+not spend the day's budget again (``memory`` forgets it). Not the default: each unit is synced to
+disk before its call (3-5 ms here), and YouTube refuses what a forgetful count overspends anyway.
 """
 
 from __future__ import annotations
@@ -43,7 +43,6 @@ JOINT = Joint(
     "shared by the workers of one host",
     paths=("db_path",),
     ready=("sqlite",),
-    preferred=2,  # the default over the quota slice's ``memory`` while SQLite is installed
 )
 async def _sqlite(resources: Resources) -> Quota:
     from influencer_stats.interpreters.quota.quota_sqlite import SCHEMA
