@@ -45,7 +45,8 @@ class RedisKeys:
     - ``{prefix}:claim:{<shard>}:<id>``: which worker is calling for a video it
       missed (``RedisMissClaims``), its token, kept a call's deadline.
     - ``{prefix}:quota:{{prefix}:quota}:<day>``: units spent on one quota day
-      (``RedisQuotaLedger``).
+      (``RedisQuotaLedger``), a hash (the count, and what recounts it when Redis
+      loses it; a string, as a former version kept it, is carried over).
 
     The braces are a Cluster hash tag: every key of one collection lives in one
     slot, so a ``MULTI`` or ``MGET`` over them works on Cluster too. Deployed data

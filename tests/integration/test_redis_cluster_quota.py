@@ -3,6 +3,7 @@ count per day for every client, its script's keys in one slot (``RedisKeys.quota
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
@@ -33,7 +34,7 @@ async def client(topology: ClusterTopology) -> AsyncIterator[RedisCluster]:
 
 async def test_the_quota_count_is_one_for_every_client(client: RedisCluster) -> None:
     keys = RedisKeys(unique_prefix(), video_shards=CLUSTER_VIDEO_SHARDS)
-    ledger = RedisQuotaLedger(client, keys.quota, CapturingEventLog())
+    ledger = RedisQuotaLedger(client, keys.quota, CapturingEventLog(), time.time, hold_s=3.0)
 
     spent = [await ledger.take("2026-12-04", 3, 60) for _ in range(4)]
 

@@ -48,8 +48,11 @@ class Call:
 
 
 class DownLedger:
+    def __init__(self, refusal: Refusal = "unreachable") -> None:
+        self.refusal = refusal
+
     async def take(self, day: str, budget: int, keep_s: int) -> Result[int, Refusal]:
-        return Failure("unreachable")
+        return Failure(self.refusal)
 
 
 def governor(
@@ -149,6 +152,20 @@ async def test_an_unreachable_ledger_makes_no_call_and_says_it_is_this_services_
 
     assert isinstance(answer.failure(), SharedStateUnavailable)
     assert call.calls == 0
+
+
+async def test_a_count_being_recounted_makes_no_call_and_says_so_not_that_the_budget_is_spent() -> None:
+    call = Call()
+    budget = QuotaBudget(10, QuotaDay(YOUTUBE_DAY_S), Clock(TEN_AM))
+    ledger = DownLedger("recounting")
+    governed = QuotaGovernor(call, QuotaSpender(ledger, budget, CapturingEventLog(), RecordingMetrics()))
+
+    answer = await governed([A])
+
+    refused = answer.failure()
+    assert isinstance(refused, SharedStateUnavailable) and "recounted" in refused.detail
+    assert call.calls == 0
+    assert budget.left() == 10  # nothing seen spent: the count is not known yet
 
 
 def test_a_budget_needs_at_least_one_unit() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 from returns.result import Result, Success
@@ -15,6 +16,7 @@ from influencer_stats.bootstrap.root import open_wiring
 from influencer_stats.config.resolve import ConfigError, resolve
 from influencer_stats.domain.models import StatsByVideo, UpstreamError, VideoId
 from influencer_stats.interpreters.quota.quota import QuotaGovernor
+from tests.declared_paths import redirected_paths
 from tests.support import SHARED_STORE, YOUTUBE_CLIENTS
 
 DOUBLE = {"YOUTUBE_API_URL": "http://127.0.0.1:9/youtube/v3/videos"}
@@ -34,7 +36,13 @@ if SHARED_STORE is not None:  # several workers need a store they share (the sql
     def test_several_workers_counting_quota_each_are_refused_only_for_a_client_that_spends_it() -> None:
         # ``spends_quota`` on the video client's entry, not its name, says whether N workers could
         # spend N budgets with the ``memory`` ledger (with Redis: test_quota_redis_config.py).
-        flags = {"video_client": YOUTUBE_CLIENTS[0], "store": SHARED_STORE, "cache": "none", "workers": "2"}
+        flags = {
+            "video_client": YOUTUBE_CLIENTS[0],
+            "store": SHARED_STORE,
+            "cache": "none",
+            "workers": "2",
+            "quota": "memory",
+        }
         with pytest.raises(ConfigError) as raised:
             resolve(DOUBLE, flags)
 
@@ -43,8 +51,9 @@ if SHARED_STORE is not None:  # several workers need a store they share (the sql
         assert resolve({**DOUBLE, "INFLUENCER_STATS_QUOTA_PER_DAY": "0"}, flags).workers == 2
 
 
-async def test_a_counted_quota_is_built_once_per_process_and_governs_each_call() -> None:
-    environ = {**DOUBLE, "INFLUENCER_STATS_QUOTA_PER_DAY": "2"}
+async def test_a_counted_quota_is_built_once_per_process_and_governs_each_call(tmp_path: Path) -> None:
+    # Every file a choice writes in a folder of its own: a count kept in a file starts from nothing.
+    environ = {**DOUBLE, **redirected_paths(tmp_path), "INFLUENCER_STATS_QUOTA_PER_DAY": "2"}
     settings = resolve(environ, {"logger": "silent", "metrics": "none"})
     async with open_wiring(settings, io.BytesIO()) as wiring:
         spender = await wiring.quota.spender(wiring)
@@ -55,7 +64,7 @@ async def test_a_counted_quota_is_built_once_per_process_and_governs_each_call()
         assert [await spender.spend() is None for _ in range(3)] == [True, True, False]
 
 
-async def test_no_budget_counts_nothing_whatever_the_ledger() -> None:
-    environ = {**DOUBLE, "INFLUENCER_STATS_QUOTA_PER_DAY": "0"}
+async def test_no_budget_counts_nothing_whatever_the_ledger(tmp_path: Path) -> None:
+    environ = {**DOUBLE, **redirected_paths(tmp_path), "INFLUENCER_STATS_QUOTA_PER_DAY": "0"}
     async with open_wiring(resolve(environ, {"logger": "silent", "metrics": "none"}), io.BytesIO()) as wiring:
         assert wiring.quota is NO_QUOTA

@@ -1,10 +1,12 @@
 """Slice ``quota``: the day's budget of YouTube units, never overspent (``--quota memory|redis``).
 
 Its entry ``memory`` (``preferred``: the slot's default while installed) in the core's ``quota``
-slot, and ``redis`` with the ``redis`` slice (the joint ``quota__redis``), build a
-``CountedQuota`` (a ``Quota``, ``bootstrap/quota.py``) of ``INFLUENCER_STATS_QUOTA_PER_DAY``
-units per quota day (``INFLUENCER_STATS_QUOTA_DAY``), counted in this process or in Redis for
-every worker and host. The root and the other slices ask that record,
+slot, ``sqlite`` with the ``sqlite`` slice (the joint ``quota__sqlite``, chosen by name: each
+unit waits for an fsync) and ``redis`` with the ``redis`` slice (the joint
+``quota__redis``), build a ``CountedQuota`` (a ``Quota``, ``bootstrap/quota.py``) of
+``INFLUENCER_STATS_QUOTA_PER_DAY`` units per quota day (``INFLUENCER_STATS_QUOTA_DAY``), counted in
+this process (forgotten by a restart), in the SQLite file (kept) or in Redis for every worker and
+host (recounted when Redis loses it). The root and the other slices ask that record,
 never this module: the YouTube base puts each ``videos.list`` call under the governor
 (``governed``), the readers of playlists and channels spend through the same spender, the
 per-video caches stretch freshness by it, the snapshots and refreshes wait while it runs short,

@@ -170,6 +170,10 @@ class QuotaSpender:
                     "it resets at midnight Pacific time",
                     retry_after_s=max(1, math.ceil(seconds_left)),
                 )
+            case Failure("recounting"):
+                return SharedStateUnavailable(
+                    "the shared quota count is being recounted after Redis lost it; no YouTube call was made"
+                )
         return SharedStateUnavailable("the shared quota count did not answer; no YouTube call was made")
 
     def afford(self, units: int) -> QuotaExhausted | None:
