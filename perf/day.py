@@ -52,7 +52,7 @@ from returns.result import Failure, Result, Success
 from influencer_stats.algebras import VideoStatsSource
 from influencer_stats.bootstrap.quota import Quota
 from influencer_stats.bootstrap.root import fold
-from influencer_stats.bootstrap.slices.quota import CountedQuota
+from influencer_stats.bootstrap.slices.quota import CountedQuota, LedgerBuilder
 from influencer_stats.bootstrap.slices.video_cache import cached
 from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.bootstrap.videos import VIDEO_WRAPPERS, ids_per_call
@@ -123,6 +123,20 @@ class CountingMetrics(NoMetrics):
 
     def calls_saved(self, by: str, calls: int) -> None:
         self.saved[by] += calls
+
+
+class _Fixed(CountedQuota):
+    """The budget counted as the ``memory`` choice counts it, freshness stretched by a constant
+    instead of the governor's ``QuotaBudget.stretch`` (an experiment: what an even pace would buy)."""
+
+    __slots__ = ("_fixed",)
+
+    def __init__(self, budget: QuotaBudget, ledger: LedgerBuilder, fixed: float) -> None:
+        super().__init__(budget, ledger)
+        self._fixed = fixed
+
+    def stretch(self) -> float:
+        return self._fixed
 
 
 @dataclass
@@ -196,7 +210,7 @@ async def _run(day: Day) -> Report:
     async def ledger(_: Wiring) -> MemoryQuotaLedger:
         return MemoryQuotaLedger()
 
-    quota: Quota = CountedQuota(budget, ledger)
+    quota: Quota = CountedQuota(budget, ledger) if not day.stretch else _Fixed(budget, ledger, day.stretch)
     upstream = Upstream(wall, day.latency_ms / 1000)
     async with AsyncExitStack() as exits:
         resources = Resources(settings, exits, {}, sys.stdout.buffer)
@@ -302,6 +316,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--latency-ms", type=float, default=defaults.latency_ms, help="each videos.list call's"
     )
     parser.add_argument("--seed", type=int, default=defaults.seed)
+    parser.add_argument(
+        "--stretch",
+        type=float,
+        default=defaults.stretch,
+        help="an experiment: freshness stretched by this constant all day (0: the governor's own)",
+    )
     args = parser.parse_args(argv)
     if not (budgeted(PROFILE) and valid_choice("video_cache", "memory")):
         print("perf/day.py needs the quota and video_cache slices installed", file=sys.stderr)
@@ -315,6 +335,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.day_s,
         args.latency_ms,
         args.seed,
+        args.stretch,
     )
     command = "python perf/day.py " + " ".join(sys.argv[1:] if argv is None else argv)
     print(render(simulate(day), command.strip()), end="")

@@ -24,7 +24,9 @@ def short_day() -> Report:
 
 
 def _report(day: Day, distinct: int, *, refused: list[tuple[float, int]] | None = None) -> Report:
-    return Report(day, distinct, 300.0, 0, 0, [], Counter(), refused or [], 0, [], Counter(), Counter(), False)
+    return Report(
+        day, distinct, 300.0, 0, 0, [], Counter(), refused or [], 0, [], Counter(), Counter(), False
+    )
 
 
 def test_a_short_day_spends_at_most_its_budget_and_serves_every_answer_it_does_not_refuse(
