@@ -10,12 +10,19 @@ from collections import Counter
 
 import pytest
 
+from influencer_stats.bootstrap.videos import ids_per_call
 from perf.day import VirtualLoop, main, simulate
 from perf.day_report import Day, Report, counted_percentile, percentile, render
+from perf.profiles import service_settings
 
-#: An hour's quota day: 20 collections of 20 ids over 200, a request a second, 30 units (48 keep
-#: every video within the 300 s TTL, so the budget is short of full freshness).
-SHORT = Day(collections=20, videos=20, distinct=200, rate=1.0, budget=30, day_s=3_600, seed=7)
+#: What a unit buys with the youtube profile's client here: 50 ids, or 1 without the batching slice.
+PER_UNIT = ids_per_call(service_settings({"YOUTUBE_API_KEY": "test"}, "youtube")) or 1
+
+#: An hour's quota day: 20 collections of 20 ids over 200, a request a second, 30 units of 50 ids
+#: (48 keep every video within the 300 s TTL, so the budget is short of full freshness).
+SHORT = Day(
+    collections=20, videos=20, distinct=200, rate=1.0, budget=30 * 50 // PER_UNIT, day_s=3_600, seed=7
+)
 
 
 @pytest.fixture(scope="module")
