@@ -68,7 +68,7 @@ from influencer_stats.domain.quota import PACIFIC, YOUTUBE_DAY_S
 from influencer_stats.interpreters.collections.memory_dict import DictCollectionStore
 from influencer_stats.interpreters.logging.silent import SilentEventLog
 from influencer_stats.interpreters.metrics.noop import NoMetrics
-from influencer_stats.interpreters.quota.quota import MemoryQuotaLedger, QuotaBudget, QuotaDay
+from influencer_stats.interpreters.quota.quota import MAX_STRETCH, MemoryQuotaLedger, QuotaBudget, QuotaDay
 from influencer_stats.interpreters.video_cache.stale_queue import MemoryStaleQueue
 from influencer_stats.interpreters.video_cache.video_entries import MemoryVideoEntries
 from influencer_stats.interpreters.videos.synthetic import synthetic_stats, synthetic_video_id
@@ -125,18 +125,26 @@ class CountingMetrics(NoMetrics):
         self.saved[by] += calls
 
 
-class _Fixed(CountedQuota):
-    """The budget counted as the ``memory`` choice counts it, freshness stretched by a constant
-    instead of the governor's ``QuotaBudget.stretch`` (an experiment: what an even pace would buy)."""
+class _Paced(CountedQuota):
+    """The budget counted as the ``memory`` choice counts it, freshness stretched otherwise than by
+    the governor's ``QuotaBudget.stretch`` (an experiment: what another pace would buy): by the
+    constant ``fixed``, or by ``(d / b) ** exponent`` (the governor's rule is exponent 1: *d* the
+    share of the day left, *b* of the budget left), at most ``MAX_STRETCH``."""
 
-    __slots__ = ("_fixed",)
+    __slots__ = ("_day", "_exponent", "_fixed", "_units")
 
-    def __init__(self, budget: QuotaBudget, ledger: LedgerBuilder, fixed: float) -> None:
+    def __init__(self, budget: QuotaBudget, ledger: LedgerBuilder, day: Day) -> None:
         super().__init__(budget, ledger)
-        self._fixed = fixed
+        self._units, self._day = budget, QuotaDay(day.day_s)
+        self._fixed, self._exponent = day.stretch, day.pace
 
     def stretch(self) -> float:
-        return self._fixed
+        if self._fixed:
+            return self._fixed
+        budget = self._units
+        left = max(budget.left(), 1) / budget.units
+        day_left = self._day.fraction_left(budget.now()[1])
+        return 1.0 if left >= day_left else min(MAX_STRETCH, (day_left / left) ** self._exponent)
 
 
 @dataclass
@@ -210,7 +218,7 @@ async def _run(day: Day) -> Report:
     async def ledger(_: Wiring) -> MemoryQuotaLedger:
         return MemoryQuotaLedger()
 
-    quota: Quota = CountedQuota(budget, ledger) if not day.stretch else _Fixed(budget, ledger, day.stretch)
+    quota: Quota = _Paced(budget, ledger, day) if day.stretch or day.pace else CountedQuota(budget, ledger)
     upstream = Upstream(wall, day.latency_ms / 1000)
     async with AsyncExitStack() as exits:
         resources = Resources(settings, exits, {}, sys.stdout.buffer)
@@ -322,6 +330,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=defaults.stretch,
         help="an experiment: freshness stretched by this constant all day (0: the governor's own)",
     )
+    parser.add_argument(
+        "--pace",
+        type=float,
+        default=defaults.pace,
+        help="an experiment: freshness stretched by (day left / budget left) ** PACE (0: the governor's, 1)",
+    )
     args = parser.parse_args(argv)
     if not (budgeted(PROFILE) and valid_choice("video_cache", "memory")):
         print("perf/day.py needs the quota and video_cache slices installed", file=sys.stderr)
@@ -336,6 +350,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.latency_ms,
         args.seed,
         args.stretch,
+        args.pace,
     )
     command = "python perf/day.py " + " ".join(sys.argv[1:] if argv is None else argv)
     print(render(simulate(day), command.strip()), end="")

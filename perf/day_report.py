@@ -24,6 +24,7 @@ class Day:
     latency_ms: float = 50.0
     seed: int = 33
     stretch: float = 0.0  # an experiment: freshness stretched by this constant (0: the governor's)
+    pace: float = 0.0  # an experiment: stretched by (day left / budget left) ** pace (0: the governor's)
 
 
 @dataclass
@@ -105,7 +106,12 @@ def render(report: Report, command: str) -> str:
         f"- day: {day.day_s:,} s, {day.collections:,} collections of {day.videos} ids over "
         f"{report.distinct:,} distinct videos, {day.rate:g} requests/s (Zipf), budget {day.budget:,} units; "
         f"snapshots: {'yes' if report.snapshots else 'no (history not installed)'}"
-        + (f"; freshness stretched {day.stretch:g}× all day (not the governor's)" if day.stretch else ""),
+        + (f"; freshness stretched {day.stretch:g}× all day (not the governor's)" if day.stretch else "")
+        + (
+            f"; freshness stretched (day left / budget left)^{day.pace:g} (not the governor's)"
+            if day.pace
+            else ""
+        ),
         f"- full freshness (a full call per {report.ttl_s:g} s TTL) needs {report.full_freshness_units:,} units: "
         f"the budget is {'below' if day.budget < report.full_freshness_units else 'not below'} it",
         f"- units spent: {report.units:,} of {day.budget:,}; {report.ids_called:,} ids called, "

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from dataclasses import replace
 
 import pytest
 
@@ -119,3 +120,13 @@ def test_the_command_line_prints_the_report(capsys: pytest.CaptureFixture[str]) 
 
     out = capsys.readouterr().out
     assert "units spent: " in out and " of 5;" in out
+
+
+def test_the_pace_experiment_at_exponent_one_is_the_governor_s_own_day(short_day: Report) -> None:
+    paced = simulate(replace(SHORT, pace=1.0))
+
+    assert (paced.units, paced.answers, paced.hourly) == (
+        short_day.units,
+        short_day.answers,
+        short_day.hourly,
+    )
