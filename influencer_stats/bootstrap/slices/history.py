@@ -42,6 +42,8 @@ SLICE = Slice(
         "perf/history_bytes.py",
         "perf/history_feed.py",
         "tests/integration/test_perf_history_bytes.py",
+        # Its snapshotter in the day in a minute (perf/day.py imports it while this slice is installed).
+        "perf/day_snapshots.py",
     ),
     modules=(
         "influencer_stats.algebras.history",

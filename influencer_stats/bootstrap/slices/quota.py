@@ -47,6 +47,10 @@ SLICE = Slice(
         "tests/integration/test_*quota*.py",
         # The video cache's and this slice's both: it goes with the first of the two removed.
         "tests/integration/test_quota_economy.py",
+        # The day in a minute (perf/day.py), the video cache's too: gone with the first removed.
+        "perf/day.py",
+        "perf/day_report.py",
+        "tests/unit/test_perf_day.py",
     ),
     modules=("influencer_stats.interpreters.quota", "influencer_stats.algebras.quota"),
 )

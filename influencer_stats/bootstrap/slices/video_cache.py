@@ -39,6 +39,10 @@ SLICE = Slice(
         "tests/integration/test_quota_economy.py",  # the quota slice's too: gone with the first removed
         "tests/integration/test_video_cache_deadline.py",
         "tests/integration/test_perf_overlap.py",
+        # The day in a minute, the quota slice's too: gone with the first of the two removed.
+        "perf/day.py",
+        "perf/day_report.py",
+        "tests/unit/test_perf_day.py",
     ),
     modules=(
         "influencer_stats.interpreters.video_cache",
