@@ -50,7 +50,7 @@ SLICE = Slice(
         # The day in a minute (perf/day.py), the video cache's too: gone with the first removed.
         "perf/day.py",
         "perf/day_report.py",
-        "tests/unit/test_perf_day.py",
+        "tests/integration/test_perf_day.py",
     ),
     modules=("influencer_stats.interpreters.quota", "influencer_stats.algebras.quota"),
 )

@@ -42,7 +42,7 @@ SLICE = Slice(
         # The day in a minute, the quota slice's too: gone with the first of the two removed.
         "perf/day.py",
         "perf/day_report.py",
-        "tests/unit/test_perf_day.py",
+        "tests/integration/test_perf_day.py",
     ),
     modules=(
         "influencer_stats.interpreters.video_cache",
