@@ -3,7 +3,8 @@ for every worker and host.
 
 The ``shares`` slice's and the ``redis`` slice's only together (``slice.Joint``): loaded while both
 are installed, removed with either. ``limits``' Redis storage on the shared client's connections
-(one counter key a client a window, under ``INFLUENCER_STATS_REDIS_PREFIX``).
+(one counter key a client a window, under ``INFLUENCER_STATS_REDIS_PREFIX``): valid on
+a Cluster too.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from influencer_stats.bootstrap.wiring import Wiring
 
 if TYPE_CHECKING:
     from influencer_stats.interpreters.shares.shares import ClientShares
-    from influencer_stats.settings import Settings
 
 JOINT = Joint(
     ("redis", "shares"),
@@ -27,16 +27,10 @@ JOINT = Joint(
 )
 
 
-def _one_server(settings: Settings) -> str | None:
-    if settings.redis_cluster:
-        return "--shares redis counts on one Redis server or a Sentinel-watched primary, not a Cluster"
-    return valid_share(settings)
-
-
 @SHARES.add(
     "redis",
     "each client's units counted in Redis, one count for every worker and host",
-    check=_one_server,
+    check=valid_share,
     ready=("redis",),
     needs=("redis",),
 )
@@ -44,13 +38,16 @@ async def _redis(wiring: Wiring) -> ClientShares | None:
     from limits.aio.storage import RedisStorage
 
     client = await redis(wiring)
-    # The shared client's connections: one server, or a Sentinel-watched primary (no Cluster).
-    pool: dict[str, Any] = {"connection_pool": getattr(client, "connection_pool", None)}
     storage = RedisStorage(
         "async+redis://",
         implementation="redispy",
         key_prefix=f"{wiring.settings.redis_prefix}:shares",
         wrap_exceptions=True,
-        **pool,
     )
+    # Counted on the shared client (one server, Sentinel's primary, or a Cluster: a window is one
+    # key), with its pool, timeouts and spans, not on a client of limits' own (never connected).
+    bridge: Any = storage.bridge
+    bridge.storage = client
+    bridge.connection_getter = lambda _readonly: client
+    bridge.register_scripts()
     return client_shares(wiring, storage)

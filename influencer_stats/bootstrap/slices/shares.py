@@ -45,6 +45,7 @@ SLICE = Slice(
         "influencer_stats/interpreters/shares",
         "tests/unit/test_shares.py",
         "tests/integration/test_shares.py",
+        "perf/shares_fairness.py",
     ),
     modules=("influencer_stats.interpreters.shares",),
     slots=(
