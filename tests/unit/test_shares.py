@@ -16,15 +16,20 @@ from limits.errors import StorageError
 from returns.result import Failure, Result, Success
 
 from influencer_stats.algebras.clients import CALLER, Caller
+from influencer_stats.bootstrap.edge import ROUTES
 from influencer_stats.domain.models import (
+    CollectionId,
     QuotaExhausted,
     SharedStateUnavailable,
     ShareSpent,
+    StatsAnswer,
     StatsByVideo,
+    StatsError,
     UpstreamError,
     VideoId,
 )
 from influencer_stats.http import problems
+from influencer_stats.http.api import Incoming
 from influencer_stats.interpreters.shares.shares import (
     ClientShares,
     SharedCall,
@@ -32,6 +37,7 @@ from influencer_stats.interpreters.shares.shares import (
     client_of,
     token_digest,
 )
+from tests.unit.http_api_support import service
 
 TOKEN = "s3cret-token-of-a-client"
 
@@ -233,3 +239,38 @@ def test_a_spent_share_is_a_429_with_retry_after_and_a_problem_body() -> None:
     body = orjson.loads(reply.body)
     assert body["type"] == "urn:influencer-stats:problem:share-spent"
     assert body["status"] == 429
+
+
+class _WhoAsks:
+    """A stats query that notes who the edge says asks, and answers a spent share."""
+
+    def __init__(self) -> None:
+        self.seen: list[Caller | None] = []
+
+    async def stats(self, collection_id: CollectionId) -> Result[StatsAnswer, StatsError]:
+        self.seen.append(CALLER.get())
+        return Failure(ShareSpent("spent", retry_after_s=7))
+
+    async def invalidate(self, collection_id: CollectionId) -> None:
+        return None
+
+
+async def test_the_edge_says_who_asks_while_it_answers_and_a_spent_share_is_its_429() -> None:
+    asks = _WhoAsks()
+    svc = service(stats=lambda _store, _log: asks)
+    route, collection_id = ROUTES.match_raw("/collections/c/stats")
+    assert route is not None
+    incoming = Incoming(
+        route,
+        "GET",
+        collection_id,
+        authorization="Bearer x",
+        peer="10.0.0.1",
+        forwarded_for="198.51.100.7, 10.9.9.9",
+    )
+
+    reply = await svc.api.serve(incoming)
+
+    assert asks.seen == [Caller("Bearer x", "10.0.0.1", "198.51.100.7, 10.9.9.9")]
+    assert CALLER.get() is None  # reset once answered
+    assert reply.status == 429 and ("retry-after", "7") in reply.headers
