@@ -96,7 +96,10 @@ class SharedQuota(Quota):
 
 
 async def _around(resources: Resources, quota: Quota) -> Quota:
-    return SharedQuota(quota, SHARES[resources.settings.choices.one("shares")].build)
+    """The quota, each unit first taken from the client's share; as it is where no share is
+    counted (``none``, declared ``silent``: no layer built)."""
+    entry = SHARES[resources.settings.choices.one("shares")]
+    return quota if entry.silent else SharedQuota(quota, entry.build)
 
 
 QUOTA_LAYERS.append(_around)
@@ -130,7 +133,7 @@ def client_shares(wiring: Wiring, storage: Storage) -> ClientShares:
     )
 
 
-@SHARES.add("none", "no share: a client may spend the whole budget")
+@SHARES.add("none", "no share: a client may spend the whole budget", silent=True)
 async def _none(_: Wiring) -> ClientShares | None:
     return None
 
