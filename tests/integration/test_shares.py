@@ -5,7 +5,8 @@ forwards (``INFLUENCER_STATS_SHARE_PROXIES=1``) or the peer's.
 - One client hammering new ids is refused with a 429, ``Retry-After`` and a problem body past
   its share, spending no more than it, while another client's uncached asks still answer 200.
 - Every server tells clients apart the same way (forwarded address, peer), and a cached answer
-  stays free past the share.
+  stays free past the share; without trusted proxies a forwarded address names no client on any
+  server (uvicorn's own proxy headers are off).
 """
 
 from __future__ import annotations
@@ -88,3 +89,19 @@ def test_every_server_tells_clients_apart_alike_and_cached_answers_stay_free(
     assert again.status_code == 200  # cached: free past the share
     assert other == 200
     assert peer == [200, 200, 429]
+
+
+@pytest.mark.parametrize("server", SERVERS)
+def test_without_trusted_proxies_a_forwarded_address_changes_no_client_on_any_server(
+    server: str, double: str, tmp_path: Path
+) -> None:
+    env = youtube_env(double, INFLUENCER_STATS_SHARE="2/hour")  # INFLUENCER_STATS_SHARE_PROXIES=0
+    argv = [*profile_args("youtube"), "--server", server]
+    with (
+        running_service(argv, tmp_path / "service.log", env=env) as service,
+        httpx.Client(base_url=service.url, timeout=30) as client,
+    ):
+        # Each asks as another forwarded address: written by the client, so it is no one's name.
+        statuses = [ask_new(client, f"x{n}", 100 * n, f"198.51.100.{n}").status_code for n in range(3)]
+
+    assert statuses == [200, 200, 429]
