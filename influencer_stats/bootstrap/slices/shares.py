@@ -85,8 +85,11 @@ class SharedQuota(Quota):
     async def spender(self, wiring: Wiring) -> QuotaSpending | None:
         from influencer_stats.interpreters.shares.shares import SharedSpending
 
-        inner, shares = await self._inner.spender(wiring), await self._built(wiring)
-        return inner if shares is None else SharedSpending(shares, inner)
+        async def build() -> QuotaSpending | None:
+            inner, shares = await self._inner.spender(wiring), await self._built(wiring)
+            return inner if shares is None else SharedSpending(shares, inner)
+
+        return await wiring.once("shared-spender", build)  # the process's one, as the quota's
 
     async def governed(self, wiring: Wiring, call: VideosListCall) -> VideosListCall:
         from influencer_stats.interpreters.shares.shares import SharedCall
