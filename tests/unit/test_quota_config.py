@@ -44,7 +44,8 @@ if SHARED_STORE is not None:  # several workers need a store they share (the sql
 
 
 async def test_a_counted_quota_is_built_once_per_process_and_governs_each_call() -> None:
-    environ = {**DOUBLE, "INFLUENCER_STATS_QUOTA_PER_DAY": "2"}
+    # The quota alone: no client's share around it (the shares slice's, where installed).
+    environ = {**DOUBLE, "INFLUENCER_STATS_QUOTA_PER_DAY": "2", "INFLUENCER_STATS_SHARES": "none"}
     settings = resolve(environ, {"logger": "silent", "metrics": "none"})
     async with open_wiring(settings, io.BytesIO()) as wiring:
         spender = await wiring.quota.spender(wiring)

@@ -100,9 +100,9 @@ class SharedQuota(Quota):
 
 async def _around(resources: Resources, quota: Quota) -> Quota:
     """The quota, each unit first taken from the client's share; as it is where no share is
-    counted (``none``, declared ``silent``: no layer built)."""
+    counted (``none``, declared ``silent``) or there is no budget to share: no layer built."""
     entry = SHARES[resources.settings.choices.one("shares")]
-    return quota if entry.silent else SharedQuota(quota, entry.build)
+    return quota if entry.silent or quota.units() is None else SharedQuota(quota, entry.build)
 
 
 QUOTA_LAYERS.append(_around)
