@@ -189,7 +189,7 @@ class _Call:
 
 async def test_a_call_past_the_share_is_not_made(clock: Clock) -> None:
     inner = _Call()
-    call = SharedCall(inner, shares(clock, "1/minute"))
+    call = SharedCall(inner, shares(clock, "1/minute"), None)
     token = CALLER.set(A)
     try:
         made, refused = await call([VideoId("a")]), await call([VideoId("b")])
@@ -274,3 +274,22 @@ async def test_the_edge_says_who_asks_while_it_answers_and_a_spent_share_is_its_
     assert asks.seen == [Caller("Bearer x", "10.0.0.1", "198.51.100.7, 10.9.9.9")]
     assert CALLER.get() is None  # reset once answered
     assert reply.status == 429 and ("retry-after", "7") in reply.headers
+
+
+async def test_a_spent_budget_refuses_before_any_share_is_taken(clock: Clock) -> None:
+    limited = shares(clock, "1/minute")
+    spent = _Spender()
+    spent.afford = lambda units: QuotaExhausted("spent", retry_after_s=9)  # type: ignore[method-assign]
+    inner = _Call()
+    token = CALLER.set(A)
+    try:
+        # The budget refuses (the governor inside the call, the spender's spend): no share is taken.
+        call = SharedCall(inner, limited, spent)
+        await call([VideoId("a")])
+        await SharedSpending(limited, spent).spend()
+        left = await limited.take()
+    finally:
+        CALLER.reset(token)
+
+    assert inner.asked == [[VideoId("a")]] and spent.spent == 1
+    assert left is None  # the client's one unit is still its own

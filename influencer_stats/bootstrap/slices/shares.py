@@ -95,7 +95,7 @@ class SharedQuota(Quota):
         from influencer_stats.interpreters.shares.shares import SharedCall
 
         inner, shares = await self._inner.governed(wiring, call), await self._built(wiring)
-        return inner if shares is None else SharedCall(inner, shares)
+        return inner if shares is None else SharedCall(inner, shares, await self._inner.spender(wiring))
 
 
 async def _around(resources: Resources, quota: Quota) -> Quota:

@@ -104,16 +104,20 @@ class ClientShares:
 
 
 class SharedCall:
-    """``VideosListCall`` wrapper: a call is made only within the asking client's share."""
+    """``VideosListCall`` wrapper: a call is made only within the asking client's share (taken
+    before the budget's unit, so a refused client spends none of the budget; not taken while the
+    budget, as ``budget`` last saw it, has no unit left: ``inner`` refuses for it then)."""
 
-    def __init__(self, inner: VideosListCall, shares: ClientShares) -> None:
+    def __init__(self, inner: VideosListCall, shares: ClientShares, budget: QuotaSpending | None) -> None:
         self._inner = inner
         self._shares = shares
+        self._budget = budget
 
     async def __call__(self, ids: Sequence[VideoId]) -> Result[StatsByVideo, UpstreamError]:
-        refused = await self._shares.take()
-        if refused is not None:
-            return Failure(refused)
+        if self._budget is None or self._budget.afford(1) is None:
+            refused = await self._shares.take()
+            if refused is not None:
+                return Failure(refused)
         return await self._inner(ids)
 
 
@@ -126,6 +130,8 @@ class SharedSpending:
         self._inner = inner
 
     async def spend(self) -> UpstreamError | None:
+        if self._inner is not None and self._inner.afford(1) is not None:
+            return await self._inner.spend()  # the budget is spent: it refuses, no share taken
         refused = await self._shares.take()
         if refused is not None or self._inner is None:
             return refused
