@@ -6,7 +6,7 @@ Starts the YouTube double (each call delayed ``--latency-ms``) and the service (
 profile, a budget of 10,000 units, ``INFLUENCER_STATS_SHARE``, one trusted proxy so the two
 clients differ by ``X-Forwarded-For``). Client B writes ``--asks`` collections of 50 new ids one at
 a time and times each uncached stats answer, first alone, then while ``--hammerers`` concurrent
-loops of client A write and ask new ids without pause (past its share A gets 429s). Prints B's
+loops of client A write and ask new ids without pause, once A is past its share (429s). Prints B's
 p50 both ways, their ratio (the target: below 2), and what A was answered. Bounded: A stops
 when B's asks are done.
 """
@@ -68,7 +68,10 @@ async def _measure(url: str, asks: int, hammerers: int) -> tuple[list[float], li
         alone = await _b(client, asks, 1_000_000)
         stop, seen = asyncio.Event(), Counter[int]()
         loops = [asyncio.create_task(_hammer(client, n, stop, seen)) for n in range(hammerers)]
-        await asyncio.sleep(1.0)  # the hammering under way (its share spent) before B asks
+        for _ in range(200):  # bounded (20 s): B asks once A is past its share, refused
+            if seen[429] >= hammerers:
+                break
+            await asyncio.sleep(0.1)
         beside = await _b(client, asks, 2_000_000)
         stop.set()
         await asyncio.gather(*loops)
