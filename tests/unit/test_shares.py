@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 from types import SimpleNamespace
 
@@ -17,6 +18,8 @@ from returns.result import Failure, Result, Success
 
 from influencer_stats.algebras.clients import CALLER, Caller
 from influencer_stats.bootstrap.edge import ROUTES
+from influencer_stats.bootstrap.root import open_wiring
+from influencer_stats.config.resolve import resolve
 from influencer_stats.domain.models import (
     CollectionId,
     QuotaExhausted,
@@ -293,3 +296,31 @@ async def test_a_spent_budget_refuses_before_any_share_is_taken(clock: Clock) ->
 
     assert inner.asked == [[VideoId("a")]] and spent.spent == 1
     assert left is None  # the client's one unit is still its own
+
+
+async def test_the_root_puts_the_share_before_the_budget_of_every_kind_of_call() -> None:
+    environ = {
+        "YOUTUBE_API_URL": "http://127.0.0.1:9/youtube/v3/videos",
+        "INFLUENCER_STATS_QUOTA_PER_DAY": "10",
+        "INFLUENCER_STATS_SHARE": "1/minute",
+    }
+    settings = resolve(
+        environ, {"quota": "memory", "shares": "memory", "logger": "silent", "metrics": "none"}
+    )
+    inner = _Call()
+    async with open_wiring(settings, io.BytesIO()) as wiring:
+        spender = await wiring.quota.spender(wiring)  # a reader's pages (imports, refreshes)
+        call = await wiring.quota.governed(wiring, inner)  # the video client's calls
+        token = CALLER.set(A)
+        try:
+            page, refused_page = await spender.spend(), await spender.spend()  # type: ignore[union-attr]
+            refused_call = await call([VideoId("a")])
+        finally:
+            CALLER.reset(token)
+        own = await call([VideoId("b")])  # the service's own work: no client, no share
+
+        assert spender is await wiring.quota.spender(wiring)
+        assert page is None and isinstance(refused_page, ShareSpent)
+        assert isinstance(refused_call, Failure) and isinstance(refused_call.failure(), ShareSpent)
+        assert own == Success({}) and inner.asked == [[VideoId("b")]]
+        assert wiring.quota.units() == 10
