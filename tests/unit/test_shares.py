@@ -17,8 +17,11 @@ from limits.errors import StorageError
 from returns.result import Failure, Result, Success
 
 from influencer_stats.algebras.clients import CALLER, Caller
+from influencer_stats.algebras.youtube import QuotaSpending
 from influencer_stats.bootstrap.edge import ROUTES
+from influencer_stats.bootstrap.quota import QUOTA_LAYERS, Quota
 from influencer_stats.bootstrap.root import open_wiring
+from influencer_stats.bootstrap.wiring import Wiring
 from influencer_stats.config.resolve import resolve
 from influencer_stats.domain.models import (
     CollectionId,
@@ -298,19 +301,31 @@ async def test_a_spent_budget_refuses_before_any_share_is_taken(clock: Clock) ->
     assert left is None  # the client's one unit is still its own
 
 
-async def test_the_root_puts_the_share_before_the_budget_of_every_kind_of_call() -> None:
+class _Budget(Quota):
+    """A budget of 10 units (whichever quota choice is installed), spending through ``spender``."""
+
+    def __init__(self, spender: _Spender) -> None:
+        self._spender = spender
+
+    def units(self) -> int | None:
+        return 10
+
+    async def spender(self, wiring: Wiring) -> QuotaSpending | None:
+        return self._spender
+
+
+async def test_the_share_comes_before_the_budget_of_every_kind_of_call() -> None:
     environ = {
         "YOUTUBE_API_URL": "http://127.0.0.1:9/youtube/v3/videos",
-        "INFLUENCER_STATS_QUOTA_PER_DAY": "10",
         "INFLUENCER_STATS_SHARE": "1/minute",
     }
-    settings = resolve(
-        environ, {"quota": "memory", "shares": "memory", "logger": "silent", "metrics": "none"}
-    )
-    inner = _Call()
+    settings = resolve(environ, {"shares": "memory", "logger": "silent", "metrics": "none"})
+    inner, budget = _Call(), _Spender()
     async with open_wiring(settings, io.BytesIO()) as wiring:
-        spender = await wiring.quota.spender(wiring)  # a reader's pages (imports, refreshes)
-        call = await wiring.quota.governed(wiring, inner)  # the video client's calls
+        (layer,) = QUOTA_LAYERS  # the shares slice's, the only one
+        quota = await layer(wiring, _Budget(budget))  # as the root puts it around the quota
+        spender = await quota.spender(wiring)  # a reader's pages (imports, refreshes)
+        call = await quota.governed(wiring, inner)  # the video client's calls
         token = CALLER.set(A)
         try:
             page, refused_page = await spender.spend(), await spender.spend()  # type: ignore[union-attr]
@@ -319,8 +334,9 @@ async def test_the_root_puts_the_share_before_the_budget_of_every_kind_of_call()
             CALLER.reset(token)
         own = await call([VideoId("b")])  # the service's own work: no client, no share
 
-        assert spender is await wiring.quota.spender(wiring)
+        assert spender is await quota.spender(wiring)
         assert page is None and isinstance(refused_page, ShareSpent)
+        assert budget.spent == 1  # the refused page spent none of the budget
         assert isinstance(refused_call, Failure) and isinstance(refused_call.failure(), ShareSpent)
         assert own == Success({}) and inner.asked == [[VideoId("b")]]
-        assert wiring.quota.units() == 10
+        assert quota.units() == 10
