@@ -254,6 +254,8 @@ class Settings:
         "YouTube units (videos.list calls) this deployment may spend per quota day (0 = no limit)",
         low=0,
     )
+    share: str = text("INFLUENCER_STATS_SHARE", "1000/hour", "units a client may spend: 1000/hour;3000/day")
+    share_proxies: int = integer("INFLUENCER_STATS_SHARE_PROXIES", 0, "X-Forwarded-For hops trusted", low=0)
     quota_day_s: int = integer(
         "INFLUENCER_STATS_QUOTA_DAY",
         YOUTUBE_DAY_S,

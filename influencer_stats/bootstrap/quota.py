@@ -57,6 +57,10 @@ NO_QUOTA = Quota()
 
 QuotaBuilder = Callable[["Resources"], Awaitable[Quota]]
 QUOTAS: Registry[QuotaBuilder] = Registry("quota")
+#: What slices put around the ``Quota`` the choice built, in order, before anything asks it (the
+#: ``shares`` slice: each client's share of the units, checked before a unit is spent).
+QuotaLayer = Callable[["Resources", Quota], Awaitable[Quota]]
+QUOTA_LAYERS: list[QuotaLayer] = []
 
 
 @QUOTAS.add("none", "no budget: YouTube calls spend no unit and are counted nowhere")

@@ -89,7 +89,8 @@ class Entry(Generic[B]):
     - ``ready``: the readiness checks its builder puts in ``wiring.checks`` (``/readyz``) with
       the default settings; one a setting adds is not declared (the redis store's
       ``redis-replicas``, with ``INFLUENCER_STATS_REDIS_WAIT_REPLICAS``).
-    - ``silent``: a logger that writes nothing, or metrics that record nothing, by design.
+    - ``silent``: a logger that writes nothing, metrics that record nothing, or shares that
+      count nothing, by design (the root, or the slice, builds no layer for it).
     - ``events``: where a logger writes its events, one JSON line each: ``"stdout"``, or the
       setting (one of its ``paths``) naming the file; the EventLog contract reads them there.
     - ``scenario``: for a wrapper, the contract suite's scenario that reaches its

@@ -12,7 +12,7 @@ from influencer_stats.bootstrap.edge import openapi
 from influencer_stats.bootstrap.logs import LOG_WRAPPERS, LOGGERS
 from influencer_stats.bootstrap.metrics import METRICS, watch_dependencies
 from influencer_stats.bootstrap.parts import PARTS
-from influencer_stats.bootstrap.quota import QUOTAS
+from influencer_stats.bootstrap.quota import QUOTA_LAYERS, QUOTAS
 from influencer_stats.bootstrap.registry import Registry
 from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.bootstrap.stats import STATS_WRAPPERS
@@ -48,9 +48,10 @@ async def open_wiring(settings: Settings, stdout: BinaryIO | None = None) -> Asy
         resources = Resources(settings, exits, {}, stdout or sys.stdout.buffer)
         # First, so its exporter is shut down last: the spans of everything closing are sent too.
         resources.trace_with(await TRACING[choices.one("tracing")].build(resources))
-        resources.count_with(
-            await QUOTAS[choices.one("quota")].build(resources)
-        )  # the metrics show its budget
+        quota = await QUOTAS[choices.one("quota")].build(resources)
+        for layer in QUOTA_LAYERS:  # a slice's, around it (the shares of each client)
+            quota = await layer(resources, quota)
+        resources.count_with(quota)  # the metrics show its budget
         metrics = await METRICS[choices.one("metrics")].build(resources)
         observed: Observed = resources.observed(metrics)
         log: EventLog = await LOGGERS[choices.one("logger")].build(observed)

@@ -170,6 +170,13 @@ class QuotaExhausted:
 
 
 @dataclass(frozen=True, slots=True)
+class ShareSpent(QuotaExhausted):
+    """The client asking has spent its share of YouTube units for now (``shares``): a 429 with
+    ``Retry-After``. A ``QuotaExhausted``, so caches serve what they hold and the breaker counts
+    none; other clients' calls go on."""
+
+
+@dataclass(frozen=True, slots=True)
 class UpstreamMisconfigured:
     """The upstream rejected our request itself (bad key, bad request)."""
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import orjson
 
 from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, EventLog, Metrics
+from influencer_stats.algebras.clients import CALLER, Caller
 from influencer_stats.algebras.event_log import LOG_CONTEXT
 from influencer_stats.algebras.metrics import RequestRecorder
 from influencer_stats.algebras.tracing import RequestTracing
@@ -85,6 +86,9 @@ class Incoming:
     traceparent: str | None = None
     #: The Content-Type header (the first), for handlers that take only JSON (a slice's POST).
     content_type: str | None = None
+    #: The address the request came from, and every X-Forwarded-For line joined (``Caller``).
+    peer: str | None = None
+    forwarded_for: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,29 +117,9 @@ def with_request_id(reply: Reply, request_id: str) -> Reply:
     return Reply(status, body, content_type, (*headers, ("x-request-id", request_id)))
 
 
-#: Printable ASCII but space and comma, four or more: the pieces of a credential worth masking.
-_PRINTABLE_RUN = re.compile(r"[!-+\--~]{4,}")
-
-
 def _method_label(method: str) -> str:
     """The method as a metrics label: one of a closed set."""
     return method if method in HTTP_METHODS else "other"
-
-
-def _error_text(exc: Exception, presented: str | None) -> str:
-    """A bug as the log shows it: type and message, clipped, without what the client presented.
-
-    ``str``, not ``repr``: a ``UnicodeError``'s repr holds the whole input it failed
-    on (a header value), its ``str`` one character. A message may still quote
-    client input: every run of four or more printable characters of the presented
-    Authorization value is masked before clipping, whatever surrounds or escapes
-    it (the log's redaction masks known secrets and ``Bearer`` values besides).
-    """
-    text = f"{type(exc).__name__}: {exc}"
-    if presented:
-        for part in sorted(set(_PRINTABLE_RUN.findall(presented)), key=len, reverse=True):
-            text = text.replace(part, "***")
-    return text if len(text) <= 300 else text[:300] + "…"
 
 
 def _problem_of(reply: Reply) -> dict[str, object]:
@@ -244,6 +228,7 @@ class HttpApi:
             if trace_id is None
             else {"request_id": request_id, "trace_id": trace_id}
         )
+        caller = CALLER.set(Caller(incoming.authorization, incoming.peer, incoming.forwarded_for))
         route, method = incoming.route, incoming.method
         plan = (self._plans.get(route) or self._plan(route)).get(method)
         try:
@@ -269,12 +254,13 @@ class HttpApi:
             reply = problems.body_incomplete()
             status = reply.status
         except Exception as exc:  # noqa: BLE001 - the edge is where bugs stop
-            error = _error_text(exc, incoming.authorization)
+            error = problems.error_text(exc, incoming.authorization)
             self.log.error("http.unhandled_error", route=route.template, error=error)
             reply = problems.internal_error()
             status = reply.status
         finally:
             LOG_CONTEXT.reset(bound)
+            CALLER.reset(caller)
         if plan is None:
             self.metrics.request(route.template, _method_label(method), status, _clock() - started)
         else:

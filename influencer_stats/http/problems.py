@@ -6,6 +6,7 @@ status, headers and body whichever server runs.
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 import orjson
@@ -19,6 +20,7 @@ from influencer_stats.domain.models import (
     QuotaExhausted,
     RefreshTooSoon,
     SharedStateUnavailable,
+    ShareSpent,
     SourceNotFound,
     SourceTooLarge,
     StatsError,
@@ -209,6 +211,14 @@ def for_error(error: StatsError | ImportFailure) -> Reply:
                 detail,
                 headers=(("retry-after", str(retry_after)),),
             )
+        case ShareSpent(detail=detail, retry_after_s=retry_after):  # a QuotaExhausted: first
+            return problem(
+                429,
+                "share-spent",
+                "This client's share of YouTube units is spent",
+                detail,
+                headers=(("retry-after", str(retry_after)),),
+            )
         case QuotaExhausted(detail=detail, retry_after_s=retry_after):
             return problem(
                 503,
@@ -241,3 +251,23 @@ def for_error(error: StatsError | ImportFailure) -> Reply:
                 detail,
                 headers=(("retry-after", "1"),),
             )
+
+
+#: Printable ASCII but space and comma, four or more: the pieces of a credential worth masking.
+_PRINTABLE_RUN = re.compile(r"[!-+\--~]{4,}")
+
+
+def error_text(exc: Exception, presented: str | None) -> str:
+    """A bug as the log shows it: type and message, clipped, without what the client presented.
+
+    ``str``, not ``repr``: a ``UnicodeError``'s repr holds the whole input it failed
+    on (a header value), its ``str`` one character. A message may still quote
+    client input: every run of four or more printable characters of the presented
+    Authorization value is masked before clipping, whatever surrounds or escapes
+    it (the log's redaction masks known secrets and ``Bearer`` values besides).
+    """
+    text = f"{type(exc).__name__}: {exc}"
+    if presented:
+        for part in sorted(set(_PRINTABLE_RUN.findall(presented)), key=len, reverse=True):
+            text = text.replace(part, "***")
+    return text if len(text) <= 300 else text[:300] + "…"

@@ -81,7 +81,7 @@ class AsgiApp:
         api = self._api
         assert api is not None, "lifespan has not started the API"
         method: str = scope["method"]
-        request_id = authorization = content_type = None
+        request_id = authorization = content_type = forwarded_for = None
         for name, value in scope["headers"]:
             if name == b"x-request-id":
                 if request_id is None:  # the first, as the other servers take it
@@ -92,6 +92,9 @@ class AsgiApp:
                 authorization = text if authorization is None else f"{authorization}, {text}"
             elif name == b"content-type" and content_type is None:
                 content_type = value.decode("latin-1")
+            elif name == b"x-forwarded-for":  # every line, joined (Incoming.forwarded_for)
+                text = value.decode("latin-1")
+                forwarded_for = text if forwarded_for is None else f"{forwarded_for}, {text}"
         # Routed as received (ROUTES.match_raw): %2F inside an id stays in it.
         raw_path: bytes | None = scope.get("raw_path")
         if raw_path is None:  # an ASGI server without raw_path (uvicorn always sends it)
@@ -110,6 +113,8 @@ class AsgiApp:
                     query=scope["query_string"].decode("latin-1"),
                     traceparent=_header(scope, b"traceparent") if api.traced else None,
                     content_type=content_type,
+                    peer=client[0] if (client := scope.get("client")) else None,
+                    forwarded_for=forwarded_for,
                 )
             )
         else:

@@ -87,6 +87,8 @@ def create_app(open_api: OpenApi) -> Starlette:
                 query=request.scope["query_string"].decode("latin-1"),
                 traceparent=headers.get("traceparent") if api.traced else None,
                 content_type=headers.get("content-type"),
+                peer=client[0] if (client := request.scope.get("client")) else None,
+                forwarded_for=", ".join(headers.getlist("x-forwarded-for")) or None,
             )
             return _response(await api.serve(incoming))
 

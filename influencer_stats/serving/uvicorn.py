@@ -181,6 +181,9 @@ def _config(settings: Settings, app: Any) -> uvicorn.Config:
         access_log=False,
         log_level="warning",
         server_header=False,
+        # Who a client is, is the edge's to say, alike on every server: uvicorn would take the
+        # client's address from X-Forwarded-For on connections from 127.0.0.1 (its default).
+        proxy_headers=False,
         timeout_keep_alive=int(settings.keepalive_s),
         timeout_graceful_shutdown=int(settings.graceful_shutdown_s),
         limit_concurrency=settings.limit_concurrency,

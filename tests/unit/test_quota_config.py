@@ -52,8 +52,14 @@ if SHARED_STORE is not None:  # several workers need a store they share (the sql
 
 
 async def test_a_counted_quota_is_built_once_per_process_and_governs_each_call(tmp_path: Path) -> None:
-    # Every file a choice writes in a folder of its own: a count kept in a file starts from nothing.
-    environ = {**DOUBLE, **redirected_paths(tmp_path), "INFLUENCER_STATS_QUOTA_PER_DAY": "2"}
+    # Every file a choice writes in a folder of its own: a count kept in a file starts from nothing;
+    # the quota alone: no client's share around it (the shares slice's, where installed).
+    environ = {
+        **DOUBLE,
+        **redirected_paths(tmp_path),
+        "INFLUENCER_STATS_QUOTA_PER_DAY": "2",
+        "INFLUENCER_STATS_SHARES": "none",
+    }
     settings = resolve(environ, {"logger": "silent", "metrics": "none"})
     async with open_wiring(settings, io.BytesIO()) as wiring:
         spender = await wiring.quota.spender(wiring)

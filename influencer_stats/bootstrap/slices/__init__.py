@@ -34,6 +34,7 @@ INSTALLED: Final[tuple[str, ...]] = (
     "httpx_clients",  # the YouTube clients over httpx (--video-client httpx; httpx-batched with batching)
     "prometheus",  # /metrics in Prometheus's text format, summed over workers (--metrics prometheus)
     "quota",  # the day's budget of YouTube units, never overspent (--quota memory|redis)
+    "shares",  # each client's share of YouTube units, a 429 past it (--shares memory|redis|none)
     "redis",  # the shared Redis client (one server, Sentinel, Cluster) and the store on it (--store redis)
     "sources",  # collections read from a playlist or channel, kept and refreshed (PUT, GET, refresh)
     "sqlite",  # the SQLite database and the durable store on it (--store sqlite, the default store)

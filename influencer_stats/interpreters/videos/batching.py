@@ -10,6 +10,7 @@ from returns.result import Failure, Result, Success
 
 from influencer_stats.algebras import CacheMetrics, VideoStatsSource
 from influencer_stats.domain.models import (
+    ShareSpent,
     UpstreamError,
     VideoBatch,
     VideoId,
@@ -96,6 +97,10 @@ class BatchingSource:
                         missing.append(video_id)
                     else:
                         stats[video_id] = found
+                case Failure(ShareSpent()):
+                    # The client whose request sent the shared call is past its share: this
+                    # fetch asks for its own ids alone, on its own client's share (once).
+                    return await self._inner.fetch(ids)
                 case Failure(error):
                     return Failure(error)
         return Success(VideoBatch(stats, tuple(missing)))

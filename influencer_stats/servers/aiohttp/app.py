@@ -76,6 +76,8 @@ async def _dispatch(request: web.Request) -> web.Response:
         query=request.rel_url.raw_query_string,
         traceparent=headers.get("traceparent") if api.traced else None,
         content_type=headers.get("content-type"),
+        peer=request.remote,
+        forwarded_for=", ".join(headers.getall("x-forwarded-for", ())) or None,
     )
     try:
         reply = await api.serve(incoming)

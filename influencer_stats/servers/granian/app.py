@@ -110,6 +110,9 @@ class RsgiApp:
             authorization = headers.get("authorization")
             if authorization is not None:  # every line, joined (see Incoming.authorization)
                 authorization = ", ".join(v for k, v in headers.items() if k == "authorization")
+            forwarded_for = headers.get("x-forwarded-for")
+            if forwarded_for is not None:  # every line, joined (Incoming.forwarded_for)
+                forwarded_for = ", ".join(v for k, v in headers.items() if k == "x-forwarded-for")
             # Every field by position: by keyword, building it costs 0.22 µs instead of 0.12
             # (perf/RESULTS.md, "The cached path by structure").
             incoming = Incoming(
@@ -122,6 +125,8 @@ class RsgiApp:
                 scope.query_string,
                 headers.get("traceparent") if api.traced else None,
                 content_type,
+                scope.client.rpartition(":")[0].strip("[]") or None,  # "host:port", "[v6]:port"
+                forwarded_for,
             )
             try:
                 reply, answered_id = await api.answer(incoming)
