@@ -1,14 +1,15 @@
 """Validation of a PUT naming where to read a collection from: ``{"playlist": "<id>"}`` or
-``{"channel": "<id>"}`` (the ``sources`` slice's body; a list of ids is the core's)."""
+``{"channel": "<id>"}`` (the ``sources`` slice's body; a list of ids is the core's), and a
+source as the stores that keep it write it: ``<kind>:<id>``, or its kind and id apart."""
 
 from __future__ import annotations
 
 import re
-from typing import Final, TypeGuard
+from typing import Final, TypeGuard, get_args
 
 from returns.result import Failure, Result, Success
 
-from influencer_stats.domain.models import CollectionSource
+from influencer_stats.domain.models import CollectionSource, SourceKind
 from influencer_stats.domain.validation import InvalidInput, clip
 
 #: The keys that name a source; a PUT body with one of them is this slice's.
@@ -36,3 +37,22 @@ def parse_source_body(document: dict[str, object]) -> Result[CollectionSource, I
     if not isinstance(value, str) or not pattern.fullmatch(value):
         return Failure(InvalidInput(kind, clip(value), rule))
     return Success(CollectionSource("playlist" if kind == "playlist" else "channel", value))
+
+
+def source_text(source: CollectionSource) -> str:
+    """``playlist:PL…`` or ``channel:UC…``: the kind has no colon, so the id may hold any."""
+    return f"{source.kind}:{source.id}"
+
+
+def parse_source(text: str) -> CollectionSource:
+    """What ``source_text`` wrote; raises ``ValueError`` for anything else (a bug, not a fault)."""
+    kind, _, source_id = text.partition(":")
+    return source_of(kind, source_id)
+
+
+def source_of(kind: str, source_id: str) -> CollectionSource:
+    """The source of ``kind`` (checked: a ``SourceKind``) and ``source_id``."""
+    for known in get_args(SourceKind):
+        if kind == known:
+            return CollectionSource(known, source_id)
+    raise ValueError(f"not a kind of collection source: {kind[:20]!r}")

@@ -6,8 +6,8 @@ import pytest
 from returns.result import Success
 
 from influencer_stats.domain.models import CollectionId, CollectionSource, KeptSource, Revision
+from influencer_stats.domain.sources import parse_source, source_text
 from influencer_stats.interpreters.sources.memory import MemoryCollectionSources
-from influencer_stats.interpreters.sources.text import parse_source, source_text
 
 A, B, C = CollectionId("a"), CollectionId("b"), CollectionId("c")
 

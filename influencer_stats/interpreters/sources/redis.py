@@ -5,11 +5,11 @@ from __future__ import annotations
 from returns.result import Failure, Result, Success
 
 from influencer_stats.domain.models import CollectionId, KeptSource, Revision, StoreUnavailable
+from influencer_stats.domain.sources import parse_source, source_text
 from influencer_stats.interpreters.redis_faults import REDIS_FAULTS, store_unavailable
 from influencer_stats.interpreters.redis_interval_claims import claim_in_redis
 from influencer_stats.interpreters.redis_keys import RedisKeys, as_text
 from influencer_stats.interpreters.redis_topology import RedisClient
-from influencer_stats.interpreters.sources.text import parse_source, source_text
 
 #: KEYS: the source, its revision. ARGV: the source's text, the revision. Both set at once.
 _PUT = """

@@ -7,7 +7,7 @@ import sqlite3
 from returns.result import Result
 
 from influencer_stats.domain.models import CollectionId, KeptSource, Revision, StoreUnavailable
-from influencer_stats.interpreters.sources.text import source_of
+from influencer_stats.domain.sources import source_of
 from influencer_stats.interpreters.sqlite_database import ClaimsTable, SqliteDatabase, transaction
 
 _SCHEMA = """
