@@ -96,7 +96,8 @@ class Entry(Generic[B]):
     - ``scenario``: for a wrapper, the contract suite's scenario that reaches its
       own behaviour (``failing``, ``repeated``, ``concurrent``, ``flood`` …).
     - ``shared``: a store whose collections other workers and hosts write too, through a
-      server: the root warns when a ``per_process`` stats cache sits over it.
+      server: the root warns when a ``per_process`` stats cache sits over it; a quota count
+      every worker shares (what the ``memory`` count's refusal of several workers names).
     - ``bumps_versions``: a store or stats cache that bumps a collection's Redis version on
       each write, so the near-cache above it need not bump it again.
     - ``spends_quota``: a video client whose calls spend the day's YouTube quota: with

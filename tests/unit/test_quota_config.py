@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from returns.result import Result, Success
 
-from influencer_stats.bootstrap.quota import NO_QUOTA
+from influencer_stats.bootstrap.quota import NO_QUOTA, QUOTAS
 from influencer_stats.bootstrap.root import open_wiring
 from influencer_stats.config.resolve import ConfigError, resolve
 from influencer_stats.domain.models import StatsByVideo, UpstreamError, VideoId
@@ -46,7 +46,10 @@ if SHARED_STORE is not None:  # several workers need a store they share (the sql
         with pytest.raises(ConfigError) as raised:
             resolve(DOUBLE, flags)
 
-        assert "counts quota units in each process: with --workers 2 use --quota redis" in str(raised.value)
+        # It names the installed counts every worker shares (``Entry.shared``), else one worker.
+        shared = [entry.name for entry in QUOTAS if entry.shared]
+        instead = f"--quota {' or '.join(shared)}" if shared else "--workers 1"
+        assert f"counts quota units in each process: with --workers 2 use {instead}" in str(raised.value)
         assert resolve(DOUBLE, {**flags, "video_client": "fake"}).workers == 2
         assert resolve({**DOUBLE, "INFLUENCER_STATS_QUOTA_PER_DAY": "0"}, flags).workers == 2
 

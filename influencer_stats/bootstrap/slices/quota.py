@@ -108,7 +108,9 @@ def _one_budget(settings: Settings) -> str | None:
     """A count per process would let N workers spend N budgets."""
     spends = VIDEO_CLIENTS[settings.choices.one("video_client")].spends_quota
     if settings.workers > 1 and settings.quota_per_day > 0 and spends:
-        return f"counts quota units in each process: with --workers {settings.workers} use --quota redis"
+        shared = [entry.name for entry in QUOTAS if entry.shared]  # the installed counts workers share
+        instead = f"--quota {' or '.join(shared)}" if shared else "--workers 1"
+        return f"counts quota units in each process: with --workers {settings.workers} use {instead}"
     return None
 
 

@@ -50,6 +50,7 @@ RECOUNT_HOLD_S: Final = 3.0
     "units spent today, one count in Redis for every worker and host",
     ready=("redis",),
     needs=("redis",),
+    shared=True,  # one count for every worker (the memory ledger's refusal names it)
 )
 async def _redis(resources: Resources) -> Quota:
     return counted(resources.settings, _ledger)

@@ -43,6 +43,7 @@ JOINT = Joint(
     "shared by the workers of one host",
     paths=("db_path",),
     ready=("sqlite",),
+    shared=True,  # one count for every worker (the memory ledger's refusal names it)
 )
 async def _sqlite(resources: Resources) -> Quota:
     from influencer_stats.interpreters.quota.quota_sqlite import SCHEMA
