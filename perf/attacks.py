@@ -72,6 +72,26 @@ async def slowloris(port: int, stop_at: float, log: AttackLog, interval: float =
                 await loop.sock_sendall(sock, f"X-Slow-{n}: {n}\r\n".encode())
         except OSError:
             log.slow_closed_by_server += 1
+            return
+        # A send may still succeed after the server hung up (its reset comes later): read what is
+        # left, for as long again as a line's interval, to see whether it did (its 408 then EOF).
+        if await _hung_up(sock, 2 * interval):
+            log.slow_closed_by_server += 1
+
+
+async def _hung_up(sock: socket.socket, within_s: float) -> bool:
+    """Whether the peer closed ``sock`` (EOF or a reset, after any answer) within ``within_s``."""
+    loop = asyncio.get_running_loop()
+    deadline = time.monotonic() + within_s
+    try:
+        while (left := deadline - time.monotonic()) > 0:
+            if not await asyncio.wait_for(loop.sock_recv(sock, 4096), left):
+                return True
+    except OSError:
+        return True
+    except TimeoutError:
+        return False
+    return False
 
 
 async def probe_health(url: str, stop_at: float, log: AttackLog, interval: float = 0.25) -> None:
