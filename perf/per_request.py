@@ -66,6 +66,7 @@ class Scope:
     headers: Headers = field(default_factory=Headers)
     query_string: str = ""
     proto: str = "http"
+    client: str = "127.0.0.1:50000"  # "host:port", as Granian gives the peer
 
 
 class Proto:
