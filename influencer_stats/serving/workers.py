@@ -168,6 +168,8 @@ class _Workers:
                     assert isinstance(sentinel, int)
                     process = sentinels[sentinel]
                     process.join(_POLL_S)
+                    if self.signals:  # a signal to the group: the worker stopped for it, as we do
+                        return None
                     return self._silent or f"worker {process.pid} exited with code {process.exitcode}"
             return None
         finally:
