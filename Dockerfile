@@ -3,6 +3,8 @@
 #   docker build -t influencer-stats .
 #   docker run -p 8080:8080 influencer-stats            # the demo profile: no other service needed
 #   docker build --build-arg EXTRAS=otel -t influencer-stats .   # with the otel extra (--tracing otel)
+#   docker build --build-arg REVISION=$(git rev-parse HEAD) -t influencer-stats .   # the revision in
+#       `influencer-stats --version`, influencer_stats_build_info and the image's OCI label
 #
 # BASE is any image with Python 3.11+ on PATH as `python` (with the venv module). Users keep
 # the default; where Docker Hub is unreachable the tests build on a local Debian base:
@@ -26,7 +28,11 @@ COPY pyproject.toml ./
 # the venv: nothing installs packages at run time.
 COPY README.md LICENSE ./
 COPY influencer_stats ./influencer_stats
-RUN /opt/venv/bin/pip wheel --no-deps --wheel-dir /tmp/wheels . \
+# The source revision, when the build is told it: written into the package (version.revision), so
+# --version and influencer_stats_build_info name the commit the image was built from.
+ARG REVISION=
+RUN if [ -n "$REVISION" ]; then printf '%s\n' "$REVISION" > influencer_stats/REVISION; fi \
+ && /opt/venv/bin/pip wheel --no-deps --wheel-dir /tmp/wheels . \
  && /opt/venv/bin/pip install --no-deps /tmp/wheels/*.whl \
  && /opt/venv/bin/pip check \
  && /opt/venv/bin/pip uninstall -y -q pip setuptools \
@@ -40,6 +46,9 @@ RUN cp -R youtube_double "$(/opt/venv/bin/python -c 'import sysconfig; print(sys
 
 # ---- runtime: the base plus the venv, nothing else -------------------------------------------
 FROM ${BASE}
+ARG REVISION=
+LABEL org.opencontainers.image.title="influencer-stats" \
+      org.opencontainers.image.revision="${REVISION}"
 # A fixed numeric uid (10001), so `runAsNonRoot` checks and volume ownership are predictable.
 # Its home holds the demo profile's SQLite file (INFLUENCER_STATS_DB); mount a volume there to keep it.
 RUN useradd --no-log-init --user-group --uid 10001 --create-home --home-dir /var/lib/influencer-stats \

@@ -20,6 +20,7 @@ import importlib
 import os
 import pathlib
 import socket
+import subprocess
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
@@ -292,6 +293,15 @@ def _peer_container(image: str, port: int, wait: WaitStrategy, **kwargs: Any) ->
     return HostNetworkMixin(image, ports=[port], _wait_strategy=wait, extra_hosts=_HOST_GATEWAY, **kwargs)
 
 
+def source_revision() -> str:
+    """The checkout's commit, as the README's build line passes it (``--build-arg REVISION=``);
+    "" outside a git repository (the build then writes none)."""
+    done = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, check=False
+    )
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
 @functools.cache
 def service_image() -> str:
     """The service's image, built from the repository's Dockerfile and tagged SERVICE_IMAGE.
@@ -302,6 +312,7 @@ def service_image() -> str:
     """
     require_docker()
     buildargs, network = ({"BASE": LOCAL_PYTHON}, "host") if LOCAL_IMAGES else ({}, None)
+    buildargs["REVISION"] = source_revision()
     docker = importlib.import_module("docker")
     # Generous read timeout: a step installing the dependencies may print nothing for a while.
     client = docker.from_env(timeout=600)

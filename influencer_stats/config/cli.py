@@ -13,7 +13,7 @@ from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.config.resolve import Resolved, offered, resolve_choices
 from influencer_stats.setting_kinds import Secret
 from influencer_stats.settings import declared, default_of
-from influencer_stats.version import version
+from influencer_stats.version import describe
 
 Action = Literal["serve", "list_profiles", "list_choices", "print_settings"]
 
@@ -62,7 +62,7 @@ def parser(prog: str = "main.py") -> argparse.ArgumentParser:
             result.add_argument(
                 spec.flag, dest=name, help=f"{spec.doc} (env {spec.env}, default {default_of(name)})"
             )
-    result.add_argument("--version", action="version", version=f"%(prog)s {version()}")
+    result.add_argument("--version", action="version", version=f"%(prog)s {describe()}")
     result.add_argument("--list-profiles", action="store_true", help="print the profiles and exit")
     result.add_argument(
         "--list-choices", action="store_true", help="print every slot's choices as JSON and exit"

@@ -5,7 +5,8 @@ images, else on its default base) and run as a user runs it, with no setting:
 
 - non-root, no dev packages, nothing installing packages at run time;
 - a HEALTHCHECK that probes /healthz and turns healthy, on any address the service binds;
-- the default command serving the demo profile on its own.
+- the default command serving the demo profile on its own;
+- the source revision it was built from, in ``--version`` and its OCI label.
 
 Several replicas of it behind a balancer need a store they share: that deployment
 (compose.yaml, tests/integration/test_deployment.py) is the redis slice's.
@@ -20,7 +21,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.containers import LOCAL_IMAGES, SERVICE_IMAGE, Endpoint, service_container
+from influencer_stats.version import version
+from tests.containers import LOCAL_IMAGES, SERVICE_IMAGE, Endpoint, service_container, source_revision
 from tests.write_load import videos_of
 
 DEV_MODULES = ("pytest", "mypy", "ruff", "hypothesis", "schemathesis", "matplotlib", "testcontainers")
@@ -64,6 +66,18 @@ def test_image_runs_unprivileged_without_dev_packages(demo: Endpoint) -> None:
     assert docker_exec(replica, "python", "-c", probe, *DEV_MODULES, "pip") == (0, "\n")
     exit_code, _ = docker_exec(replica, "python", "-c", "import pytest")
     assert exit_code == 1
+
+
+def test_image_names_the_revision_it_was_built_from(demo: Endpoint) -> None:
+    revision = source_revision()
+    config = demo.container.get_docker_client().client.images.get(SERVICE_IMAGE).attrs["Config"]
+
+    assert len(revision) == 40, "the tests build the image from a git checkout"
+    assert config["Labels"]["org.opencontainers.image.revision"] == revision
+    assert docker_exec(demo, "influencer-stats", "--version") == (
+        0,
+        f"influencer-stats {version()} (revision {revision})\n",
+    )
 
 
 def test_image_healthcheck_probes_healthz_and_turns_healthy(demo: Endpoint) -> None:

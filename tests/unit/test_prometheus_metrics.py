@@ -276,11 +276,14 @@ GC = "python_gc_collections_total"
 
 
 def test_build_info_names_the_version_and_python_and_process_and_gc_series_are_this_process() -> None:
-    metrics = PrometheusMetrics(ROUTES, version="1.2.3")
+    metrics = PrometheusMetrics(ROUTES, version="1.2.3", revision="1a2b3c4")
+    python = platform.python_version()
 
     assert (
-        value(metrics, "influencer_stats_build_info", version="1.2.3", python=platform.python_version()) == 1
+        value(metrics, "influencer_stats_build_info", version="1.2.3", revision="1a2b3c4", python=python) == 1
     )
+    unknown = PrometheusMetrics(ROUTES, version="1.2.3")  # a checkout's: the build knew no revision
+    assert value(unknown, "influencer_stats_build_info", version="1.2.3", revision="", python=python) == 1
     assert time.time() - 86_400 < value(metrics, "process_start_time_seconds") <= time.time()  # today
     assert value(metrics, "process_resident_memory_bytes") > 1_000_000
     assert value(metrics, "process_open_fds") >= 3

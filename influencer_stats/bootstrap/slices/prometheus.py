@@ -64,7 +64,7 @@ async def _prometheus(resources: Resources) -> AllMetrics:
     from influencer_stats.bootstrap.edge import ROUTES
     from influencer_stats.interpreters.metrics.loop_lag import monitor_loop_lag
     from influencer_stats.interpreters.metrics.prometheus import PrometheusMetrics
-    from influencer_stats.version import version
+    from influencer_stats.version import revision, version
 
     settings = resources.settings
     if settings.prometheus_multiproc_dir:
@@ -73,6 +73,7 @@ async def _prometheus(resources: Resources) -> AllMetrics:
         ROUTES,
         settings.prometheus_multiproc_dir,
         version=version(),
+        revision=revision(),
         quota_budget=resources.quota.units(),
     )
     resources.background(monitor_loop_lag(metrics.loop_lag), "loop-lag")

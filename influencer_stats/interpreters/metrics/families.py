@@ -71,7 +71,9 @@ _QUOTA_BUDGET_HELP: Final = "units this deployment may spend per quota day (abse
 _DEPENDENCY_HELP: Final = "1 while a dependency /readyz checks answers (checked every few seconds), else 0"
 
 
-def families(values: Snapshot, version: str, quota_budget: int | None) -> Iterator[Metric]:
+def families(
+    values: Snapshot, version: str, quota_budget: int | None, revision: str = ""
+) -> Iterator[Metric]:
     """The service's metric families from ``values`` (one process's, or merged over workers)."""
     for name, spec in COUNTERS.items():
         counter = CounterMetricFamily(name, spec.help, labels=spec.labels)
@@ -100,7 +102,7 @@ def families(values: Snapshot, version: str, quota_budget: int | None) -> Iterat
     for name, up in sorted(values.dependencies.items()):
         dependencies.add_metric((name,), up)
     yield dependencies
-    yield build_info(BUILD_INFO, version)
+    yield build_info(BUILD_INFO, version, revision)
     yield from runtime_families(values.runtime)
 
 

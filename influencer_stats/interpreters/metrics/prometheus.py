@@ -31,7 +31,7 @@ expects of a counter); the breaker gauge is the maximum over
 workers still alive. The process's own series (``process_*``, ``python_gc_*``)
 come once per live worker, labelled ``pid`` (:mod:`.runtime` says why).
 
-Beside those: ``influencer_stats_build_info`` (the version and the Python),
+Beside those: ``influencer_stats_build_info`` (the version, the revision and the Python),
 the day's quota budget when there is one, and whether each dependency
 ``/readyz`` checks answers, as the composition root last found it
 (:meth:`PrometheusMetrics.dependency`). The names are in :mod:`.families`.
@@ -120,8 +120,8 @@ class PrometheusMetrics:
     the composition root calls :meth:`publish` every ``publish_interval``
     seconds and once at shutdown. Without it, ``render`` shows this process.
     ``routes`` are the route labels it keeps (the service's route templates;
-    any other route is counted as ``unmatched``); ``version`` is the service's,
-    for ``influencer_stats_build_info``; ``quota_budget`` the units it may spend
+    any other route is counted as ``unmatched``); ``version`` is the service's and
+    ``revision`` its build's source revision, for ``influencer_stats_build_info``; ``quota_budget`` the units it may spend
     per quota day (None: no budget).
     """
 
@@ -134,9 +134,10 @@ class PrometheusMetrics:
         pid: int | None = None,
         *,
         version: str = "unknown",
+        revision: str = "",
         quota_budget: int | None = None,
     ) -> None:
-        self.version, self.quota_budget = version, quota_budget
+        self.version, self.revision, self.quota_budget = version, revision, quota_budget
         self._routes = frozenset((*routes, UNMATCHED))
         self._dir = Path(multiprocess_dir) if multiprocess_dir else None
         self._pid = os.getpid() if pid is None else pid
@@ -289,4 +290,4 @@ class _Collector:
 
     def collect(self) -> Iterator[Metric]:
         metrics = self._metrics
-        return families(merge(metrics.snapshots()), metrics.version, metrics.quota_budget)
+        return families(merge(metrics.snapshots()), metrics.version, metrics.quota_budget, metrics.revision)

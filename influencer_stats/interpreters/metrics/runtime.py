@@ -56,10 +56,13 @@ def runtime_families(series: Iterable[RuntimeSeries]) -> Iterator[Metric]:
     yield from families.values()
 
 
-def build_info(name: str, version: str) -> Metric:
-    """The constant ``1`` labelled with the service's version and the Python running it."""
+def build_info(name: str, version: str, revision: str = "") -> Metric:
+    """The constant ``1`` labelled with the service's version, the source revision its build was
+    made from ("" when the build did not know it) and the Python running it."""
     family = GaugeMetricFamily(
-        name, "always 1: the service's version and the Python running it", labels=("version", "python")
+        name,
+        "always 1: the service's version, its source revision and the Python running it",
+        labels=("version", "revision", "python"),
     )
-    family.add_metric((version, platform.python_version()), 1.0)
+    family.add_metric((version, revision, platform.python_version()), 1.0)
     return family
