@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import httpx
@@ -226,7 +227,8 @@ def test_the_package_runs_as_a_command_with_main_py_s_arguments(command: list[st
         [*command, "--store", "nosql"], capture_output=True, text=True, timeout=30, check=False
     )
 
-    assert version.returncode == 0 and version.stdout.split()[-1] == "0.2.0"
+    released = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert version.returncode == 0 and version.stdout.split()[-1] == released
     assert refused.returncode == 2 and "unknown store 'nosql'" in refused.stderr
 
 
