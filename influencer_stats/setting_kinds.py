@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
+from urllib.parse import urlsplit
 
 #: The most seconds a duration setting takes unless it says less: a day. Beyond it no
 #: timeout, TTL or grace period means anything here, and servers hand these to C and Rust
@@ -132,6 +133,10 @@ def url(env: str, default: str, doc: str, *, schemes: tuple[str, ...], secret: b
     def parse(raw: str) -> object:
         if not raw.startswith(tuple(f"{s}://" for s in schemes)):
             raise ValueError(f"{env} must be a {'/'.join(schemes)} URL")
+        try:
+            urlsplit(raw).port  # noqa: B018 - read for its check: a port outside 0-65535 raises
+        except ValueError:
+            raise ValueError(f"{env} must be a {'/'.join(schemes)} URL with a port from 0 to 65535") from None
         return Secret(raw) if secret else raw
 
     return _declare(Secret(default) if secret else default, Spec(env, doc, parse, "URL", secret=secret))

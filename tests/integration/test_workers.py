@@ -258,14 +258,14 @@ def test_a_second_instance_with_two_workers_cannot_share_the_port(server: str, t
 def _unbuildable(blocker: Path) -> dict[str, str]:
     """Settings with which the shared store's build fails in every worker, from what its entry
     declares: a file it writes under ``blocker`` (a file: the folder cannot be created), else the
-    server it needs at a port no server has (its ``<NEED>_URL``)."""
+    server it needs at a closed port (its ``<NEED>_URL``)."""
     assert SHARED_STORE is not None  # the module's fixture, shared_store_server, has failed without one
     entry = SLOTS["store"].registry[SHARED_STORE]
     if entry.paths:
         return {declared()[entry.paths[0]].env: str(blocker / "store")}
     urls = {spec.env for spec in declared().values()}
     [(need, url)] = [(n, f"{n.upper()}_URL") for n in entry.needs if f"{n.upper()}_URL" in urls]
-    return {url: f"{need}://127.0.0.1:99999/0"}  # a port out of range: each worker's build fails
+    return {url: f"{need}://127.0.0.1:{free_port()}/0"}  # a closed port: each worker's build fails
 
 
 @pytest.mark.parametrize("server", SERVERS)

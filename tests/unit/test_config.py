@@ -116,6 +116,12 @@ def test_an_unknown_or_invalid_choice_is_a_config_error_listing_the_valid_names(
         ("INFLUENCER_STATS_MAX_VIDEOS", "50001", "at most 50,000"),
         ("INFLUENCER_STATS_GRANIAN_TASKS", "trio", "INFLUENCER_STATS_GRANIAN_TASKS must be rust or asyncio"),
         ("INFLUENCER_STATS_KEEPALIVE", "nan", "INFLUENCER_STATS_KEEPALIVE must be a finite number"),
+        # A port out of range reached redis-py as a ValueError line from the server, not exit 2.
+        (
+            "REDIS_URL",
+            "redis://127.0.0.1:99999/0",
+            "REDIS_URL must be a redis/rediss/unix URL with a port from 0 to 65535",
+        ),
         (
             "INFLUENCER_STATS_UPSTREAM_DEADLINE",
             "inf",
