@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import io
 import secrets
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import orjson
@@ -26,81 +24,36 @@ from returns.result import Success
 
 from influencer_stats.bootstrap.edge import ROUTES
 from influencer_stats.bootstrap.root import open_http_api
-from influencer_stats.bootstrap.videos import batches
 from influencer_stats.config.resolve import resolve
 from influencer_stats.domain.models import CollectionId
 from influencer_stats.http.api import HttpApi, Incoming
 from influencer_stats.http.routes import STATS
-from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from influencer_stats.logic.service import GetStats
 from tests.declared_paths import redirected_paths
+from tests.integration.tracing_support import (
+    OTEL,
+    SPANS_WITHIN_S,
+    VIDEOS,
+    log_lines,
+    new_traceparent,
+    one_span,
+    receiver,
+    service,
+    wait_for_trace,
+    youtube,
+)
 from tests.integration.youtube_clients_support import HTTP_TIMEOUT_S, YouTubeDouble
-from tests.otlp_receiver import ReceivedSpan, Receiver, running_receiver
+from tests.otlp_receiver import Receiver
 from tests.support import (
     A_YOUTUBE_CLIENT,
     ONE_CLIENT_PER_LIBRARY,
-    SERVERS,
     RunningService,
-    running_double_process,
     running_service,
     wait_for,
 )
-from youtube_double import VIDEOS_PATH, running_double
+from youtube_double import running_double
 
-VIDEOS = [synthetic_video_id(n) for n in range(2 if batches(A_YOUTUBE_CLIENT) else 1)]  # one videos.list call
-#: Export within 50 ms of a span ending, not the SDK's 5 s: the test waits for what it checks.
-OTEL = {"OTEL_BSP_SCHEDULE_DELAY": "50", "OTEL_SERVICE_NAME": "influencer-stats-under-test"}
-SPANS_WITHIN_S = 10.0
-
-
-def _traceparent() -> tuple[str, str, str]:
-    """A caller's ``traceparent``, its trace id and its span id (sampled)."""
-    trace_id, span_id = secrets.token_hex(16), secrets.token_hex(8)
-    return f"00-{trace_id}-{span_id}-01", trace_id, span_id
-
-
-def _one(spans: list[ReceivedSpan], name: str) -> ReceivedSpan:
-    named = [span for span in spans if span.name == name]
-    assert len(named) == 1, [span.name for span in spans]
-    return named[0]
-
-
-def _wait_for_trace(receiver: Receiver, trace_id: str, *names: str) -> list[ReceivedSpan]:
-    def arrived() -> bool:
-        return {*names} <= {span.name for span in receiver.trace(trace_id)}
-
-    assert wait_for(arrived, SPANS_WITHIN_S), [s.name for s in receiver.trace(trace_id)]
-    return receiver.trace(trace_id)
-
-
-def _log_lines(service: RunningService) -> list[dict[str, Any]]:
-    return [orjson.loads(line) for line in service.output().splitlines() if line.startswith("{")]
-
-
-@pytest.fixture(scope="module")
-def receiver() -> Iterator[Receiver]:
-    with running_receiver() as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def youtube(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, YouTubeDouble]]:
-    with running_double_process(tmp_path_factory.mktemp("double") / "double.log") as url:
-        yield url, YouTubeDouble(url.removesuffix(VIDEOS_PATH))
-
-
-@pytest.fixture(scope="module", params=SERVERS)
-def service(
-    request: pytest.FixtureRequest,
-    receiver: Receiver,
-    youtube: tuple[str, YouTubeDouble],
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[RunningService]:
-    args = ["--profile", "demo", "--server", request.param, "--video-client", A_YOUTUBE_CLIENT]
-    env = {"YOUTUBE_API_URL": youtube[0], "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url, **OTEL}
-    log = tmp_path_factory.mktemp(f"service-{request.param}") / "service.log"
-    with running_service([*args, "--tracing", "otel"], log, env=env) as running:
-        yield running
+__all__ = ["receiver", "service", "youtube"]  # the fixtures this module's tests take (tracing_support's)
 
 
 def test_a_request_with_a_traceparent_is_one_trace_down_to_the_videos_list_call_that_carries_it(
@@ -109,8 +62,8 @@ def test_a_request_with_a_traceparent_is_one_trace_down_to_the_videos_list_call_
     double = youtube[1]
     double.reset()
     collection = f"traced-{secrets.token_hex(4)}"
-    put_parent, put_trace, _ = _traceparent()
-    traceparent, trace_id, caller_span = _traceparent()
+    put_parent, put_trace, _ = new_traceparent()
+    traceparent, trace_id, caller_span = new_traceparent()
     with httpx.Client(base_url=service.url, timeout=HTTP_TIMEOUT_S) as http:
         saved = http.put(
             f"/collections/{collection}", json={"videos": VIDEOS}, headers={"traceparent": put_parent}
@@ -118,7 +71,7 @@ def test_a_request_with_a_traceparent_is_one_trace_down_to_the_videos_list_call_
         answer = http.get(f"/collections/{collection}/stats", headers={"traceparent": traceparent})
     assert saved.status_code == 201 and answer.status_code == 200, answer.text
 
-    spans = _wait_for_trace(
+    spans = wait_for_trace(
         receiver,
         trace_id,
         "GET /collections/{id}/stats",
@@ -126,8 +79,8 @@ def test_a_request_with_a_traceparent_is_one_trace_down_to_the_videos_list_call_
         "videos.fetch",
         "youtube.videos.list",
     )
-    request = _one(spans, "GET /collections/{id}/stats")
-    query, fetch, call = (_one(spans, n) for n in ("stats.query", "videos.fetch", "youtube.videos.list"))
+    request = one_span(spans, "GET /collections/{id}/stats")
+    query, fetch, call = (one_span(spans, n) for n in ("stats.query", "videos.fetch", "youtube.videos.list"))
     assert (request.kind, request.parent_id) == ("server", caller_span)
     assert request.attributes == {
         "http.request.method": "GET",
@@ -157,7 +110,7 @@ def test_a_request_with_a_traceparent_is_one_trace_down_to_the_videos_list_call_
     # The call went out with the CLIENT span's context: the double saw the same trace.
     assert double.counters()["traceparents"] == [f"00-{trace_id}-{call.span_id}-01"]
     # The request's log lines carry its trace id.
-    lines = [line for line in _log_lines(service) if line.get("collection") == collection]
+    lines = [line for line in log_lines(service) if line.get("collection") == collection]
     traces = {line["event"]: line["trace_id"] for line in lines}
     assert traces.pop("collection.saved") == put_trace
     assert set(traces.values()) <= {trace_id}  # the stats request's own lines, if any (stats.computed)
@@ -181,7 +134,7 @@ def test_a_retried_call_is_a_second_client_span_with_a_retry_event_on_each_http_
         "otel",
     ]
     env = {"YOUTUBE_API_URL": youtube[0], "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url, **OTEL}
-    traceparent, trace_id, _ = _traceparent()
+    traceparent, trace_id, _ = new_traceparent()
     with (
         running_service(args, tmp_path / "service.log", env=env) as service,
         httpx.Client(base_url=service.url, timeout=HTTP_TIMEOUT_S) as http,
@@ -195,8 +148,8 @@ def test_a_retried_call_is_a_second_client_span_with_a_retry_event_on_each_http_
         return len([s for s in receiver.trace(trace_id) if s.name == "youtube.videos.list"]) == 2
 
     assert wait_for(both_calls, SPANS_WITHIN_S)
-    spans = _wait_for_trace(receiver, trace_id, "videos.fetch")
-    fetch = _one(spans, "videos.fetch")
+    spans = wait_for_trace(receiver, trace_id, "videos.fetch")
+    fetch = one_span(spans, "videos.fetch")
     calls = sorted(
         (s for s in spans if s.name == "youtube.videos.list"), key=lambda s: s.attributes["youtube.attempt"]
     )
@@ -248,7 +201,9 @@ async def test_without_tracing_no_traced_layer_is_built(tmp_path: Path) -> None:
         settings = resolve(_environ(double.url, tmp_path), {"video_client": A_YOUTUBE_CLIENT})
         async with open_http_api(settings, stdout) as api:
             assert isinstance(await api.store.save(collection, tuple(VIDEOS)), Success)
-            reply = await api.serve(Incoming(ROUTES[STATS], "GET", collection, traceparent=_traceparent()[0]))
+            reply = await api.serve(
+                Incoming(ROUTES[STATS], "GET", collection, traceparent=new_traceparent()[0])
+            )
 
     assert settings.choices.one("tracing") == "none"
     assert reply.status == 200

@@ -26,7 +26,7 @@ from influencer_stats.domain.models import CollectionId
 from influencer_stats.http.api import Incoming
 from influencer_stats.http.routes import STATS
 from tests.declared_paths import redirected_paths
-from tests.integration.test_tracing import OTEL, VIDEOS, _one, _traceparent, _wait_for_trace
+from tests.integration.tracing_support import OTEL, VIDEOS, new_traceparent, one_span, wait_for_trace
 from tests.integration.youtube_clients_support import HTTP_TIMEOUT_S
 from tests.otlp_receiver import Receiver, running_receiver
 from tests.shared_redis import shared_redis_url, unique_prefix
@@ -55,7 +55,7 @@ def test_cache_decisions_and_redis_commands_are_spans_of_the_request(
     args += ["--store", "redis", "--tracing", "otel"]
     args += ["--cache", STATS_CACHE] if STATS_CACHE else []
     args += ["--video-cache", VIDEO_CACHE] if VIDEO_CACHE else []
-    (first, first_trace, _), (second, second_trace, _) = _traceparent(), _traceparent()
+    (first, first_trace, _), (second, second_trace, _) = new_traceparent(), new_traceparent()
     with running_double_process(tmp_path / "double.log") as youtube:
         env = {"YOUTUBE_API_URL": youtube, "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url, **OTEL}
         with running_service(args, tmp_path / "service.log", env={**env, **_redis_env()}) as service:
@@ -65,19 +65,19 @@ def test_cache_decisions_and_redis_commands_are_spans_of_the_request(
                 again = http.get("/collections/cached/stats", headers={"traceparent": second})
             assert (missed.status_code, again.status_code) == (200, 200)
 
-            computed = _wait_for_trace(
+            computed = wait_for_trace(
                 receiver, first_trace, "stats.query", "videos.fetch", "youtube.videos.list"
             )
-            answered = _wait_for_trace(receiver, second_trace, "stats.query")
+            answered = wait_for_trace(receiver, second_trace, "stats.query")
 
     if STATS_CACHE:  # the second answer is the stats cache's: no fetch under it
         assert "; hit; " in again.headers["cache-status"]
-        assert _one(computed, "stats.query").attributes["cache.result"] == "miss"
-        assert _one(answered, "stats.query").attributes["cache.result"] == "hit"
-        assert _one(answered, "stats.query").attributes["cache.age_s"] >= 0
+        assert one_span(computed, "stats.query").attributes["cache.result"] == "miss"
+        assert one_span(answered, "stats.query").attributes["cache.result"] == "hit"
+        assert one_span(answered, "stats.query").attributes["cache.age_s"] >= 0
         assert "videos.fetch" not in {span.name for span in answered}
     if VIDEO_CACHE:
-        assert _one(computed, "videos.fetch").attributes["cache.result"] == "miss"
+        assert one_span(computed, "videos.fetch").attributes["cache.result"] == "miss"
     for trace in (computed, answered):  # the store's reads at least, under the request
         redis = [span for span in trace if span.name.startswith("redis ")]
         assert redis, [span.name for span in trace]
@@ -90,7 +90,7 @@ async def test_redis_commands_are_spans_only_within_a_trace(
     receiver: Receiver, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.url)
-    traceparent, trace_id, _ = _traceparent()
+    traceparent, trace_id, _ = new_traceparent()
     collection = CollectionId(f"redis-{secrets.token_hex(4)}")
     async with running_double() as double:
         environ = {"YOUTUBE_API_URL": double.url, **redirected_paths(tmp_path / "files"), **_redis_env()}

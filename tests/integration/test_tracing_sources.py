@@ -1,7 +1,7 @@
 """Tracing a read of a playlist (``sources.read``), end to end: a slice's own span through
 ``Tracing.spans()``. It needs both the ``tracing`` and the ``sources`` slices, so both declare
 this file (removing either removes it). The receiver, the double and the services:
-test_tracing.py's fixtures.
+tracing_support's fixtures.
 """
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ import secrets
 
 import httpx
 
-from tests.integration.test_tracing import (
+from tests.integration.tracing_support import (
     VIDEOS,
-    _one,
-    _traceparent,
-    _wait_for_trace,
+    new_traceparent,
+    one_span,
     receiver,
     service,
+    wait_for_trace,
     youtube,
 )
 from tests.integration.youtube_clients_support import HTTP_TIMEOUT_S, YouTubeDouble
@@ -30,7 +30,7 @@ def test_a_put_from_a_playlist_is_one_trace_with_the_read_under_the_request(
     service: RunningService, receiver: Receiver, youtube: tuple[str, YouTubeDouble]
 ) -> None:
     youtube[1].playlist("PLtraced", [str(v) for v in VIDEOS])
-    traceparent, trace_id, caller_span = _traceparent()
+    traceparent, trace_id, caller_span = new_traceparent()
     with httpx.Client(base_url=service.url, timeout=HTTP_TIMEOUT_S) as http:
         saved = http.put(
             f"/collections/traced-{secrets.token_hex(4)}",
@@ -39,7 +39,7 @@ def test_a_put_from_a_playlist_is_one_trace_with_the_read_under_the_request(
         )
     assert saved.status_code == 201, saved.text
 
-    spans = _wait_for_trace(receiver, trace_id, "PUT /collections/{id}", "sources.read")
-    request, read = _one(spans, "PUT /collections/{id}"), _one(spans, "sources.read")
+    spans = wait_for_trace(receiver, trace_id, "PUT /collections/{id}", "sources.read")
+    request, read = one_span(spans, "PUT /collections/{id}"), one_span(spans, "sources.read")
     assert (request.parent_id, read.parent_id) == (caller_span, request.span_id)
     assert read.attributes == {"source.kind": "playlist", "source.id": "PLtraced", "source.videos": 2}

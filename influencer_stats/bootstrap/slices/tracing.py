@@ -36,6 +36,7 @@ SLICE = Slice(
     files=(
         "influencer_stats/interpreters/tracing",
         "tests/integration/test_tracing*.py",
+        "tests/integration/tracing_support.py",
         "tests/unit/test_tracing_parts.py",
     ),
     modules=("influencer_stats.interpreters.tracing", "influencer_stats.bootstrap.slices.tracing"),
