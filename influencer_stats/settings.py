@@ -90,6 +90,14 @@ class Settings:
     youtube_api_key: Secret | None = secret(
         "YOUTUBE_API_KEY", "sent as X-Goog-Api-Key, never in a URL, never logged"
     )
+    fake_growth: int = integer(
+        "INFLUENCER_STATS_FAKE_GROWTH",
+        1,
+        "the fake video client's counts grow this many times their own pace (0.5-5 % of views a day) "
+        "from the start, a minute of it at a time (0: they never change; 1440: a day a minute)",
+        low=0,
+        high=604_800,  # a week a second
+    )
     db_path: str = text(
         "INFLUENCER_STATS_DB", "data/influencer-stats.sqlite3", "the SQLite file; its directory is created"
     )
