@@ -1,4 +1,5 @@
-"""The kinds of setting and how each is read: an integer, seconds, text, a URL, a secret.
+"""The kinds of setting and how each is read: an integer, seconds, text, a URL, a secret; and
+the choices (``Choices``: the names chosen per slot).
 
 ``settings.Settings`` declares each field with one of these helpers, which
 attach a ``Spec`` (variable, flag, parser, bounds, doc) to the field; parsing,
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 from urllib.parse import urlsplit
@@ -163,3 +164,28 @@ def secret(env: str, doc: str) -> Secret | None:
     """A credential, unset by default; never printed."""
     result: Secret | None = _declare(None, Spec(env, doc, Secret, "secret", secret=True))
     return result
+
+
+@dataclass(frozen=True, slots=True)
+class Choices(Mapping[str, tuple[str, ...]]):
+    """The chosen names per slot: one name for a base slot, the wrappers for a wrapper slot."""
+
+    names: Mapping[str, tuple[str, ...]]
+
+    def __getitem__(self, slot: str) -> tuple[str, ...]:
+        return self.names[slot]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def one(self, slot: str) -> str:
+        """The name chosen for a base slot."""
+        (name,) = self.names[slot]
+        return name
+
+    def text(self, slot: str) -> str:
+        """As a user writes it: ``aiohttp``, ``breaker,rate-limit`` or ``none``."""
+        return ",".join(self.names[slot]) or "none"

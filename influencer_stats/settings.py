@@ -9,7 +9,7 @@ root, as required parameters: no default is written twice.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Final
 
@@ -17,6 +17,7 @@ from influencer_stats.domain.quota import YOUTUBE_DAY_S
 from influencer_stats.domain.validation import DEFAULT_MAX_VIDEOS, MAX_VIDEOS_BOUND
 from influencer_stats.setting_kinds import (
     LOG_LEVELS,
+    Choices,
     Secret,
     Spec,
     addresses,
@@ -31,31 +32,6 @@ from influencer_stats.setting_kinds import (
 
 #: What the service's own variables start with (``Slot.env`` builds each slot's from it).
 PREFIX: Final = "INFLUENCER_STATS_"
-
-
-@dataclass(frozen=True, slots=True)
-class Choices(Mapping[str, tuple[str, ...]]):
-    """The chosen names per slot: one name for a base slot, the wrappers for a wrapper slot."""
-
-    names: Mapping[str, tuple[str, ...]]
-
-    def __getitem__(self, slot: str) -> tuple[str, ...]:
-        return self.names[slot]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.names)
-
-    def __len__(self) -> int:
-        return len(self.names)
-
-    def one(self, slot: str) -> str:
-        """The name chosen for a base slot."""
-        (name,) = self.names[slot]
-        return name
-
-    def text(self, slot: str) -> str:
-        """As a user writes it: ``aiohttp``, ``breaker,rate-limit`` or ``none``."""
-        return ",".join(self.names[slot]) or "none"
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +65,14 @@ class Settings:
     )
     youtube_api_key: Secret | None = secret(
         "YOUTUBE_API_KEY", "sent as X-Goog-Api-Key, never in a URL, never logged"
+    )
+    fake_growth: int = integer(
+        "INFLUENCER_STATS_FAKE_GROWTH",
+        1,
+        "the fake video client's counts grow this many times their own pace (0.5-5 % of views a day) "
+        "from the start, a minute of it at a time (0: they never change; 1440: a day a minute)",
+        low=0,
+        high=604_800,  # a week a second
     )
     db_path: str = text(
         "INFLUENCER_STATS_DB", "data/influencer-stats.sqlite3", "the SQLite file; its directory is created"

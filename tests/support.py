@@ -247,8 +247,14 @@ def running_service(
     # Each service writes its files (every path an entry declares) beside its log, unless the test says.
     files = redirected_paths(log_path.parent / f"{log_path.stem}-files")
     # No snapshots or refreshes unless the test asks: an hour's turn inside a test counting
-    # YouTube calls would find the youtube and distributed profiles' passes among them.
-    quiet = {"INFLUENCER_STATS_SNAPSHOT_INTERVAL": "0", "INFLUENCER_STATS_SOURCE_REFRESH_INTERVAL": "0"}
+    # YouTube calls would find the youtube and distributed profiles' passes among them. Nor does
+    # the fake client's world grow: a test comparing its answers with the synthetic counters
+    # (``expected_stats``) would see them move after the first minute.
+    quiet = {
+        "INFLUENCER_STATS_SNAPSHOT_INTERVAL": "0",
+        "INFLUENCER_STATS_SOURCE_REFRESH_INTERVAL": "0",
+        "INFLUENCER_STATS_FAKE_GROWTH": "0",
+    }
     full_env = {**os.environ, "PYTHONUNBUFFERED": "1", **quiet, **files, **(env or {})}
     with log_path.open("wb") as log:
         process = subprocess.Popen(argv, cwd=ROOT, env=full_env, stdout=log, stderr=subprocess.STDOUT)

@@ -25,11 +25,16 @@ VIDEO_WRAPPERS: Registry[SourceWrapper] = Registry("video wrapper")
 VIDEO_CACHES: Registry[SourceWrapper] = Registry("video cache")
 
 
-@VIDEO_CLIENTS.add("fake", "offline: stable stats derived from each id; ids starting with X are missing")
-async def _fake(_: Wiring) -> VideoStatsSource:
+@VIDEO_CLIENTS.add(
+    "fake",
+    "offline: stats derived from each id, growing from the start (INFLUENCER_STATS_FAKE_GROWTH); "
+    "ids starting with X are missing",
+)
+async def _fake(wiring: Wiring) -> VideoStatsSource:
     from influencer_stats.interpreters.videos.fake import FakeVideoStatsSource
 
-    return FakeVideoStatsSource()
+    # Monotonic: the counts only ever grow, whatever the wall clock does.
+    return FakeVideoStatsSource(clock=time.monotonic, speed=wiring.settings.fake_growth)
 
 
 def needs_key(settings: Settings) -> str | None:

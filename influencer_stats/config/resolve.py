@@ -14,7 +14,8 @@ from typing import Literal
 
 from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.config.profiles import PROFILES, Profile
-from influencer_stats.settings import Choices, Settings, declared, default_of
+from influencer_stats.setting_kinds import Choices
+from influencer_stats.settings import Settings, declared, default_of
 
 Source = Literal["default", "profile", "environment", "flag"]
 

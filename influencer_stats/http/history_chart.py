@@ -61,8 +61,7 @@ def chart_reply(collection_id: str, points: Sequence[StatsPoint]) -> Reply:
             line = " ".join(f"{x(p.at):.1f},{y(v):.1f}" for p, v in zip(figures, values, strict=True))
             parts += [
                 f'<rect x="{_LEFT}" y="{top}" width="{width}" height="{_PANEL}" fill="none" stroke="#e5e7eb"/>',
-                f'<text x="{_LEFT - 8}" y="{top + 10}" text-anchor="end" fill="#374151">{high:,}</text>',
-                f'<text x="{_LEFT - 8}" y="{top + _PANEL}" text-anchor="end" fill="#374151">{low:,}</text>',
+                *_value_labels(top, low, high),
                 f'<text x="{_LEFT + 6}" y="{top + 16}" fill="{colour}">{name}</text>',
                 f'<polyline class="series {name}" fill="none" stroke="{colour}" stroke-width="2" points="{line}"/>',
             ]
@@ -72,8 +71,7 @@ def chart_reply(collection_id: str, points: Sequence[StatsPoint]) -> Reply:
                 )
         axis = _TOP + 2 * _PANEL + _GAP + 18
         parts += [
-            f'<text x="{_LEFT}" y="{axis}" fill="#374151">{rfc3339(start)}</text>',
-            f'<text x="{WIDTH - _RIGHT}" y="{axis}" text-anchor="end" fill="#374151">{rfc3339(end)}</text>',
+            *_time_labels(axis, start, end),
             *(
                 f'<line class="gap" x1="{x(p.at):.1f}" x2="{x(p.at):.1f}" y1="{axis - 14}" '
                 f'y2="{axis - 6}" stroke="#dc2626" stroke-width="2"/>'
@@ -83,3 +81,27 @@ def chart_reply(collection_id: str, points: Sequence[StatsPoint]) -> Reply:
         ]
     parts.append("</svg>")
     return Reply(200, "\n".join(parts).encode(), SVG, HEADERS)
+
+
+def _value_labels(top: int, low: int, high: int) -> list[str]:
+    """A panel's range beside it: its highest value at the top, its lowest at the bottom; a
+    flat series (one value throughout), its one value once, beside the line across the middle."""
+    if low == high:
+        return [
+            f'<text class="value" x="{_LEFT - 8}" y="{top + _PANEL / 2 + 4:.0f}" text-anchor="end" '
+            f'fill="#374151">{low:,}</text>'
+        ]
+    return [
+        f'<text class="value" x="{_LEFT - 8}" y="{top + 10}" text-anchor="end" fill="#374151">{high:,}</text>',
+        f'<text class="value" x="{_LEFT - 8}" y="{top + _PANEL}" text-anchor="end" fill="#374151">{low:,}</text>',
+    ]
+
+
+def _time_labels(axis: int, start: float, end: float) -> list[str]:
+    """The time axis: its first and last instants at its ends; one instant (a single point) once."""
+    if rfc3339(start) == rfc3339(end):
+        return [f'<text class="time" x="{_LEFT}" y="{axis}" fill="#374151">{rfc3339(start)}</text>']
+    return [
+        f'<text class="time" x="{_LEFT}" y="{axis}" fill="#374151">{rfc3339(start)}</text>',
+        f'<text class="time" x="{WIDTH - _RIGHT}" y="{axis}" text-anchor="end" fill="#374151">{rfc3339(end)}</text>',
+    ]

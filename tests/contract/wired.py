@@ -45,10 +45,12 @@ async def wired(
     stdout: BinaryIO | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> AsyncIterator[Wiring]:
-    """The root's wiring for ``flags`` and ``environ`` (quiet: silent logger, no metrics, unless a flag says)."""
+    """The root's wiring for ``flags`` and ``environ`` (quiet: silent logger, no metrics, the fake
+    client's counters still, unless a flag or ``environ`` says)."""
     environ = {
         **redirected_paths(tmp_path / "files"),
         "INFLUENCER_STATS_REDIS_PREFIX": unique_prefix(),
+        "INFLUENCER_STATS_FAKE_GROWTH": "0",  # the synthetic counters, however long a case takes
         **(environ or {}),
     }
     if _any_needs_redis(flags):

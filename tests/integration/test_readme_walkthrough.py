@@ -15,10 +15,14 @@ from pathlib import Path
 
 import orjson
 
+from influencer_stats.settings import default_of
 from tests.readme_commands import README, ROOT, commands_in, shell_blocks
 from tests.support import running_service
 
 ADDRESS = re.compile(r"(localhost|127\.0\.0\.1):8080")
+#: As `make run` serves: the fake client's world grows (the tests' services keep it still), its
+#: first minute's numbers being the starting ones the README prints.
+AS_MAKE_RUN = {"INFLUENCER_STATS_FAKE_GROWTH": str(default_of("fake_growth"))}
 
 
 def walk_through() -> list[tuple[str, ...]]:
@@ -43,7 +47,7 @@ def test_the_readme_walk_through_answers_as_the_readme_says(tmp_path: Path) -> N
     lines = walk_through()
     assert len(lines) >= 5, "README.md's walk-through has lost its curl lines"
 
-    with running_service([], tmp_path / "service.log") as service:
+    with running_service([], tmp_path / "service.log", env=AS_MAKE_RUN) as service:
         host_port = service.url.removeprefix("http://")
         answers = {}
         for argv in lines:

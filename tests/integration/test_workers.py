@@ -32,7 +32,8 @@ import pytest
 from influencer_stats.bootstrap.slots import SLOTS
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from influencer_stats.serving.environment import metrics_directory
-from influencer_stats.settings import Choices, Settings, declared
+from influencer_stats.setting_kinds import Choices
+from influencer_stats.settings import Settings, declared
 from tests.support import (
     ROOT,
     SERVERS,

@@ -13,7 +13,8 @@ import pytest
 
 from influencer_stats.bootstrap import wiring
 from influencer_stats.bootstrap.wiring import Resources
-from influencer_stats.settings import Choices, Settings
+from influencer_stats.setting_kinds import Choices
+from influencer_stats.settings import Settings
 
 
 def _resources(exits: AsyncExitStack) -> Resources:

@@ -7,6 +7,7 @@ snapshots, a restart and two processes on one Redis.
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Any
 
 from returns.result import Result
@@ -166,6 +167,38 @@ async def test_the_chart_is_an_svg_with_both_series_and_a_tick_per_gap() -> None
     assert "no snapshots in this range yet" in empty.body.decode()
     assert_problem(await api.get("/collections/nobody/history.svg"), 404)
     assert_problem(await api.get("/collections/one/history.svg?limit=5000"), 422)
+
+
+def _labels(svg: str, kind: str) -> list[tuple[str, str]]:
+    """Each label of that kind (``value`` or ``time``): its y and its text."""
+    return re.findall(rf'<text class="{kind}" x="[0-9.]+" y="([0-9.]+)"[^>]*>([^<]*)</text>', svg)
+
+
+async def test_the_chart_labels_each_panel_with_its_range_and_the_axis_with_its_ends() -> None:
+    api = await _with_points(_point(0, 1_000), _point(1, 1_500), _point(2, 2_250))
+
+    svg = (await api.get("/collections/one/history.svg")).body.decode()
+
+    assert [text for _, text in _labels(svg, "value")] == ["2,250", "1,000", "2,250", "1,000"]
+    assert [text for _, text in _labels(svg, "time")] == [
+        "2025-12-04T00:00:00.000Z",
+        "2025-12-04T02:00:00.000Z",
+    ]
+
+
+async def test_a_flat_series_is_labelled_once_beside_its_line_and_a_single_instant_once() -> None:
+    flat = await _with_points(_point(0, 1_234_567), _point(1, 1_234_567), _point(2, 1_234_567))
+    single = await _with_points(_point(0, 42))
+
+    flat_svg = (await flat.get("/collections/one/history.svg")).body.decode()
+    single_svg = (await single.get("/collections/one/history.svg")).body.decode()
+
+    values = _labels(flat_svg, "value")
+    assert [text for _, text in values] == ["1,234,567", "1,234,567"]  # one a panel, not two
+    lines = re.findall(r'class="series \w+"[^>]* points="[0-9.]+,([0-9.]+) ', flat_svg)
+    assert [float(y) for y, _ in values] == [float(y) + 4 for y in lines]  # beside the line
+    assert [text for _, text in _labels(single_svg, "value")] == ["42", "42"]
+    assert [text for _, text in _labels(single_svg, "time")] == ["2025-12-04T00:00:00.000Z"]
 
 
 class NeverAnswers(MemoryStatsHistory):

@@ -12,7 +12,8 @@ import uuid
 import pytest
 
 from influencer_stats.serving.lifeline import Heartbeats, Lifeline, Watch, Watchdog, silence
-from influencer_stats.settings import Choices, Settings
+from influencer_stats.setting_kinds import Choices
+from influencer_stats.settings import Settings
 
 linux_only = pytest.mark.skipif(sys.platform != "linux", reason="the heartbeat socket is Linux's")
 

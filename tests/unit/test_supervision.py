@@ -8,7 +8,8 @@ import pytest
 from influencer_stats.bootstrap.supervision import Supervision
 from influencer_stats.serving import supervised
 from influencer_stats.serving.supervised import Worker
-from influencer_stats.settings import Choices, Settings
+from influencer_stats.setting_kinds import Choices
+from influencer_stats.settings import Settings
 
 
 def test_one_process_needs_no_supervisor_and_several_name_what_is_missing() -> None:
