@@ -1,0 +1,79 @@
+"""The image run as deploy/kubernetes/demo/ runs it, without a cluster: a container given what the
+pod spec gives (its ConfigMap, its user, no capability, no privilege escalation, a read-only root
+filesystem, its memory limit, and each volume mounted where the spec mounts it, writable by the
+pod's user as the kubelet makes it), which serves, writes its SQLite file and reads it back.
+
+tests/unit/test_kubernetes_demo.py checks the manifests themselves against the schemas.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from tests import manifests
+from tests.containers import Endpoint, service_container
+from tests.support import WORKER_COUNTS
+from tests.write_load import videos_of
+
+FOLDER = manifests.KUBERNETES / "demo"
+DOCS = manifests.documents(FOLDER)
+((_, TEMPLATE, CONTAINER),) = manifests.api_containers(FOLDER)
+UNITS = {"Ki": "k", "Mi": "m", "Gi": "g"}
+
+
+def memory(quantity: str) -> str:
+    """A Kubernetes memory quantity (binary units) as docker's (``512Mi`` → ``512m``, the same bytes)."""
+    match = re.fullmatch(r"(\d+)(Ki|Mi|Gi)", quantity)
+    assert match is not None, quantity
+    return match.group(1) + UNITS[match.group(2)]
+
+
+def pod_options() -> dict[str, Any]:
+    """docker run's options for what the pod spec says of the container."""
+    pod, context = TEMPLATE["spec"]["securityContext"], CONTAINER["securityContext"]
+    # The kubelet makes an emptyDir, and (fsGroup) a claim, writable by the pod's user and group.
+    group = pod.get("fsGroup", pod["runAsGroup"])
+    owned = f"uid={pod['runAsUser']},gid={group},mode=0770"
+    return {
+        "user": f"{pod['runAsUser']}:{pod['runAsGroup']}",
+        "read_only": context["readOnlyRootFilesystem"],
+        "cap_drop": context["capabilities"]["drop"],
+        "security_opt": [] if context["allowPrivilegeEscalation"] else ["no-new-privileges"],
+        "mem_limit": memory(CONTAINER["resources"]["limits"]["memory"]),
+        "tmpfs": {mount["mountPath"]: owned for mount in CONTAINER["volumeMounts"]},
+    }
+
+
+@pytest.fixture(scope="module", params=WORKER_COUNTS, ids=[f"workers-{n}" for n in WORKER_COUNTS])
+def pod(request: pytest.FixtureRequest) -> Iterator[Endpoint]:
+    # Its ConfigMap (the address is the fixture's: a free port on loopback with host networking);
+    # with several workers their metrics share a directory made in /tmp.
+    env = {**manifests.environment(DOCS, CONTAINER, None), "INFLUENCER_STATS_WORKERS": request.param}
+    with service_container(env, options=pod_options()) as endpoint:
+        yield endpoint
+
+
+def test_the_pod_s_container_serves_and_keeps_its_collections_on_the_volume(pod: Endpoint) -> None:
+    with httpx.Client(base_url=pod.url, timeout=10) as client:
+        for path in set(manifests.probe_paths(CONTAINER).values()):
+            assert client.get(path).status_code == 200, path
+        collection = f"/collections/{uuid.uuid4()}"
+        put = client.put(collection, json={"videos": videos_of(7, 3)})
+        assert put.status_code == 201, put.text
+        stats = client.get(f"{collection}/stats")
+        assert stats.status_code == 200, stats.text
+        assert stats.json()["videos"] == 3
+
+    database = str(manifests.environment(DOCS, CONTAINER, None)["INFLUENCER_STATS_DB"])
+    container = pod.container.get_wrapped_container()
+    listing = container.exec_run(["ls", database]).output.decode()
+    assert listing.strip() == database  # on the volume, where the claim is mounted
+    # Nothing else is writable: the root filesystem is read-only.
+    touched = container.exec_run(["touch", "/var/lib/influencer-stats/elsewhere"])
+    assert touched.exit_code != 0 and "Read-only file system" in touched.output.decode()
