@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -48,10 +49,9 @@ def test_systemd_verifies_the_unit_without_a_warning(tmp_path: Path) -> None:
     assert {"Unit", "Service", "Install"} <= sections().keys()  # what systemd reads, parsed
     if analyze is None:  # no systemd here: the structure above is what is checked
         return
-    # The same unit, its command an executable that exists here (verify checks it is one).
+    # The same unit, its command an executable that exists here (verify checks it is one): this Python.
     installed = tmp_path / UNIT.name
-    console = Path(shutil.which("influencer-stats") or manifests.ROOT / ".venv" / "bin" / "influencer-stats")
-    installed.write_text(UNIT.read_text().replace(f"{VENV}/bin/influencer-stats", str(console)))
+    installed.write_text(UNIT.read_text().replace(f"{VENV}/bin/influencer-stats", sys.executable))
 
     run = subprocess.run([analyze, "verify", str(installed)], capture_output=True, text=True, timeout=60)
 
