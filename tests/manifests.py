@@ -17,7 +17,7 @@ from typing import Any
 from packaging.version import Version
 
 from influencer_stats.bootstrap.slots import SLOTS
-from influencer_stats.settings import declared
+from influencer_stats.settings import Settings, declared
 
 ROOT = Path(__file__).resolve().parents[1]
 KUBERNETES = ROOT / "deploy" / "kubernetes"
@@ -298,3 +298,14 @@ def assert_graceful_stop_fits(folder: Path, graceful_shutdown_s: float) -> None:
     for _, template, container in api_containers(folder):
         pause = container["lifecycle"]["preStop"]["sleep"]["seconds"]
         assert template["spec"]["terminationGracePeriodSeconds"] > pause + graceful_shutdown_s
+
+
+def written_paths(settings: Settings) -> dict[str, str]:
+    """Setting → file, of each file the chosen entries declare they write (``Entry.paths``): the
+    SQLite file with the ``sqlite`` slice's store, none with a memory one."""
+    return {
+        name: str(getattr(settings, name))
+        for slot in SLOTS.values()
+        for choice in settings.choices[slot.name]
+        for name in slot.registry[choice].paths
+    }

@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
+from influencer_stats.config.resolve import resolve
 from tests import manifests
 from tests.containers import Endpoint, service_container
 from tests.support import WORKER_COUNTS
@@ -70,10 +71,10 @@ def test_the_pod_s_container_serves_and_keeps_its_collections_on_the_volume(pod:
         assert stats.status_code == 200, stats.text
         assert stats.json()["videos"] == 3
 
-    database = str(manifests.environment(DOCS, CONTAINER, None)["INFLUENCER_STATS_DB"])
     container = pod.container.get_wrapped_container()
-    listing = container.exec_run(["ls", database]).output.decode()
-    assert listing.strip() == database  # on the volume, where the claim is mounted
+    # Each file its choices write (the SQLite file, with the sqlite slice), where the claim is mounted.
+    for path in manifests.written_paths(resolve(manifests.environment(DOCS, CONTAINER, None))).values():
+        assert container.exec_run(["ls", path]).output.decode().strip() == path
     # Nothing else is writable: the root filesystem is read-only.
     touched = container.exec_run(["touch", "/var/lib/influencer-stats/elsewhere"])
     assert touched.exit_code != 0 and "Read-only file system" in touched.output.decode()

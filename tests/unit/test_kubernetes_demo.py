@@ -66,18 +66,25 @@ def test_its_environment_resolves_to_the_demo_profile_listening_where_the_probes
     manifests.assert_graceful_stop_fits(FOLDER, settings.graceful_shutdown_s)
 
 
-def test_it_writes_only_to_its_volumes_the_sqlite_file_on_the_claim() -> None:
+def test_it_writes_only_to_its_volumes_its_files_on_the_claim() -> None:
     settings = resolve(manifests.environment(DOCS, CONTAINER, None))
     mounts = {m["mountPath"]: m["name"] for m in CONTAINER["volumeMounts"]}
     volumes = {v["name"]: v for v in TEMPLATE["spec"]["volumes"]}
     claim = manifests.one(DOCS, "PersistentVolumeClaim")
+    on_claim = [path for path, name in mounts.items() if "persistentVolumeClaim" in volumes[name]]
 
-    database = str(PurePosixPath(settings.db_path).parent)
-    assert volumes[mounts[database]]["persistentVolumeClaim"]["claimName"] == claim["metadata"]["name"]
+    assert [volumes[mounts[path]]["persistentVolumeClaim"]["claimName"] for path in on_claim] == [
+        claim["metadata"]["name"]
+    ]
+    # Every file its choices write (the SQLite file, with the sqlite slice's store) on the claim.
+    for name, path in manifests.written_paths(settings).items():
+        assert PurePosixPath(path).parent == PurePosixPath(on_claim[0]), name
+    # The claim is where INFLUENCER_STATS_DB is, whether or not the store chosen writes it.
+    assert str(PurePosixPath(settings.db_path).parent) == on_claim[0]
     # Temporary files (a private PROMETHEUS_MULTIPROC_DIR with several workers) on an emptyDir:
     # the image sets no TMPDIR, so Python's tempfile uses /tmp.
     assert "emptyDir" in volumes[mounts["/tmp"]]
-    assert mounts.keys() == {database, "/tmp"}
+    assert mounts.keys() == {on_claim[0], "/tmp"}
 
 
 def test_one_pod_at_a_time_on_its_volume() -> None:
