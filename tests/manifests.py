@@ -309,3 +309,31 @@ def written_paths(settings: Settings) -> dict[str, str]:
         for choice in settings.choices[slot.name]
         for name in slot.registry[choice].paths
     }
+
+
+_DOCKER_UNITS = {"Ki": "k", "Mi": "m", "Gi": "g"}
+
+
+def docker_memory(quantity: str) -> str:
+    """A Kubernetes memory quantity in binary units as docker's (``512Mi`` → ``512m``, the same bytes)."""
+    match = re.fullmatch(r"(\d+)(Ki|Mi|Gi)", quantity)
+    assert match is not None, quantity
+    return match.group(1) + _DOCKER_UNITS[match.group(2)]
+
+
+def docker_options(template: Mapping[str, Any], container: Mapping[str, Any]) -> dict[str, Any]:
+    """docker run's options (docker-py's names) for what a pod spec says of its container: its user,
+    no capability, no privilege escalation, a read-only root, its memory limit, and each volume
+    mounted where the spec mounts it, writable by the pod's user and group as the kubelet makes an
+    emptyDir (and, with fsGroup, a claim): a tmpfs each, without a cluster."""
+    pod, context = template["spec"]["securityContext"], container["securityContext"]
+    group = pod.get("fsGroup", pod["runAsGroup"])
+    owned = f"uid={pod['runAsUser']},gid={group},mode=0770"
+    return {
+        "user": f"{pod['runAsUser']}:{pod['runAsGroup']}",
+        "read_only": context["readOnlyRootFilesystem"],
+        "cap_drop": context["capabilities"]["drop"],
+        "security_opt": [] if context["allowPrivilegeEscalation"] else ["no-new-privileges"],
+        "mem_limit": docker_memory(container["resources"]["limits"]["memory"]),
+        "tmpfs": {mount["mountPath"]: owned for mount in container["volumeMounts"]},
+    }

@@ -8,10 +8,8 @@ tests/unit/test_kubernetes_demo.py checks the manifests themselves against the s
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Iterator
-from typing import Any
 
 import httpx
 import pytest
@@ -25,30 +23,6 @@ from tests.write_load import videos_of
 FOLDER = manifests.KUBERNETES / "demo"
 DOCS = manifests.documents(FOLDER)
 ((_, TEMPLATE, CONTAINER),) = manifests.api_containers(FOLDER)
-UNITS = {"Ki": "k", "Mi": "m", "Gi": "g"}
-
-
-def memory(quantity: str) -> str:
-    """A Kubernetes memory quantity (binary units) as docker's (``512Mi`` → ``512m``, the same bytes)."""
-    match = re.fullmatch(r"(\d+)(Ki|Mi|Gi)", quantity)
-    assert match is not None, quantity
-    return match.group(1) + UNITS[match.group(2)]
-
-
-def pod_options() -> dict[str, Any]:
-    """docker run's options for what the pod spec says of the container."""
-    pod, context = TEMPLATE["spec"]["securityContext"], CONTAINER["securityContext"]
-    # The kubelet makes an emptyDir, and (fsGroup) a claim, writable by the pod's user and group.
-    group = pod.get("fsGroup", pod["runAsGroup"])
-    owned = f"uid={pod['runAsUser']},gid={group},mode=0770"
-    return {
-        "user": f"{pod['runAsUser']}:{pod['runAsGroup']}",
-        "read_only": context["readOnlyRootFilesystem"],
-        "cap_drop": context["capabilities"]["drop"],
-        "security_opt": [] if context["allowPrivilegeEscalation"] else ["no-new-privileges"],
-        "mem_limit": memory(CONTAINER["resources"]["limits"]["memory"]),
-        "tmpfs": {mount["mountPath"]: owned for mount in CONTAINER["volumeMounts"]},
-    }
 
 
 @pytest.fixture(scope="module", params=WORKER_COUNTS, ids=[f"workers-{n}" for n in WORKER_COUNTS])
@@ -56,7 +30,7 @@ def pod(request: pytest.FixtureRequest) -> Iterator[Endpoint]:
     # Its ConfigMap (the address is the fixture's: a free port on loopback with host networking);
     # with several workers their metrics share a directory made in /tmp.
     env = {**manifests.environment(DOCS, CONTAINER, None), "INFLUENCER_STATS_WORKERS": request.param}
-    with service_container(env, options=pod_options()) as endpoint:
+    with service_container(env, options=manifests.docker_options(TEMPLATE, CONTAINER)) as endpoint:
         yield endpoint
 
 
