@@ -351,6 +351,7 @@ def service_container(
     health_path: str = "/healthz",
     healthcheck: Mapping[str, Any] | None = None,
     host: str | None = None,
+    options: Mapping[str, Any] | None = None,
 ) -> Iterator[Endpoint]:
     """A container of :func:`service_image` (its default command unless `command`) on its own port.
 
@@ -360,7 +361,8 @@ def service_container(
     image's, ``{"test": ["NONE"]}`` turns it off). A `host` binds that address instead; the wait
     is then for the service's start-up line (the HTTP wait would knock on 127.0.0.1); with host
     networking the endpoint's host is `host`, with port mapping the service is out of reach
-    (it listens on the container's own `host`) and only its health can be checked.
+    (it listens on the container's own `host`) and only its health can be checked. `options` are
+    more of docker run's (docker-py's names: ``read_only``, ``tmpfs``, ``user``, ``cap_drop`` …).
     """
     require_docker()
     port, default_host = (_free_port(), "127.0.0.1") if LOCAL_IMAGES else (8080, "0.0.0.0")
@@ -369,7 +371,10 @@ def service_container(
         wait = LogMessageWaitStrategy(f"influencer-stats: listening on http://{host}:{port} ")
     host = host or default_host
     extra: dict[str, Any] = {} if healthcheck is None else {"healthcheck": dict(healthcheck)}
+    extra |= options or {}
+    tmpfs = extra.pop("tmpfs", {})  # testcontainers passes its own: path → mount options
     container = _peer_container(service_image(), port, wait, **extra)
+    container.tmpfs.update(tmpfs)
     if command is None:
         container.with_envs(**{**env, "INFLUENCER_STATS_HOST": host, "INFLUENCER_STATS_PORT": str(port)})
     else:

@@ -57,6 +57,10 @@ SLICE = Slice(
         "tests/unit/test_compose_file.py",
         "tests/integration/test_compose.py",
         "tests/integration/test_deployment.py",
+        # The distributed profile on Kubernetes: pods on Redis, scaled by an autoscaler.
+        "deploy/kubernetes/distributed",
+        "tests/unit/test_kubernetes_distributed.py",
+        "tests/integration/test_kubernetes_distributed_pod.py",
         # The labs of Redis alone: its commands per request, what a durable write costs.
         "perf/redis_commands.py",
         "perf/bench_durability.py",
