@@ -12,7 +12,7 @@ representation: the same tag with ``-gzip`` inside its quotes. HEAD is never com
 
 Bodies that never change (the OpenAPI document, the docs page's files) are compressed once
 (``keep``) and served from memory after; every other body is compressed per answer with
-zlib (level 6, gzip framing, mtime 0: the same bytes every time).
+zlib (level 1, gzip framing, mtime 0: the same bytes every time; the kept ones at level 6).
 """
 
 from __future__ import annotations
@@ -24,7 +24,11 @@ from influencer_stats.http.problems import Reply
 
 #: gzip's framing for ``zlib.compress`` (a header and CRC around the deflate stream).
 _GZIP_WBITS = 31
-_LEVEL = 6
+#: zlib's fastest level for what is compressed per answer, on the event loop (a 70 KB body of ids:
+#: level 6 takes about 3× the time for 9% fewer bytes; perf/RESULTS.md, "gzip, CORS and the access
+#: log"); zlib's default for what is compressed once (``keep``).
+_LEVEL = 1
+_KEPT_LEVEL = 6
 _ENCODED = ("content-encoding", "gzip")
 #: Statuses whose answers carry no content to encode.
 _BODILESS = frozenset({204, 304})
@@ -73,8 +77,8 @@ def with_vary(headers: tuple[tuple[str, str], ...], token: str) -> tuple[tuple[s
     return (*headers, ("vary", token))
 
 
-def _gzip(body: bytes) -> bytes:
-    return zlib.compress(body, _LEVEL, wbits=_GZIP_WBITS)
+def _gzip(body: bytes, level: int = _LEVEL) -> bytes:
+    return zlib.compress(body, level, wbits=_GZIP_WBITS)
 
 
 def _gzip_tag(value: str) -> str:
@@ -96,14 +100,14 @@ class Gzip:
         if len(body) < self.min_bytes or id(body) in self._kept:
             return
         assert len(self._kept) < MAX_KEPT, "keep is for the process's constant answers only"
-        self._kept[id(body)] = (body, _gzip(body) if now else None)
+        self._kept[id(body)] = (body, _gzip(body, _KEPT_LEVEL) if now else None)
 
     def _compressed(self, body: bytes) -> bytes:
         kept = self._kept.get(id(body))
         if kept is None or kept[0] is not body:
             return _gzip(body)
         if kept[1] is None:
-            kept = (body, _gzip(body))
+            kept = (body, _gzip(body, _KEPT_LEVEL))
             self._kept[id(body)] = kept
         assert kept[1] is not None
         return kept[1]
