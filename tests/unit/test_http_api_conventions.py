@@ -12,9 +12,10 @@ import pytest
 
 from influencer_stats.bootstrap.edge import ROUTES
 from influencer_stats.http.api import Incoming
-from influencer_stats.http.cors import ALLOW_HEADERS, EXPOSE_HEADERS, MAX_AGE_S
+from influencer_stats.http.cors import ALLOW_HEADERS, EXPOSE_HEADERS, MAX_AGE_S, parse_origins
 from influencer_stats.http.encoding import Gzip, accepts_gzip, with_vary
 from influencer_stats.http.problems import Reply
+from influencer_stats.settings import declared
 from tests.unit.http_api_support import Body, Service, header, service
 
 #: 200 distinct ids: GET /collections/{id} answers about 3 KB of JSON.
@@ -354,3 +355,28 @@ async def test_a_preflight_is_logged() -> None:
 
     (line,) = svc.log.named("http.access")
     assert (line.fields["method"], line.fields["status"]) == ("OPTIONS", 204)
+
+
+# --- the settings --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("raw", "parsed"),
+    [
+        ("https://App.Example.com, http://localhost:3000", "https://app.example.com,http://localhost:3000"),
+        (" * ", "*"),
+        ("http://[::1]:8080,http://[::1]:8080", "http://[::1]:8080"),
+    ],
+)
+def test_the_origins_setting_takes_origins_or_a_star(raw: str, parsed: str) -> None:
+    assert declared()["cors_origins"].parse(raw) == parsed
+    assert parse_origins(parsed) == tuple(parsed.split(","))
+
+
+@pytest.mark.parametrize(
+    "raw",
+    ["https://app.example.com/", "app.example.com", "null", "*,https://a.example", "ftp://a.example", ","],
+)
+def test_the_origins_setting_refuses_what_is_no_origin(raw: str) -> None:
+    with pytest.raises(ValueError, match="INFLUENCER_STATS_CORS_ORIGINS must be origins"):
+        declared()["cors_origins"].parse(raw)
