@@ -114,7 +114,7 @@ def optional_text(env: str, doc: str) -> str | None:
     return result
 
 
-def one_of(env: str, default: str, doc: str, options: tuple[str, ...]) -> str:
+def one_of(env: str, default: str, doc: str, options: tuple[str, ...], *, flag: str | None = None) -> str:
     """One of a closed set of words, in any case (``INFO`` is ``info``)."""
     by_case = {option.casefold(): option for option in options}
 
@@ -124,7 +124,7 @@ def one_of(env: str, default: str, doc: str, options: tuple[str, ...]) -> str:
             raise ValueError(f"{env} must be {' or '.join(options)}")
         return found
 
-    result: str = _declare(default, Spec(env, doc, parse, "/".join(options)))
+    result: str = _declare(default, Spec(env, doc, parse, "/".join(options), flag))
     return result
 
 
@@ -157,6 +157,28 @@ def addresses(env: str, doc: str) -> tuple[tuple[str, int], ...] | None:
         return tuple(found)
 
     result: tuple[tuple[str, int], ...] | None = _declare(None, Spec(env, doc, parse, "host:port,…"))
+    return result
+
+
+#: An origin as a browser sends it: scheme, host, and a port when not the scheme's.
+_ORIGIN: Final = re.compile(r"https?://(?:[a-z0-9.-]+|\[[0-9a-f:.]+\])(?::[0-9]{1,5})?")
+
+
+def origins(env: str, doc: str) -> str | None:
+    """Web origins separated by commas (``https://app.example.com,http://localhost:3000``), or
+    ``*`` for any; unset by default. Kept as the normalized list's text (lower case, no spaces)."""
+
+    def parse(raw: str) -> str:
+        items = [item.strip().lower() for item in raw.split(",") if item.strip()]
+        if items == ["*"]:
+            return "*"
+        if not items or not all(_ORIGIN.fullmatch(item) for item in items):
+            raise ValueError(
+                f"{env} must be origins (scheme://host[:port], no path) separated by commas, or *"
+            )
+        return ",".join(dict.fromkeys(items))
+
+    result: str | None = _declare(None, Spec(env, doc, parse, "origins,… or *"))
     return result
 
 

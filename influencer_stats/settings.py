@@ -24,6 +24,7 @@ from influencer_stats.setting_kinds import (
     integer,
     one_of,
     optional_text,
+    origins,
     seconds,
     secret,
     text,
@@ -128,6 +129,25 @@ class Settings:
     )
     log_rate_limit: int = integer(
         "INFLUENCER_STATS_LOG_RATE_LIMIT", 1_000, "events per second the rate-limit log wrapper lets through"
+    )
+    access_log: str = one_of(
+        "INFLUENCER_STATS_ACCESS_LOG",
+        "off",
+        "on: one http.access event (info) per request through the logger (the dropping logger's "
+        "rate limit applies: what it drops it counts)",
+        ("off", "on"),
+        flag="--access-log",
+    )
+    gzip_min_bytes: int = integer(
+        "INFLUENCER_STATS_GZIP_MIN_BYTES",
+        1024,
+        "answers of at least this many bytes are gzipped for clients that accept it; 0: never",
+        low=0,
+        flag="--gzip-min-bytes",
+    )
+    cors_origins: str | None = origins(
+        "INFLUENCER_STATS_CORS_ORIGINS",
+        "browser origins allowed to call the API (CORS), comma-separated, or *; unset: CORS off",
     )
     upstream_call_timeout_s: float = seconds("INFLUENCER_STATS_UPSTREAM_TIMEOUT", 1.0, "per YouTube call")
     upstream_deadline_s: float = seconds(

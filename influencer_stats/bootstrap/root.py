@@ -21,6 +21,7 @@ from influencer_stats.bootstrap.tracing import TRACING
 from influencer_stats.bootstrap.videos import VIDEO_CACHES, VIDEO_CLIENTS, VIDEO_WRAPPERS, within_deadline
 from influencer_stats.bootstrap.wiring import Observed, Resources, Wiring
 from influencer_stats.http.api import HttpApi
+from influencer_stats.http.cors import parse_origins
 from influencer_stats.logic.service import GetStats
 from influencer_stats.settings import Settings
 
@@ -129,5 +130,8 @@ async def open_http_api(settings: Settings, stdout: BinaryIO | None = None) -> A
             parts={name: part.part for name, part in built.items()},
             forgets=[part.forget for part in built.values() if part.forget is not None],
             collections=[part.collections for part in built.values() if part.collections is not None],
+            gzip_min_bytes=settings.gzip_min_bytes,
+            cors_origins=parse_origins(settings.cors_origins or ""),
+            access_log=settings.access_log == "on",
         )
         log.info("service.stopping", profile=settings.profile)

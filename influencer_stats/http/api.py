@@ -28,6 +28,8 @@ from influencer_stats.algebras.metrics import RequestRecorder
 from influencer_stats.algebras.tracing import RequestTracing
 from influencer_stats.http import problems
 from influencer_stats.http.body import BodyIncomplete
+from influencer_stats.http.cors import Cors
+from influencer_stats.http.encoding import Gzip
 from influencer_stats.http.problems import Reply
 from influencer_stats.http.route_table import bound
 
@@ -39,6 +41,8 @@ MAX_BODY_BYTES = 1024 * 1024
 Checks = dict[str, Callable[[], Awaitable[bool]]]
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 _clock = time.perf_counter
+#: A size no answer reaches: compression off.
+_NEVER = 1 << 62
 #: Methods that need the write token (when one is set), on whichever route answers them.
 _WRITES = frozenset({"DELETE", "PATCH", "POST", "PUT"})
 #: The methods HTTP defines (RFC 9110, PATCH, WebDAV and the rest of the list llhttp parses).
@@ -89,6 +93,12 @@ class Incoming:
     #: The address the request came from, and every X-Forwarded-For line joined (``Caller``).
     peer: str | None = None
     forwarded_for: str | None = None
+    #: The Accept-Encoding header (the first): whether a large answer may be gzipped (``encoding``).
+    accept_encoding: str | None = None
+    #: The Origin and Access-Control-Request-Method headers; servers read them only when the API
+    #: answers CORS (``HttpApi.cors``).
+    origin: str | None = None
+    cors_method: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +178,9 @@ class HttpApi:
         parts: Mapping[str, object] | None = None,
         forgets: Sequence[Forget] = (),
         collections: Sequence[CollectionHooks] = (),
+        gzip_min_bytes: int = 0,
+        cors_origins: Sequence[str] = (),
+        access_log: bool = False,
     ) -> None:
         self.store = store
         self.stats = stats
@@ -181,16 +194,39 @@ class HttpApi:
         self.saving_ids = tuple(hooks.saving_ids for hooks in collections if hooks.saving_ids is not None)
         self.shown = tuple(hooks.shown for hooks in collections if hooks.shown is not None)
         self.deleted = tuple(hooks.deleted for hooks in collections if hooks.deleted is not None)
+        #: Answers of at least ``gzip_min_bytes`` (0: none) are gzipped for clients that accept it,
+        #: last before the server writes (``_answer``); the OpenAPI document compressed now, once.
+        self._gzip = Gzip(gzip_min_bytes or _NEVER)
+        self._gzip_min_bytes = self._gzip.min_bytes
         #: The OpenAPI document, as ``/openapi.json`` answers it.
         self.openapi = Reply(200, openapi)
+        self._gzip.keep(openapi, now=True)
+        self._cors = Cors(cors_origins) if cors_origins else None
+        #: Whether servers should hand over ``Origin`` and ``Access-Control-Request-Method``.
+        self.cors = self._cors is not None
         self._write_token = write_token.encode() if write_token else None
         self._tracing = tracing
         #: Whether servers should hand over the ``traceparent`` header (``Incoming.traceparent``).
         self.traced = tracing is not None
         #: Each route's plans (``_Plan``), built the first time the route is served.
         self._plans: dict[Route, _Plans] = {}
-        # Chosen once: without tracing a request costs exactly what it did before tracing existed.
-        self.answer = self._answer if tracing is None else self._traced_answer
+        # Chosen once: without tracing a request costs exactly what it did before tracing existed;
+        # likewise CORS and the access log, each a layer around it only when on.
+        answer = self._answer if tracing is None else self._traced_answer
+        if self._cors is not None:
+            self._inside_cors = answer
+            answer = self._cors_answer
+        self._access_log = access_log
+        if access_log:
+            self._unlogged = answer
+            answer = self._logged_answer
+        self.answer = answer
+
+    def keep(self, reply: Reply) -> Reply:
+        """``reply``, whose body is a constant of the process (a docs file): gzipped once, when first
+        asked, then kept compressed."""
+        self._gzip.keep(reply.body)
+        return reply
 
     async def serve(self, incoming: Incoming) -> Reply:
         """``answer``, its request id added to the reply's headers (``X-Request-Id``)."""
@@ -204,6 +240,45 @@ class HttpApi:
             answered = await self._answer(incoming, span.trace_id)
             span.answered(answered[0].status)
             return answered
+
+    async def _cors_answer(self, incoming: Incoming) -> tuple[Reply, str]:
+        """The answer with the CORS headers for the request's origin, or a preflight's 204 (``cors``)."""
+        cors, origin = self._cors, incoming.origin
+        assert cors is not None
+        if (
+            origin is not None
+            and incoming.cors_method is not None
+            and incoming.method == "OPTIONS"
+            and "OPTIONS" not in incoming.route.handlers
+            and cors.allows(origin)
+        ):
+            started = _clock()
+            request_id = _request_id(incoming.request_id)
+            reply = cors.preflight(origin, incoming.route.methods)
+            self.metrics.request(incoming.route.template, "OPTIONS", reply.status, _clock() - started)
+            return reply, request_id
+        reply, request_id = await self._inside_cors(incoming)
+        return cors.answered(reply, origin), request_id
+
+    async def _logged_answer(self, incoming: Incoming) -> tuple[Reply, str]:
+        """The answer, then its ``http.access`` event (``access``)."""
+        started = _clock()
+        reply, request_id = await self._unlogged(incoming)
+        self._access(request_id, incoming.method, incoming.route.template, reply, _clock() - started)
+        return reply, request_id
+
+    def _access(self, request_id: str, method: str, route: str, reply: Reply, seconds: float) -> None:
+        """The access log's line for one answered request: through the process's log, at info, so
+        a rate-limited logger drops (and counts) lines past its rate like any other event."""
+        self.log.info(
+            "http.access",
+            request_id=request_id,
+            method=_method_label(method),
+            route=route,
+            status=reply.status,
+            bytes=len(reply.body),
+            duration_ms=round(seconds * 1000, 3),
+        )
 
     def _plan(self, route: Route) -> _Plans:
         # Per route and method, once: answer re-derives no label and looks up no handler per
@@ -261,6 +336,9 @@ class HttpApi:
         finally:
             LOG_CONTEXT.reset(bound)
             CALLER.reset(caller)
+        # Last, after the handler decided (a 304 included): a small answer pays this test only.
+        if len(reply.body) >= self._gzip_min_bytes:
+            reply = self._gzip.encode(reply, method, incoming.accept_encoding)
         if plan is None:
             self.metrics.request(route.template, _method_label(method), status, _clock() - started)
         else:
@@ -294,6 +372,8 @@ class HttpApi:
         request_id = _request_id(request_id)
         if reply.status >= 500 or (reply.status >= 400 and method in _WRITES):
             self._failed(reply, route, method, request_id=request_id)
+        if self._access_log:
+            self._access(request_id, method, route, reply, 0.0)
         return with_request_id(reply, request_id)
 
     def _failed(self, reply: Reply, route: str, method: str, **fields: object) -> None:

@@ -62,12 +62,12 @@ async def describe(api: HttpApi, _: Incoming) -> Reply:
 
 async def docs_page(api: HttpApi, _: Incoming) -> Reply:
     """Swagger UI's page over the OpenAPI document."""
-    return docs.page_reply()
+    return api.keep(docs.page_reply())
 
 
 async def docs_asset(api: HttpApi, incoming: Incoming) -> Reply:
     """One allow-listed file of the page: each is a route of its own, named by its template."""
-    return docs.asset_reply(incoming.route.template.removeprefix(docs.ASSET_PREFIX))
+    return api.keep(docs.asset_reply(incoming.route.template.removeprefix(docs.ASSET_PREFIX)))
 
 
 async def list_collections(api: HttpApi, incoming: Incoming) -> Reply:

@@ -182,6 +182,14 @@ def openapi_spec(
             "version": version(),
             "description": "YouTube statistics for collections of videos. Errors are RFC 9457 problems. "
             "Every GET also answers HEAD (the same status and headers, no body), not listed apart. "
+            "An answer of INFLUENCER_STATS_GZIP_MIN_BYTES or more (1 KiB by default) says "
+            "`Vary: Accept-Encoding` and is gzipped (`Content-Encoding: gzip`) when the request's "
+            "Accept-Encoding accepts gzip; its ETag, if any, then ends in `-gzip` inside the quotes. "
+            "Cross-origin calls (CORS) are off unless the service allows origins "
+            "(INFLUENCER_STATS_CORS_ORIGINS): then an OPTIONS preflight from an allowed origin is a 204 "
+            "with the Access-Control-Allow-* headers, any other OPTIONS answers as without CORS (405), "
+            "and answers to an allowed origin carry Access-Control-Allow-Origin and expose X-Request-ID, "
+            "ETag, Link, Retry-After, Location, Cache-Status and Age. "
             "Interactive documentation: [/docs](/docs).",
         },
         "servers": [{"url": "/", "description": "this service (same origin)"}],
@@ -193,7 +201,16 @@ def openapi_spec(
                 "X-Request-ID": {
                     "description": "the request's id: the client's X-Request-ID if valid, else a new one",
                     "schema": {"type": "string"},
-                }
+                },
+                "Content-Encoding": {
+                    "description": "gzip when the answer is large enough and Accept-Encoding accepts gzip",
+                    "schema": {"type": "string", "enum": ["gzip"]},
+                },
+                "Vary": {
+                    "description": "Accept-Encoding on answers large enough to be gzipped; Origin when "
+                    "CORS allows a list of origins",
+                    "schema": {"type": "string"},
+                },
             },
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
         },

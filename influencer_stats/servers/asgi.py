@@ -81,7 +81,7 @@ class AsgiApp:
         api = self._api
         assert api is not None, "lifespan has not started the API"
         method: str = scope["method"]
-        request_id = authorization = content_type = forwarded_for = None
+        request_id = authorization = content_type = forwarded_for = accept_encoding = None
         for name, value in scope["headers"]:
             if name == b"x-request-id":
                 if request_id is None:  # the first, as the other servers take it
@@ -95,6 +95,8 @@ class AsgiApp:
             elif name == b"x-forwarded-for":  # every line, joined (Incoming.forwarded_for)
                 text = value.decode("latin-1")
                 forwarded_for = text if forwarded_for is None else f"{forwarded_for}, {text}"
+            elif name == b"accept-encoding" and accept_encoding is None:
+                accept_encoding = value.decode("latin-1")
         # Routed as received (ROUTES.match_raw): %2F inside an id stays in it.
         raw_path: bytes | None = scope.get("raw_path")
         if raw_path is None:  # an ASGI server without raw_path (uvicorn always sends it)
@@ -115,6 +117,9 @@ class AsgiApp:
                     content_type=content_type,
                     peer=client[0] if (client := scope.get("client")) else None,
                     forwarded_for=forwarded_for,
+                    accept_encoding=accept_encoding,
+                    origin=_header(scope, b"origin") if api.cors else None,
+                    cors_method=_header(scope, b"access-control-request-method") if api.cors else None,
                 )
             )
         else:

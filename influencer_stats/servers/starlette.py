@@ -89,6 +89,9 @@ def create_app(open_api: OpenApi) -> Starlette:
                 content_type=headers.get("content-type"),
                 peer=client[0] if (client := request.scope.get("client")) else None,
                 forwarded_for=", ".join(headers.getlist("x-forwarded-for")) or None,
+                accept_encoding=headers.get("accept-encoding"),
+                origin=headers.get("origin") if api.cors else None,
+                cors_method=headers.get("access-control-request-method") if api.cors else None,
             )
             return _response(await api.serve(incoming))
 

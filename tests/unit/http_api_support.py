@@ -149,6 +149,10 @@ def service(
     parts: Callable[[CollectionStore, EventLog], Mapping[str, object]] | None = None,
     forgets: Sequence[Forget] = (),
     collections: Callable[[Mapping[str, object]], Sequence[CollectionHooks]] | None = None,
+    gzip_min_bytes: int = 0,
+    cors_origins: Sequence[str] = (),
+    access_log: bool = False,
+    openapi: bytes = OPENAPI,
 ) -> Service:
     """The API on a dict store and the stats use case over the fake source, unless told otherwise;
     ``parts`` builds, from the store and the log, what a slice's routes take by name (``Route.part``),
@@ -173,10 +177,13 @@ def service(
         {name: check(ok) for name, ok in (checks or {}).items()},
         write_token=write_token,
         max_videos=max_videos,
-        openapi=OPENAPI,
+        openapi=openapi,
         parts=built,
         forgets=forgets,
         collections=collections(built) if collections else (),
+        gzip_min_bytes=gzip_min_bytes,
+        cors_origins=cors_origins,
+        access_log=access_log,
     )
     return Service(api, store, log, metrics)
 

@@ -78,6 +78,9 @@ async def _dispatch(request: web.Request) -> web.Response:
         content_type=headers.get("content-type"),
         peer=request.remote,
         forwarded_for=", ".join(headers.getall("x-forwarded-for", ())) or None,
+        accept_encoding=headers.get("accept-encoding"),
+        origin=headers.get("origin") if api.cors else None,
+        cors_method=headers.get("access-control-request-method") if api.cors else None,
     )
     try:
         reply = await api.serve(incoming)

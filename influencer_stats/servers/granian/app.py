@@ -127,6 +127,9 @@ class RsgiApp:
                 content_type,
                 scope.client.rpartition(":")[0].strip("[]") or None,  # "host:port", "[v6]:port"
                 forwarded_for,
+                headers.get("accept-encoding"),
+                headers.get("origin") if api.cors else None,
+                headers.get("access-control-request-method") if api.cors else None,
             )
             try:
                 reply, answered_id = await api.answer(incoming)

@@ -1,0 +1,382 @@
+"""gzip, CORS and the access log, through ``HttpApi`` as a server calls it (issue 34).
+
+``tests/integration/test_conventions_http.py`` proves each server hands the headers over and
+writes what these decide.
+"""
+
+from __future__ import annotations
+
+import gzip
+
+import pytest
+
+from influencer_stats.bootstrap.edge import ROUTES
+from influencer_stats.http.api import Incoming
+from influencer_stats.http.cors import ALLOW_HEADERS, EXPOSE_HEADERS, MAX_AGE_S, parse_origins
+from influencer_stats.http.encoding import Gzip, accepts_gzip, with_vary
+from influencer_stats.http.problems import Reply
+from influencer_stats.settings import declared
+from tests.unit.http_api_support import Body, Service, header, service
+
+#: 200 distinct ids: GET /collections/{id} answers about 3 KB of JSON.
+MANY = [f"v{n:010d}" for n in range(200)]
+APP = "https://app.example.com"
+
+
+async def _call(
+    svc: Service,
+    method: str,
+    path: str,
+    *,
+    accept_encoding: str | None = None,
+    origin: str | None = None,
+    cors_method: str | None = None,
+    body: Body | None = None,
+) -> Reply:
+    """``path`` routed as a hand-routed server routes it, the headers handed over."""
+    route, collection_id = ROUTES.match_raw(path)
+    assert route is not None
+    incoming = Incoming(
+        route,
+        method,
+        collection_id,
+        read_body=body or Body([]),
+        accept_encoding=accept_encoding,
+        origin=origin,
+        cors_method=cors_method,
+    )
+    return await svc.api.serve(incoming)
+
+
+async def _big(svc: Service) -> str:
+    assert (await svc.put("big", {"videos": MANY})).status == 201
+    return "/collections/big"
+
+
+# --- Accept-Encoding -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "accepted"),
+    [
+        ("gzip", True),
+        ("gzip, deflate, br, zstd", True),
+        ("GZIP;Q=0.5", True),
+        ("x-gzip", True),
+        ("br;q=1, gzip;q=0.001", True),
+        ("*", True),
+        ("identity;q=0, *;q=0.1", True),
+        ("gzip;q=0, *", False),  # named wins over *
+        ("gzip;q=0", False),
+        ("*;q=0", False),
+        ("identity", False),
+        ("br, deflate", False),
+        ("identity;q=0", False),  # refuses identity, accepts nothing else: identity is sent anyway
+        ("", False),
+        ("gzip;q=nan", False),
+        ("gzip;q=2", False),
+        ("gzip;q=x", False),
+        ("gzip ; q=0.2 ; foo=bar", True),
+    ],
+)
+def test_accept_encoding_is_read_with_its_q_values(value: str, accepted: bool) -> None:
+    assert accepts_gzip(value) is accepted
+
+
+def test_vary_is_merged_into_the_one_header() -> None:
+    assert with_vary((("a", "1"),), "origin") == (("a", "1"), ("vary", "origin"))
+    assert with_vary((("vary", "accept-encoding"), ("b", "2")), "origin") == (
+        ("vary", "accept-encoding, origin"),
+        ("b", "2"),
+    )
+
+
+# --- gzip ----------------------------------------------------------------------------------------
+
+
+async def test_a_large_answer_is_gzipped_for_a_client_that_accepts_it() -> None:
+    svc = service(gzip_min_bytes=1024)
+    path = await _big(svc)
+    plain = await _call(svc, "GET", path)
+
+    zipped = await _call(svc, "GET", path, accept_encoding="gzip, deflate, br")
+
+    assert len(plain.body) > 1024
+    assert header(zipped, "content-encoding") == "gzip"
+    assert header(zipped, "vary") == "accept-encoding"
+    assert gzip.decompress(zipped.body) == plain.body
+    assert len(zipped.body) < len(plain.body) / 2
+    assert header(zipped, "x-request-id")
+    assert (zipped.status, zipped.content_type) == (plain.status, plain.content_type)
+
+
+async def test_the_identity_answer_of_a_large_body_says_vary_too() -> None:
+    svc = service(gzip_min_bytes=1024)
+    path = await _big(svc)
+
+    for accept in (None, "identity", "gzip;q=0, br"):
+        reply = await _call(svc, "GET", path, accept_encoding=accept)
+
+        assert header(reply, "content-encoding") is None
+        assert header(reply, "vary") == "accept-encoding"
+
+
+async def test_a_small_answer_is_never_gzipped_nor_varies() -> None:
+    svc = service(gzip_min_bytes=1024)
+    assert (await svc.put("small", {"videos": MANY[:3]})).status == 201
+
+    for path in ("/collections/small", "/collections/small/stats", "/healthz"):
+        reply = await _call(svc, "GET", path, accept_encoding="gzip")
+
+        assert reply.status == 200
+        assert len(reply.body) < 1024
+        assert header(reply, "content-encoding") is None
+        assert header(reply, "vary") is None
+
+
+async def test_compression_off_leaves_every_answer_as_it_was() -> None:
+    svc = service(gzip_min_bytes=0)
+    path = await _big(svc)
+
+    reply = await _call(svc, "GET", path, accept_encoding="gzip")
+
+    assert header(reply, "content-encoding") is None
+    assert header(reply, "vary") is None
+
+
+async def test_head_is_not_compressed_but_varies_as_get() -> None:
+    svc = service(gzip_min_bytes=1024)
+    path = await _big(svc)
+
+    head = await _call(svc, "HEAD", path, accept_encoding="gzip")
+    get = await _call(svc, "GET", path)
+
+    assert header(head, "content-encoding") is None
+    assert header(head, "vary") == "accept-encoding"
+    assert [name for name, _ in head.headers] == [name for name, _ in get.headers]
+
+
+async def test_the_openapi_document_is_compressed_once_when_the_api_is_built() -> None:
+    document = b'{"openapi":"3.1.0","padding":"' + b"x" * 4000 + b'"}'
+    svc = service(gzip_min_bytes=1024, openapi=document)
+
+    first = await _call(svc, "GET", "/openapi.json", accept_encoding="gzip")
+    second = await _call(svc, "GET", "/openapi.json", accept_encoding="gzip")
+
+    assert gzip.decompress(first.body) == document
+    assert first.body is second.body  # the one compressed copy, not compressed per request
+
+
+async def test_a_docs_file_is_compressed_once_then_kept() -> None:
+    svc = service(gzip_min_bytes=1024)
+    path = next(t for t in ROUTES if t.endswith("swagger-ui.css"))
+
+    first = await _call(svc, "GET", path, accept_encoding="gzip")
+    second = await _call(svc, "GET", path, accept_encoding="gzip")
+
+    assert header(first, "content-encoding") == "gzip"
+    assert first.body is second.body
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        Reply(204, b""),
+        Reply(304, b"", headers=(("etag", '"a"'),)),
+        Reply(200, b"\x89PNG" + b"x" * 2000, "image/png"),
+        Reply(200, b"x" * 2000, headers=(("content-encoding", "br"),)),
+    ],
+)
+def test_what_is_never_gzipped(reply: Reply) -> None:
+    encoded = Gzip(10).encode(reply, "GET", "gzip")
+
+    assert encoded.body is reply.body
+    assert ("content-encoding", "gzip") not in encoded.headers
+
+
+def test_an_svg_is_gzipped_and_a_strong_etag_names_the_gzip_representation() -> None:
+    svg = Reply(200, b"<svg>" + b" " * 2000 + b"</svg>", "image/svg+xml", (("etag", '"abc"'),))
+    weak = Reply(200, b"{}" + b" " * 2000, headers=(("etag", 'W/"abc"'),))
+
+    assert header(Gzip(10).encode(svg, "GET", "gzip"), "etag") == '"abc-gzip"'
+    assert header(Gzip(10).encode(svg, "GET", "identity"), "etag") == '"abc"'
+    assert header(Gzip(10).encode(weak, "GET", "gzip"), "etag") == 'W/"abc-gzip"'
+
+
+def test_the_same_body_compresses_to_the_same_bytes() -> None:
+    body = b'{"a":' + b"1" * 5000 + b"}"
+
+    first = Gzip(10).encode(Reply(200, body), "GET", "gzip").body
+    second = Gzip(10).encode(Reply(200, bytes(body)), "GET", "gzip").body
+
+    assert first == second  # mtime 0: a cache or a test can compare them
+    assert gzip.decompress(first) == body
+
+
+# --- CORS ----------------------------------------------------------------------------------------
+
+
+async def test_without_cors_an_options_is_the_405_it_always_was_and_nothing_is_added() -> None:
+    svc = service()
+
+    preflight = await _call(svc, "OPTIONS", "/collections/c/stats", origin=APP, cors_method="GET")
+    get = await _call(svc, "GET", "/healthz", origin=APP)
+
+    assert preflight.status == 405
+    assert header(preflight, "allow") == "GET, HEAD"
+    for reply in (preflight, get):
+        assert not [name for name, _ in reply.headers if name.startswith("access-control-") or name == "vary"]
+
+
+async def test_a_preflight_from_an_allowed_origin_is_a_204_naming_what_it_may_do() -> None:
+    svc = service(cors_origins=(APP,))
+
+    reply = await _call(svc, "OPTIONS", "/collections/c", origin=APP, cors_method="PUT")
+
+    assert reply.status == 204
+    assert reply.body == b""
+    assert header(reply, "access-control-allow-origin") == APP
+    assert header(reply, "access-control-allow-methods") == "DELETE, GET, HEAD, PUT"  # as Allow names them
+    assert header(reply, "access-control-allow-headers") == ALLOW_HEADERS
+    assert "authorization" in ALLOW_HEADERS  # a bearer token is never a wildcard's
+    assert header(reply, "access-control-max-age") == str(MAX_AGE_S)
+    assert header(reply, "vary") == "origin"
+    assert header(reply, "x-request-id")
+    assert ("/collections/{id}", "OPTIONS", 204) in svc.metrics.requests
+
+
+async def test_a_preflight_from_another_origin_gets_no_cors_header() -> None:
+    svc = service(cors_origins=(APP,))
+
+    reply = await _call(svc, "OPTIONS", "/collections/c", origin="https://evil.example", cors_method="PUT")
+
+    assert reply.status == 405
+    assert not [name for name, _ in reply.headers if name.startswith("access-control-")]
+    assert header(reply, "vary") == "origin"
+
+
+async def test_an_options_that_is_no_preflight_keeps_its_405() -> None:
+    svc = service(cors_origins=(APP,))
+
+    without_method = await _call(svc, "OPTIONS", "/collections/c", origin=APP)
+    without_origin = await _call(svc, "OPTIONS", "/collections/c", cors_method="PUT")
+
+    assert without_method.status == without_origin.status == 405
+
+
+async def test_an_answer_to_an_allowed_origin_says_so_and_exposes_the_api_headers() -> None:
+    svc = service(cors_origins=(APP, "http://localhost:3000"))
+    path = await _big(svc)
+
+    reply = await _call(svc, "GET", path, origin=APP)
+    other = await _call(svc, "GET", path, origin="https://evil.example")
+    none = await _call(svc, "GET", path)
+
+    assert header(reply, "access-control-allow-origin") == APP
+    exposed = {name.strip() for name in EXPOSE_HEADERS.split(",")}
+    assert {"x-request-id", "etag", "link", "retry-after"} <= exposed
+    assert header(reply, "access-control-expose-headers") == EXPOSE_HEADERS
+    for answer in (reply, other, none):
+        assert header(answer, "vary") == "origin"
+    assert header(other, "access-control-allow-origin") is None
+    assert header(none, "access-control-allow-origin") is None
+
+
+async def test_any_origin_answers_star_and_does_not_vary() -> None:
+    svc = service(cors_origins=("*",))
+
+    preflight = await _call(svc, "OPTIONS", "/collections/c", origin=APP, cors_method="DELETE")
+    get = await _call(svc, "GET", "/healthz", origin=APP)
+
+    assert header(preflight, "access-control-allow-origin") == "*"
+    assert header(get, "access-control-allow-origin") == "*"
+    assert header(preflight, "vary") is None
+    assert header(get, "vary") is None
+
+
+async def test_gzip_and_cors_share_one_vary() -> None:
+    svc = service(cors_origins=(APP,), gzip_min_bytes=1024)
+    path = await _big(svc)
+
+    reply = await _call(svc, "GET", path, origin=APP, accept_encoding="gzip")
+
+    assert [value for name, value in reply.headers if name == "vary"] == ["accept-encoding, origin"]
+    assert header(reply, "content-encoding") == "gzip"
+
+
+# --- the access log ------------------------------------------------------------------------------
+
+
+async def test_the_access_log_is_off_by_default() -> None:
+    svc = service()
+
+    await _call(svc, "GET", "/healthz")
+
+    assert svc.log.named("http.access") == []
+
+
+async def test_the_access_log_has_one_line_per_request_with_its_id_route_status_and_duration() -> None:
+    svc = service(access_log=True, gzip_min_bytes=1024)
+    path = await _big(svc)
+
+    reply = await _call(svc, "GET", path, accept_encoding="gzip")
+    missing = await _call(svc, "GET", "/collections/nope/stats")
+
+    lines = svc.log.named("http.access")
+    assert len(lines) == 3  # the PUT, then the two GETs
+    put, got, not_found = (line.fields for line in lines)
+    assert put["method"] == "PUT" and put["status"] == 201
+    assert got["request_id"] == header(reply, "x-request-id")
+    assert got["method"] == "GET"
+    assert got["route"] == "/collections/{id}"
+    assert got["status"] == 200
+    assert got["bytes"] == len(reply.body)  # as sent: compressed
+    assert isinstance(got["duration_ms"], float) and got["duration_ms"] >= 0
+    assert not_found["route"] == "/collections/{id}/stats"
+    assert not_found["status"] == 404
+    assert not_found["request_id"] == header(missing, "x-request-id")
+    assert all(line.level == "info" for line in lines)
+
+
+async def test_a_refusal_without_a_route_is_logged_too() -> None:
+    svc = service(access_log=True)
+
+    reply = await svc.get("/nowhere", request_id="abc-123")
+
+    (line,) = svc.log.named("http.access")
+    assert line.fields["request_id"] == "abc-123" == header(reply, "x-request-id")
+    assert (line.fields["route"], line.fields["status"]) == ("unmatched", 404)
+
+
+async def test_a_preflight_is_logged() -> None:
+    svc = service(access_log=True, cors_origins=(APP,))
+
+    await _call(svc, "OPTIONS", "/collections/c", origin=APP, cors_method="PUT")
+
+    (line,) = svc.log.named("http.access")
+    assert (line.fields["method"], line.fields["status"]) == ("OPTIONS", 204)
+
+
+# --- the settings --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("raw", "parsed"),
+    [
+        ("https://App.Example.com, http://localhost:3000", "https://app.example.com,http://localhost:3000"),
+        (" * ", "*"),
+        ("http://[::1]:8080,http://[::1]:8080", "http://[::1]:8080"),
+    ],
+)
+def test_the_origins_setting_takes_origins_or_a_star(raw: str, parsed: str) -> None:
+    assert declared()["cors_origins"].parse(raw) == parsed
+    assert parse_origins(parsed) == tuple(parsed.split(","))
+
+
+@pytest.mark.parametrize(
+    "raw",
+    ["https://app.example.com/", "app.example.com", "null", "*,https://a.example", "ftp://a.example", ","],
+)
+def test_the_origins_setting_refuses_what_is_no_origin(raw: str) -> None:
+    with pytest.raises(ValueError, match="INFLUENCER_STATS_CORS_ORIGINS must be origins"):
+        declared()["cors_origins"].parse(raw)
