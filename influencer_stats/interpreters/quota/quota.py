@@ -127,7 +127,8 @@ class QuotaBudget:
             return 1.0  # a new day: nothing spent yet, as far as this process knows
         if day != self._pace_day:  # the first look at this day: its spending so far is one window
             self._pace_day, self._stretch = day, 1.0
-            self._pace_at, self._pace_spent = now - (self._day.length_s - seconds_left), 0
+            # (from its start: 25 hours left of a DST day's 24 count as none gone)
+            self._pace_at, self._pace_spent = now - max(0.0, self._day.length_s - seconds_left), 0
         elapsed = now - self._pace_at
         spent = self._seen_spent
         if elapsed >= self._window_s():
