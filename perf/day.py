@@ -128,8 +128,8 @@ class CountingMetrics(NoMetrics):
 class _Paced(CountedQuota):
     """The budget counted as the ``memory`` choice counts it, freshness stretched otherwise than by
     the governor's ``QuotaBudget.stretch`` (an experiment: what another pace would buy): by the
-    constant ``fixed``, or by ``(d / b) ** exponent`` (the governor's rule is exponent 1: *d* the
-    share of the day left, *b* of the budget left), at most ``MAX_STRETCH``."""
+    constant ``fixed``, or by ``(d / b) ** exponent`` (the governor's former rule is exponent 1:
+    *d* the share of the day left, *b* of the budget left), at most ``MAX_STRETCH``."""
 
     __slots__ = ("_day", "_exponent", "_fixed", "_units")
 
@@ -274,6 +274,7 @@ async def _traffic(
                 report.answers.append(served.cache.age_s if served.cache is not None else 0.0)
                 held = await entries.get_many(collections[n])  # each video's age as served
                 report.video_ages.update(round(now - e.stored_at) for e in held.values())
+                report.by_rank.setdefault(n, []).append(report.answers[-1])
             case Failure(QuotaExhausted()):
                 report.refused.append((loop.time(), len(seen)))
             case _:
@@ -334,7 +335,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--pace",
         type=float,
         default=defaults.pace,
-        help="an experiment: freshness stretched by (day left / budget left) ** PACE (0: the governor's, 1)",
+        help="an experiment: freshness stretched by (day left / budget left) ** PACE (0: the governor's; 1: its former rule)",
     )
     args = parser.parse_args(argv)
     if not (budgeted(PROFILE) and valid_choice("video_cache", "memory")):

@@ -5,10 +5,13 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from influencer_stats.domain.quota import YOUTUBE_DAY_S
 from influencer_stats.interpreters.youtube.youtube_api import MAX_IDS_PER_CALL
+
+#: The collections whose answers the report shows apart, by popularity rank (0 the first).
+RANKS = (0, 4, 19, 99, 299)
 
 
 @dataclass(frozen=True)
@@ -24,7 +27,7 @@ class Day:
     latency_ms: float = 50.0
     seed: int = 33
     stretch: float = 0.0  # an experiment: freshness stretched by this constant (0: the governor's)
-    pace: float = 0.0  # an experiment: stretched by (day left / budget left) ** pace (0: the governor's)
+    pace: float = 0.0  # an experiment: stretched by (day left / budget left) ** pace (0: the governor's; 1 its former rule)
 
 
 @dataclass
@@ -44,6 +47,9 @@ class Report:
     events: Counter[str]
     saved: Counter[str]
     snapshots: bool
+    by_rank: dict[int, list[float]] = field(
+        default_factory=dict
+    )  # each answer's age, by collection rank (0 first)
 
     @property
     def refreshes_per_video(self) -> float:
@@ -131,6 +137,12 @@ def render(report: Report, command: str) -> str:
         "- units spent by each 24th of the day (even: "
         + f"{day.budget / 24:,.0f} each), and the stretch then: "
         + ", ".join(f"{u:,} ({s:.1f}×)" for u, s in report.hourly),
+        "- answer age p50 / p99 by collection popularity rank: "
+        + ", ".join(
+            f"#{rank + 1} {percentile(report.by_rank[rank], 50):,.0f} s / {percentile(report.by_rank[rank], 99):,.0f} s"
+            for rank in RANKS
+            if rank in report.by_rank
+        ),
         "- video cache events: " + ", ".join(f"{k} {v:,}" for k, v in sorted(report.events.items())),
         "- calls saved: " + (", ".join(f"{k} {v:,}" for k, v in sorted(report.saved.items())) or "none"),
     ]

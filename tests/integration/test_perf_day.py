@@ -13,7 +13,7 @@ import pytest
 
 from influencer_stats.bootstrap.videos import ids_per_call
 from perf.day import VirtualLoop, main, simulate
-from perf.day_report import Day, Report, counted_percentile, percentile, render
+from perf.day_report import RANKS, Day, Report, counted_percentile, percentile, render
 from perf.profiles import service_settings
 
 #: What a unit buys with the youtube profile's client here: 50 ids, or 1 without the batching slice.
@@ -47,7 +47,7 @@ def test_a_short_day_spends_at_most_its_budget_and_serves_every_answer_it_does_n
     # Every video of every served answer is aged: M videos an answer.
     assert short_day.video_ages.total() == len(short_day.answers) * SHORT.videos
     assert min(short_day.video_ages) >= 0
-    assert short_day.refused_while_optimum_had_units() <= len(short_day.refused)
+    assert short_day.refused_while_optimum_had_units() == 0  # none refused while the optimum had units
 
 
 def test_a_short_day_reports_each_24th_of_the_day_with_units_that_only_grow(short_day: Report) -> None:
@@ -122,11 +122,24 @@ def test_the_command_line_prints_the_report(capsys: pytest.CaptureFixture[str]) 
     assert "units spent: " in out and " of 5;" in out
 
 
-def test_the_pace_experiment_at_exponent_one_is_the_governor_s_own_day(short_day: Report) -> None:
-    paced = simulate(replace(SHORT, pace=1.0))
+def test_the_governor_s_pace_serves_younger_answers_than_the_former_rule_on_the_same_units() -> None:
+    # The former rule (stretch by day left / budget left once behind the line, --pace 1) spent the
+    # budget early and stretched the rest of the day; the governor's paces the spending rate (on
+    # SHORT's 30 units its floor, the former rule, decides: a day of 60 units for 500 videos here).
+    day = replace(SHORT, collections=30, videos=50, distinct=500, rate=2.0, budget=60 * 50 // PER_UNIT)
+    paced, former = simulate(day), simulate(replace(day, pace=1.0))
 
-    assert (paced.units, paced.answers, paced.hourly) == (
-        short_day.units,
-        short_day.answers,
-        short_day.hourly,
-    )
+    assert paced.units == former.units == day.budget
+    assert not paced.refused and not former.refused
+    assert percentile(paced.answers, 50) < percentile(former.answers, 50)
+    assert percentile(paced.answers, 99) < percentile(former.answers, 99)
+
+
+def test_the_report_shows_the_answers_of_the_most_and_least_popular_collections_apart(
+    short_day: Report,
+) -> None:
+    text = render(short_day, "python perf/day.py")
+
+    (line,) = [row for row in text.splitlines() if row.startswith("- answer age p50 / p99 by collection")]
+    assert line.count(" s / ") == len([rank for rank in RANKS if rank in short_day.by_rank]) >= 2
+    assert sum(len(ages) for ages in short_day.by_rank.values()) == len(short_day.answers)

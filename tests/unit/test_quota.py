@@ -19,6 +19,7 @@ from influencer_stats.domain.models import (
 )
 from influencer_stats.domain.quota import PACIFIC, YOUTUBE_DAY_S
 from influencer_stats.interpreters.quota.quota import (
+    MAX_STRETCH,
     MemoryQuotaLedger,
     QuotaBudget,
     QuotaDay,
@@ -139,6 +140,118 @@ async def test_freshness_stretches_when_spending_through_the_governor_runs_ahead
     assert budget.stretch() == pytest.approx(0.75 / 0.5)  # half the budget for three quarters of the day
     clock.now += 18 * 3600  # the next day: nothing spent
     assert budget.stretch() == 1.0
+
+
+#: A trial day of 9,600 s: a window of the pace is 100 s (1/96 of it), 9,600 units spend 1 a second evenly.
+TRIAL_S = 9_600
+
+
+class Paced:
+    """A budget of ``units`` over a trial day on a manual clock, spent by hand as the ledger says."""
+
+    def __init__(self, units: int = TRIAL_S) -> None:
+        self.clock = Clock(10 * TRIAL_S)  # the start of a trial day
+        self.budget = QuotaBudget(units, QuotaDay(TRIAL_S), self.clock)
+        self.spent = 0
+
+    def spend(self, units: int, over_s: float) -> float:
+        """``units`` spent evenly over ``over_s`` seconds (the stretch read at each), then the stretch."""
+        step_s = over_s / max(units, 1)
+        for _ in range(units):
+            self.clock.now += step_s
+            self.spent += 1
+            self.budget.seen(self.budget.now()[0], self.spent)
+            self.budget.stretch()
+        if not units:
+            self.clock.now += over_s
+        return self.budget.stretch()
+
+
+def test_spending_at_the_even_rate_never_stretches() -> None:
+    day = Paced()
+
+    assert [day.spend(100, 100.0) for _ in range(20)] == [1.0] * 20
+
+
+def test_a_window_spent_twice_as_fast_as_even_stretches_by_about_its_square_root() -> None:
+    day = Paced()
+    day.spend(100, 100.0)  # a window on the line
+
+    stretched = day.spend(200, 100.0)  # twice the even rate of what is left
+
+    assert stretched == pytest.approx((200 / 100 * (TRIAL_S - 200) / (TRIAL_S - 300)) ** 0.5, rel=0.02)
+
+
+def test_spending_that_answers_the_stretch_settles_on_the_even_line() -> None:
+    # Caches spend in inverse proportion to the stretch: 2 units a second at 1.
+    day, stretches = Paced(), []
+    for _ in range(40):
+        stretches.append(day.spend(round(200 / day.budget.stretch()), 100.0))
+
+    assert stretches[-1] == pytest.approx(2.0, rel=0.1)
+    spent_share, day_share = day.spent / TRIAL_S, 4_000 / TRIAL_S
+    assert abs(spent_share - day_share) < 0.05  # on the line, a few windows' overshoot at most
+
+
+def test_after_a_burst_the_rest_is_spread_over_the_rest_of_the_day_not_stretched_hard_until_it_catches_up() -> (
+    None
+):
+    # Caches spend in inverse proportion to the stretch: 1 unit a second (the even rate) at 1.
+    day = Paced()
+    for _ in range(48):  # half the day on the line
+        day.spend(100, 100.0)
+
+    burst = day.spend(1_920, 1.0)  # a fifth of the budget in a second
+
+    # Behind the line: at least its ratio (half the day left, 30 % of the budget), not the cap.
+    assert burst == pytest.approx(0.5 / 0.3, rel=0.01)
+    after = [day.spend(round(100 / day.budget.stretch()), 100.0) for _ in range(47)]
+    # The window that saw the burst doubles the stretch at most; then it settles where the rest
+    # of the day is spread evenly (0.6 units a second: 1 / 0.6), the burst not paid back by more.
+    assert max(after) <= 2 * burst
+    assert after[-1] == pytest.approx(1 / 0.6, rel=0.1)
+    assert 0.95 * TRIAL_S <= day.spent <= TRIAL_S
+
+
+def test_a_quiet_start_leaves_the_rest_of_the_day_its_whole_budget() -> None:
+    day = Paced()
+    day.spend(0, TRIAL_S / 2)  # nothing asked all morning
+
+    # Twice the day's even rate is the even rate of what is left: no stretch.
+    assert [day.spend(200, 100.0) for _ in range(10)] == [1.0] * 10
+
+
+def test_a_quiet_window_lowers_the_stretch_by_half_at_most() -> None:
+    day = Paced()
+    day.spend(100, 100.0)
+    high = day.spend(400, 100.0)
+
+    assert high > 1.0
+    quiet = day.spend(0, 100.0)
+    day_left, budget_left = (TRIAL_S - 300) / TRIAL_S, (TRIAL_S - 500) / TRIAL_S
+    assert quiet == pytest.approx(max(high / 2, day_left / budget_left))  # or the line's ratio
+
+
+def test_a_spent_budget_stretches_to_the_cap_until_the_day_ends_and_the_next_day_starts_unstretched() -> None:
+    day = Paced(units=960)
+    spent = day.spend(960, TRIAL_S / 4)  # every unit in the first quarter
+
+    assert spent == MAX_STRETCH
+    assert day.spend(0, TRIAL_S / 2) == MAX_STRETCH  # the evening: still nothing left
+    day.clock.now += TRIAL_S / 4  # the next day: nothing spent, as far as this process knows
+    assert day.budget.stretch() == 1.0
+    day.spent = 0
+    assert day.spend(10, 100.0) == 1.0  # its first units: a day of its own, on the line
+
+
+def test_a_small_budget_measures_its_rate_over_several_units() -> None:
+    # 96 units a day: a window of 1/96 of the day would see one unit or none.
+    day = Paced(units=96)
+    day.spend(1, 100.0)
+
+    assert day.budget.stretch() == 1.0  # on the line after one unit: no window closed on it
+    day.spend(7, 700.0)
+    assert day.budget.stretch() == 1.0  # 8 units in 800 s: the first window, on the line
 
 
 async def test_an_unreachable_ledger_makes_no_call_and_says_it_is_this_services_state_not_youtube() -> None:

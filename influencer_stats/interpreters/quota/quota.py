@@ -23,6 +23,16 @@ from influencer_stats.domain.quota import PACIFIC, YOUTUBE_DAY_S
 
 #: How far the governor stretches freshness at most (10 s fresh → 10 min).
 MAX_STRETCH: Final = 60.0
+#: The pace is set again once every this many parts of the day (15 minutes of YouTube's).
+PACE_WINDOWS: Final = 96
+#: A window of the pace lasts at least as long as an even day takes to spend this many units.
+PACE_UNITS: Final = 8
+#: How far one window moves the stretch at most, either way (a quiet window halves it at most).
+PACE_STEP: Final = 2.0
+#: How much of the gap between the rate spent and the even rate one window closes (as a power:
+#: 1 would close it at once were spending exactly inverse to the stretch; less damps the
+#: overshoot of caches that answer a change a window late). perf/RESULTS.md "A day in a minute".
+PACE_GAIN: Final = 0.5
 
 
 class QuotaDay:
@@ -56,12 +66,21 @@ class QuotaBudget:
     Built once by the composition root and handed to both sides of the
     economy: the governor (the YouTube base) spends through it and notes what
     the ledger says is spent (``seen``); the per-video caches above read
-    ``stretch()``, how much to stretch freshness: 1 while the share of the
-    budget left is at least the share of the day left, else the ratio of the
-    two (at most ``MAX_STRETCH``), so spending that runs ahead of the day slows
-    down in proportion and the budget lasts until the reset. It reads the
-    spending this process last saw (with a shared ledger, everyone's, as of
-    this process's last call). The clock is wall time, injected.
+    ``stretch()``, how much to stretch freshness, so the budget is spent at an
+    even pace until the reset. The pace is set by the spending *rate*: once
+    every ``1 / PACE_WINDOWS`` of the day, the units spent over that window are
+    compared with the even rate of what is left (units left ÷ seconds left of
+    the day), and the stretch is multiplied by their ratio (to the power
+    ``PACE_GAIN``, between 1 and ``MAX_STRETCH``). Caches spend about in
+    inverse proportion to the stretch, so spending settles on the even line of
+    what is left: a burst raises the stretch for a window or two, and the rest
+    of the day is then spread over what is left of it (not paid back by
+    stretching hard until the day catches up); a quiet window lets it fall back
+    to 1. Behind the even line (less budget left than day left) it is at least
+    their ratio, which a window cannot lag: a budget of a few units, spent in
+    bursts, keeps some until the reset. It reads the spending this process
+    last saw (with a shared ledger, everyone's, as of this process's last
+    call). The clock is wall time, injected.
     """
 
     def __init__(self, units: int, day: QuotaDay, clock: Callable[[], float]) -> None:
@@ -72,6 +91,11 @@ class QuotaBudget:
         self._clock = clock
         self._seen_day = ""
         self._seen_spent = 0
+        # The pace: the stretch, and the window it was set at (day, when it began, spent then).
+        self._stretch = 1.0
+        self._pace_day = ""
+        self._pace_at = 0.0
+        self._pace_spent = 0
 
     def now(self) -> tuple[str, float]:
         """The current quota day's key and the seconds left of it."""
@@ -97,14 +121,44 @@ class QuotaBudget:
         """The factor by which caches should stretch freshness now (1 = not at all)."""
         if not self._seen_day:
             return 1.0  # nothing spent yet, as far as this process knows (and no clock read)
-        day, seconds_left = self.now()
+        now = self._clock()
+        day, seconds_left = self._day.at(now)
         if day != self._seen_day:
             return 1.0  # a new day: nothing spent yet, as far as this process knows
-        budget_left = (self.units - self._seen_spent) / self.units
+        if day != self._pace_day:  # the first look at this day: its spending so far is one window
+            self._pace_day, self._stretch = day, 1.0
+            # (from its start: 25 hours left of a DST day's 24 count as none gone)
+            self._pace_at, self._pace_spent = now - max(0.0, self._day.length_s - seconds_left), 0
+        elapsed = now - self._pace_at
+        spent = self._seen_spent
+        if elapsed >= self._window_s():
+            self._stretch = self._paced(self._stretch, (spent - self._pace_spent) / elapsed, seconds_left)
+            self._pace_at, self._pace_spent = now, spent
+        budget_left = max(self.units - spent, 1) / self.units
         day_left = self._day.fraction_left(seconds_left)
         if budget_left >= day_left:
-            return 1.0
-        return min(MAX_STRETCH, day_left / max(budget_left, 1 / self.units))
+            return self._stretch
+        # Behind the even line: at least its ratio (a burst a window has not measured yet).
+        return min(MAX_STRETCH, max(self._stretch, day_left / budget_left))
+
+    def _window_s(self) -> float:
+        """How long a window of the pace lasts: ``1 / PACE_WINDOWS`` of the day, or longer where
+        an even day spends fewer than ``PACE_UNITS`` in that (a small budget: a rate is measured
+        over several units, not one or none)."""
+        length_s = self._day.length_s
+        return max(length_s / PACE_WINDOWS, PACE_UNITS * length_s / self.units)
+
+    def _paced(self, stretch: float, rate: float, seconds_left: float) -> float:
+        """The stretch after a window spent at ``rate`` units a second under ``stretch``, with
+        ``seconds_left`` of the day: moved by the ratio of that rate to the even rate of what is
+        left (to the power ``PACE_GAIN``, by ``PACE_STEP`` at most either way), at least 1 and at
+        most ``MAX_STRETCH``."""
+        left = self.units - self._seen_spent
+        if left <= 0:
+            return MAX_STRETCH
+        even = left / max(seconds_left, 1.0)
+        step: float = min(PACE_STEP, max(1 / PACE_STEP, (rate / even) ** PACE_GAIN))
+        return min(MAX_STRETCH, max(1.0, stretch * step))
 
 
 class MemoryQuotaLedger:
