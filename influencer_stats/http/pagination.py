@@ -85,7 +85,8 @@ def page_body(ids: Sequence[CollectionId], limit: int) -> dict[str, object]:
 
 def next_link(path: str, query: str, cursor: str, kept: tuple[str, ...] = ("limit",)) -> tuple[str, str]:
     """The ``Link`` header to the page after this one: ``path``, the ``kept`` parameters of the
-    request's ``query`` as it gave them (the others, and its cursor, left out), then ``cursor``.
+    request's ``query`` with the values it gave (the others, and its cursor, left out), then
+    ``cursor``.
 
     A URI reference relative to the service (``</collections?limit=2&cursor=…>; rel="next"``),
     every value percent-encoded, so nothing the client sent can end the header or its ``<…>``.
