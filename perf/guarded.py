@@ -16,7 +16,7 @@ What it keeps:
   shared, not copied); a path outside ASCII is a 400, an invalid id a 422, an unknown
   collection a 404, each an RFC 9457 problem (``application/problem+json``) with the
   service's bytes.
-- ``X-Request-Id``: a sane client id echoed, else 16 new hex digits, on every answer.
+- ``X-Request-Id``: a sane client id echoed, else 16 new hex digits, on every answer; ``ETag``/304.
 - The stats cache (``--cache stats``, as ``fast``): fresh for ``INFLUENCER_STATS_CACHE_TTL``,
   then served stale while one refresh runs, stale-if-error, LRU bound, single flight per
   collection, dropped by a write (a computation that started before it stores nothing);
@@ -74,9 +74,12 @@ from perf.guarded_answers import (
     Metrics,
     Reply,
     failed,
+    head,
     invalid,
     not_allowed,
+    ok,
     problem,
+    revalidated,
 )
 from perf.guarded_videos import GuardedVideos, open_session
 from perf.rsgi_ceiling import add_granian_arguments, granian_options, serve
@@ -147,6 +150,7 @@ class Guarded(GuardedVideos):
         method = scope.method
         path = scope.path
         given = scope.headers.get("x-request-id")
+        if_none_match = scope.headers.get("if-none-match")
         request_id = given if given is not None and REQUEST_ID.fullmatch(given) else f"{getrandbits(64):016x}"
         if (
             path.startswith(_PREFIX)
@@ -163,17 +167,20 @@ class Guarded(GuardedVideos):
                         reply = await self.stats_for(raw, request_id)
                     else:
                         reply = invalid(parsed.failure())
+                if if_none_match is not None:
+                    reply = revalidated(reply, if_none_match)
                 self.metrics.request(STATS_ROUTE, method, reply[0], time.perf_counter() - started)
                 status, content_type, headers, body = reply
                 answer_headers = [("content-type", content_type), *headers, ("x-request-id", request_id)]
+                if status == 304:  # without Content-Type, as the service writes it
+                    answer_headers = head(reply, request_id)
                 proto.response_bytes(status, answer_headers, b"" if method == "HEAD" else body)
                 return
         route, reply = await self.elsewhere(method, path, proto, request_id)
+        reply = revalidated(reply, if_none_match, method)
         label = method if method in METHOD_LABELS else "other"  # clients choose methods: a closed set
         self.metrics.request(route, label, reply[0], time.perf_counter() - started)
-        status, content_type, headers, body = reply
-        answer_headers = [("content-type", content_type), *headers, ("x-request-id", request_id)]
-        proto.response_bytes(status, answer_headers, b"" if method == "HEAD" else body)
+        proto.response_bytes(reply[0], head(reply, request_id), b"" if method == "HEAD" else reply[3])
 
     # --- GET /collections/{id}/stats ------------------------------------------------------------
 
@@ -181,7 +188,7 @@ class Guarded(GuardedVideos):
         """Without a cache: computed now, no cache headers."""
         outcome = await self.computed(collection_id, request_id)
         if isinstance(outcome, bytes):
-            return 200, JSON, (), outcome
+            return ok(outcome)
         return failed(outcome)
 
     async def cached_stats(self, collection_id: str, request_id: str) -> Reply:
@@ -207,7 +214,7 @@ class Guarded(GuardedVideos):
             flight = self._start(collection_id, request_id)
         outcome = await asyncio.shield(flight)  # a caller that goes away does not cancel it for the others
         if isinstance(outcome, bytes):
-            return 200, JSON, (_MISS,), outcome
+            return ok(outcome, _MISS)
         entry = self.entries.get(collection_id)  # unless a write dropped it meanwhile
         if entry is not None and not isinstance(outcome, CollectionNotFound):
             age = max(0.0, time.monotonic() - entry.stored_at)
@@ -340,7 +347,7 @@ class Guarded(GuardedVideos):
         videos = self.collections.get(raw)
         if videos is None:
             return COLLECTION_ROUTE, failed(CollectionNotFound(parsed.unwrap()))
-        return COLLECTION_ROUTE, (200, JSON, (), orjson.dumps({"videos": videos}))
+        return COLLECTION_ROUTE, ok(orjson.dumps({"videos": videos}))
 
     async def put(self, raw: str, proto: HTTPProtocol, request_id: str) -> Reply:
         """Store a collection (the service's rules for the id and the body), drop its cached stats."""

@@ -2,7 +2,8 @@
 
 One of the three parts of :mod:`perf.guarded` (the app), grouped by concern: here, what an
 answer looks like as the service writes it (request ids, route and method labels, the body
-limit, RFC 9457 problems, a cached entry's ``Cache-Status``/``Age``, the Prometheus series);
+limit, RFC 9457 problems, a cached entry's ``ETag``, ``Cache-Status`` and ``Age`` and the 304 for
+a client holding its tag, the Prometheus series);
 :mod:`perf.guarded_videos` makes the videos.list calls. tests/unit/test_perf_guarded.py
 compares each of these with the service's own code, byte for byte.
 """
@@ -24,6 +25,7 @@ from influencer_stats.domain.models import (
     UpstreamTimeout,
 )
 from influencer_stats.domain.validation import InvalidInput
+from influencer_stats.http.conditional import etag_of, names
 
 #: The service's metric names and latency buckets, as its ``prometheus`` slice writes them
 #: (tests/unit/test_prometheus_guarded.py compares; without the slice ``fast`` records none).
@@ -92,22 +94,23 @@ def failed(error: CollectionNotFound | UpstreamError) -> Reply:
 class Entry:
     """A cached stats body, when (monotonic) it was stored, and its cache headers as last rendered."""
 
-    __slots__ = ("body", "headers", "seconds", "stored_at")
+    __slots__ = ("body", "etag", "headers", "seconds", "stored_at")
 
     def __init__(self, body: bytes, stored_at: float) -> None:
         self.body = body
+        self.etag = tagged(body)
         self.stored_at = stored_at
         self.seconds: tuple[int, int, str | None] | None = None
         self.headers: tuple[tuple[str, str], ...] = ()
 
     def reply(self, ttl_left: float, age: float, stale: str | None) -> Reply:
-        """200 with ``Cache-Status`` and ``Age`` in whole seconds, rendered once per change."""
+        """200 with its ``ETag``, ``Cache-Status`` and ``Age`` in whole seconds, rendered once per change."""
         seconds = (int(ttl_left), int(age), stale)
         if seconds != self.seconds:
             status = f"influencer-stats; hit; ttl={seconds[0]}" + (
                 "" if stale is None else f"; detail={stale}"
             )
-            self.headers = (("cache-status", status), ("age", str(seconds[1])))
+            self.headers = (self.etag, ("cache-status", status), ("age", str(seconds[1])))
             self.seconds = seconds
         return 200, JSON, self.headers, self.body
 
@@ -171,6 +174,39 @@ def _histogram(name: str, labels: str, counts: list[int], total: float) -> list[
         f"{name}_sum{{{labels.rstrip(',')}}} {total}",
     ]
     return lines
+
+
+def tagged(body: bytes) -> tuple[str, str]:
+    """The ``ETag`` header of ``body``, the service's (``http.conditional.etag_of``, shared)."""
+    return "etag", etag_of(body)
+
+
+#: The headers a 304 keeps of the 200 (the service's ``http.conditional._KEPT``, of those it sends).
+_KEPT_ON_304: Final = frozenset({"etag", "cache-status", "age"})
+
+
+def ok(body: bytes, *headers: tuple[str, str]) -> Reply:
+    """200 with ``body`` (JSON), its ``ETag`` first among its headers, as the service answers."""
+    return 200, JSON, (tagged(body), *headers), body
+
+
+def head(reply: Reply, request_id: str) -> list[tuple[str, str]]:
+    """The headers of ``reply`` as the service writes them: no Content-Type on a 304, the id last."""
+    status, content_type, headers, _ = reply
+    if status == 304:
+        return [*headers, ("x-request-id", request_id)]
+    return [("content-type", content_type), *headers, ("x-request-id", request_id)]
+
+
+def revalidated(reply: Reply, if_none_match: str | None, method: str = "GET") -> Reply:
+    """A 304 for a GET's 200 whose tag (first of its headers) ``If-None-Match`` names, as the
+    service answers it (``http.conditional.names``, shared); any other reply as it is."""
+    status, _, headers, _ = reply
+    if if_none_match is None or method not in ("GET", "HEAD"):
+        return reply
+    if status != 200 or not headers or headers[0][0] != "etag" or not names(if_none_match, headers[0][1]):
+        return reply
+    return 304, "", tuple(header for header in headers if header[0] in _KEPT_ON_304), b""
 
 
 def not_allowed(method: str, allowed: tuple[str, ...]) -> Reply:

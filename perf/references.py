@@ -83,6 +83,8 @@ GUARDED_KEEPS: Final = (
     "outside ASCII is a 400, an invalid id a 422, an unknown collection a 404, each the service's "
     "problem JSON, byte for byte",
     "`X-Request-Id`: a sane one echoed, else 16 new hex digits, on every answer",
+    "`ETag` on the stats and a collection (the service's hash of the body, once per cache entry), and a "
+    "304 for a GET whose `If-None-Match` names it (the header read on every request)",
     "the stats cache with the service's settings: fresh for the TTL, then stale while one refresh runs, "
     "stale-if-error, LRU bound, one computation per collection at a time, dropped by a write; "
     "`Cache-Status` and `Age` as the service renders them (with `+cache=none`: computed every request)",

@@ -4,8 +4,9 @@ A server finds the request's ``Route`` in the route table (``bootstrap.edge.ROUT
 what it received in an ``Incoming`` and writes the ``Reply`` that ``HttpApi.answer`` returns,
 with the request id it returns beside it as ``X-Request-Id`` (``serve`` adds it for servers that
 would rather not). ``answer`` is what every request goes through: request id, method and path
-checks, write auth, the route's handler for the method (``handlers``), a bug stopped as a 500,
-request metrics. Status codes and problem bodies come from ``problems``, so every server behaves
+checks, write auth, the route's handler for the method (``handlers``), a 304 for a GET whose
+If-None-Match names the answer's ETag (``conditional``), a bug stopped as a 500, request
+metrics. Status codes and problem bodies come from ``problems``, so every server behaves
 identically.
 """
 
@@ -26,7 +27,7 @@ from influencer_stats.algebras.clients import CALLER, Caller
 from influencer_stats.algebras.event_log import LOG_CONTEXT
 from influencer_stats.algebras.metrics import RequestRecorder
 from influencer_stats.algebras.tracing import RequestTracing
-from influencer_stats.http import problems
+from influencer_stats.http import conditional, problems
 from influencer_stats.http.body import BodyIncomplete
 from influencer_stats.http.cors import Cors
 from influencer_stats.http.encoding import Gzip
@@ -45,6 +46,9 @@ _clock = time.perf_counter
 _NEVER = 1 << 62
 #: Methods that need the write token (when one is set), on whichever route answers them.
 _WRITES = frozenset({"DELETE", "PATCH", "POST", "PUT"})
+#: Methods whose tagged 200 becomes a 304 when If-None-Match names it (RFC 9110 13.1.2; to any
+#: other method the field would be a precondition, 412, which no route here takes).
+_CONDITIONAL = frozenset({"GET", "HEAD"})
 #: The methods HTTP defines (RFC 9110, PATCH, WebDAV and the rest of the list llhttp parses).
 #: uvicorn's and aiohttp's parsers refuse any other method with a 400 before an app runs; the
 #: edge refuses it with a 400 too where a server lets it through (Granian takes any token), so
@@ -93,6 +97,9 @@ class Incoming:
     #: The address the request came from, and every X-Forwarded-For line joined (``Caller``).
     peer: str | None = None
     forwarded_for: str | None = None
+    #: Every If-None-Match line, joined with ", " (a list header): a GET or HEAD whose tagged 200
+    #: it names is answered 304 (``conditional``).
+    if_none_match: str | None = None
     #: The Accept-Encoding header (the first): whether a large answer may be gzipped (``encoding``).
     accept_encoding: str | None = None
     #: The Origin and Access-Control-Request-Method headers; servers read them only when the API
@@ -320,6 +327,8 @@ class HttpApi:
                 reply = refusal
             else:
                 reply = await plan.handler(self, incoming)
+                if incoming.if_none_match is not None and method in _CONDITIONAL:
+                    reply = conditional.not_modified(reply, incoming.if_none_match)
             # The status read once, for the metrics too: a 2xx costs one comparison more, no more.
             if (status := reply.status) >= 400 and (status >= 500 or method in _WRITES):
                 self._failed(reply, route.template, method)

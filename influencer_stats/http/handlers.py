@@ -18,7 +18,8 @@ from influencer_stats.domain.validation import InvalidInput, parse_collection_bo
 from influencer_stats.http import docs, problems
 from influencer_stats.http.api import HttpApi, Incoming
 from influencer_stats.http.body import json_nests_deeper, repeated_key
-from influencer_stats.http.pagination import page_body, parse_page_request
+from influencer_stats.http.conditional import tagged
+from influencer_stats.http.pagination import next_link, page_body, parse_page_request
 from influencer_stats.http.problems import JSON, Reply
 from influencer_stats.http.stats_reply import stats_reply
 
@@ -26,7 +27,7 @@ from influencer_stats.http.stats_reply import stats_reply
 MAX_JSON_DEPTH = 32
 _decode = msgspec.json.Decoder().decode
 _HEALTHY = Reply(200, b'{"status":"ok"}')
-_NO_CONTENT = Reply(204, b"")
+_NO_CONTENT = Reply(204, b"", "")  # no content, no Content-Type (problems.BODILESS)
 
 
 async def liveness(api: HttpApi, _: Incoming) -> Reply:
@@ -71,7 +72,8 @@ async def docs_asset(api: HttpApi, incoming: Incoming) -> Reply:
 
 
 async def list_collections(api: HttpApi, incoming: Incoming) -> Reply:
-    """One page of the sorted ids (``pagination``: ``limit``, ``cursor``, ``next``)."""
+    """One page of the sorted ids (``pagination``: ``limit``, ``cursor``, ``next``), and the next
+    page's address as a ``Link`` header (RFC 8288) when there is one."""
     match parse_page_request(incoming.query):
         case Failure(invalid):
             return problems.invalid_input(invalid)
@@ -79,14 +81,21 @@ async def list_collections(api: HttpApi, incoming: Incoming) -> Reply:
             pass
     match await api.store.ids(page.after, page.limit + 1):  # one more: is there a next page?
         case Success(ids):
-            return Reply(200, orjson.dumps(page_body(ids, page.limit)))
+            body = page_body(ids, page.limit)
+            cursor = body.get("next")
+            if cursor is None:
+                return Reply(200, orjson.dumps(body))
+            return Reply(
+                200, orjson.dumps(body), JSON, (next_link("/collections", incoming.query, str(cursor)),)
+            )
         case Failure(error):
             return problems.for_error(error)
     raise AssertionError("unreachable")
 
 
 async def get_collection(api: HttpApi, incoming: Incoming) -> Reply:
-    """The videos, and the fields the installed parts show beside them (``CollectionHooks.shown``)."""
+    """The videos, and the fields the installed parts show beside them (``CollectionHooks.shown``),
+    with the answer's ``ETag`` (``conditional``)."""
     match parse_collection_id(incoming.collection_id):
         case Failure(invalid):
             return problems.invalid_input(invalid)
@@ -102,7 +111,7 @@ async def get_collection(api: HttpApi, incoming: Incoming) -> Reply:
         if not isinstance(found, Success):
             return problems.for_error(found.failure())
         fields.update(found.unwrap())
-    return Reply(200, orjson.dumps({"videos": collection.videos, **fields}))
+    return tagged(Reply(200, orjson.dumps({"videos": collection.videos, **fields})))
 
 
 async def put_collection(api: HttpApi, incoming: Incoming) -> Reply:

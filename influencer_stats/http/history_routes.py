@@ -2,14 +2,16 @@
 
 A ``RouteGroup`` (``HISTORY_ROUTES``): the root adds it to the route table and the OpenAPI
 document when the history is installed, and hands ``HttpApi`` the ``HistoryPart`` its handlers
-take (``HttpApi.parts["history"]``), built from the ``history`` slot's choice.
+take (``HttpApi.parts["history"]``), built from the ``history`` slot's choice. Each 200 carries
+its ``ETag`` (``conditional``: a poller's unchanged page is a 304), and a page followed by
+another its ``Link`` (``pagination.next_link``).
 """
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, quote
 
 import orjson
 from returns.result import Success
@@ -21,6 +23,7 @@ from influencer_stats.domain.models import CollectionId
 from influencer_stats.domain.validation import InvalidInput, parse_collection_id
 from influencer_stats.http import openapi_history, problems
 from influencer_stats.http.api import Incoming
+from influencer_stats.http.conditional import tagged
 from influencer_stats.http.history_chart import chart_reply
 from influencer_stats.http.history_query import (
     GROWTH,
@@ -33,8 +36,8 @@ from influencer_stats.http.history_query import (
     parse_time,
     query_timeout,
 )
-from influencer_stats.http.pagination import DEFAULT_LIMIT, MAX_LIMIT
-from influencer_stats.http.problems import Reply
+from influencer_stats.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, next_link
+from influencer_stats.http.problems import JSON, Reply
 from influencer_stats.http.route_table import RouteGroup, part_route
 
 __all__ = ["GROWTH", "HISTORY", "HISTORY_CHART", "HISTORY_ROUTES", "HistoryPart"]
@@ -99,8 +102,14 @@ async def collection_history(part: HistoryPart, incoming: Incoming) -> Reply:
     page = await _history_page(part, incoming, DEFAULT_LIMIT)
     if isinstance(page, Reply):
         return page
-    _, points, next_ms = page
-    return Reply(200, orjson.dumps(history_body(points, next_ms)))
+    collection_id, points, next_ms = page
+    body = orjson.dumps(history_body(points, next_ms))
+    if next_ms is None:
+        return tagged(Reply(200, body))
+    # The cursor replaces since; the range's end, the step and the limit go on.
+    path = HISTORY.replace("{id}", quote(collection_id, safe=""))
+    link = next_link(path, incoming.query, str(next_ms), kept=("until", "step", "limit"))
+    return tagged(Reply(200, body, JSON, (link,)))
 
 
 async def collection_history_chart(part: HistoryPart, incoming: Incoming) -> Reply:
@@ -109,7 +118,7 @@ async def collection_history_chart(part: HistoryPart, incoming: Incoming) -> Rep
     if isinstance(page, Reply):
         return page
     collection_id, points, _ = page
-    return chart_reply(collection_id, points)
+    return tagged(chart_reply(collection_id, points))
 
 
 async def collection_growth(part: HistoryPart, incoming: Incoming) -> Reply:
@@ -139,7 +148,7 @@ async def collection_growth(part: HistoryPart, incoming: Incoming) -> Reply:
             "No snapshots",
             f"collection {known} has no snapshot at or after {given[0][:40]}",
         )
-    return Reply(200, orjson.dumps(growth))
+    return tagged(Reply(200, orjson.dumps(growth)))
 
 
 HISTORY_ROUTES = RouteGroup(

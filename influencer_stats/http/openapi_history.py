@@ -16,10 +16,14 @@ from influencer_stats.http.history_query import (
     query_timeout,
 )
 from influencer_stats.http.openapi_parts import (
+    ETAG,
+    IF_NONE_MATCH,
+    LINK_NEXT,
     REQUEST_ID,
     RETRY_AFTER,
     STORE_DOWN_REPLY,
     json_response,
+    not_modified,
     operation,
     problem_response,
 )
@@ -172,8 +176,19 @@ def operations(collection_id: dict[str, Any], not_found: tuple[Reply, ...]) -> d
                 "A collection's stats over time, a page at a time",
                 description="The same points as a chart: `GET /collections/{id}/history.svg` (e.g. "
                 "[the example collection's](/collections/summer-campaign-2024/history.svg)).",
+                parameters=[IF_NONE_MATCH],
                 responses={
-                    "200": json_response("History", "snapshots, oldest first", {"points": [_POINT, _LATER]}),
+                    "200": json_response(
+                        "History",
+                        "snapshots, oldest first (and the next page's Link when more follow)",
+                        {"points": [_POINT, _LATER]},
+                        ETag=ETAG,
+                        Link={
+                            **LINK_NEXT,
+                            "example": '</collections/summer-campaign-2024/history?limit=2&cursor=1764936000000>; rel="next"',
+                        },
+                    ),
+                    "304": not_modified(),
                     "404": problem_response("no such collection", *not_found),
                     "422": _BAD_QUERY,
                     "503": _DOWN_OR_SLOW,
@@ -186,12 +201,14 @@ def operations(collection_id: dict[str, Any], not_found: tuple[Reply, ...]) -> d
                 "getCollectionHistoryChart",
                 "stats",
                 "A collection's stats over time as a chart (SVG, no script)",
+                parameters=[IF_NONE_MATCH],
                 responses={
                     "200": {
                         "description": "impressions and engagements over time; gaps marked in red",
-                        "headers": {"X-Request-ID": REQUEST_ID},
+                        "headers": {"X-Request-ID": REQUEST_ID, "ETag": ETAG},
                         "content": {"image/svg+xml": {"schema": {"type": "string"}}},
                     },
+                    "304": not_modified(),
                     "404": problem_response("no such collection", *not_found),
                     "422": _BAD_QUERY,
                     "503": _DOWN_OR_SLOW,
@@ -204,6 +221,7 @@ def operations(collection_id: dict[str, Any], not_found: tuple[Reply, ...]) -> d
                 "getCollectionGrowth",
                 "stats",
                 "How a collection's figures changed since a time",
+                parameters=[IF_NONE_MATCH],
                 responses={
                     "200": json_response(
                         "Growth",
@@ -219,7 +237,9 @@ def operations(collection_id: dict[str, Any], not_found: tuple[Reply, ...]) -> d
                                 "videos": {"absolute": 0, "relative": 0.0},
                             },
                         },
+                        ETag=ETAG,
                     ),
+                    "304": not_modified(),
                     "404": problem_response(
                         "no such collection, or no snapshot of it at or after since",
                         *not_found,

@@ -19,6 +19,9 @@ from influencer_stats.http.api import MAX_BODY_BYTES
 from influencer_stats.http.handlers import MAX_JSON_DEPTH
 from influencer_stats.http.openapi_parts import (
     BAD_ID,
+    ETAG,
+    IF_NONE_MATCH,
+    LINK_NEXT,
     REQUEST_ID,
     RETRY_AFTER,
     STORE_DOWN,
@@ -26,6 +29,7 @@ from influencer_stats.http.openapi_parts import (
     UNAUTHORIZED_REPLY,
     UPSTREAM_FAILED,
     json_response,
+    not_modified,
     operation,
     problem_response,
 )
@@ -166,8 +170,12 @@ def operations(groups: Iterable[RouteGroup] = (), checks: tuple[str, ...] = ()) 
                 responses={
                     "200": json_response(
                         "Ids",
-                        "a page of ids, and the next page's cursor when there is one",
+                        "a page of ids, and the next page's cursor when there is one (and its Link)",
                         {"ids": _PAGE, "next": cursor_of(CollectionId(_PAGE[-1]))},
+                        Link={
+                            **LINK_NEXT,
+                            "example": f'</collections?limit={len(_PAGE)}&cursor={cursor_of(CollectionId(_PAGE[-1]))}>; rel="next"',
+                        },
                     ),
                     "422": problem_response(
                         f"limit not an integer from 1 to {MAX_LIMIT}, cursor malformed, or either repeated",
@@ -183,10 +191,11 @@ def operations(groups: Iterable[RouteGroup] = (), checks: tuple[str, ...] = ()) 
                 "getCollectionStats",
                 "stats",
                 "Aggregate statistics of a collection",
+                parameters=[IF_NONE_MATCH],
                 responses={
                     "200": json_response(
                         "Stats",
-                        "the aggregate; Cache-Status and Age when a cache served it",
+                        "the aggregate, its ETag; Cache-Status and Age when a cache served it",
                         {
                             "impressions": 18760776,
                             "engagements": 383586,
@@ -200,7 +209,14 @@ def operations(groups: Iterable[RouteGroup] = (), checks: tuple[str, ...] = ()) 
                                 "example": "influencer-stats; hit; ttl=7",
                             },
                             "Age": {"schema": {"type": "string"}, "example": "3"},
+                            "ETag": ETAG,
                         },
+                    ),
+                    "304": not_modified(
+                        **{
+                            "Cache-Status": {"schema": {"type": "string"}},
+                            "Age": {"schema": {"type": "string"}},
+                        }
                     ),
                     "404": _NOT_FOUND,
                     "422": BAD_ID,
@@ -241,12 +257,15 @@ def _collection(docs: tuple[CollectionDoc, ...]) -> dict[str, dict[str, Any]]:
                 "getCollection",
                 "collections",
                 "A collection's videos",
+                parameters=[IF_NONE_MATCH],
                 responses={
                     "200": json_response(
                         "Collection",
                         "the videos, in the order saved (or read), and what else is known of them",
                         {"videos": _VIDEOS},
+                        ETag=ETAG,
                     ),
+                    "304": not_modified(),
                     "404": _NOT_FOUND,
                     "422": BAD_ID,
                     "503": STORE_DOWN,

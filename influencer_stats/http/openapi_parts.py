@@ -28,6 +28,35 @@ TITLE = "influencer-stats"
 PROBLEM_REF = {"$ref": "#/components/schemas/Problem"}
 REQUEST_ID = {"$ref": "#/components/headers/X-Request-ID"}
 RETRY_AFTER = {"schema": {"type": "string"}, "description": "seconds to wait"}
+#: The validator of an answer (``conditional``), its request header and the 304 it earns.
+ETAG = {
+    "schema": {"type": "string"},
+    "description": "the answer's strong entity tag (RFC 9110 8.8.3), a hash of its body: send it back "
+    "in If-None-Match to be answered 304 while the answer is unchanged",
+    "example": '"5d8f2c3b9a1e4f6070b1c2d3e4f5a6b7"',
+}
+IF_NONE_MATCH = {
+    "name": "If-None-Match",
+    "in": "header",
+    "required": False,
+    "description": "the ETag of the answer the client holds (weak or strong, a list, or *): "
+    "while it is still the answer, a 304 without a body",
+    "schema": {"type": "string"},
+    "example": '"5d8f2c3b9a1e4f6070b1c2d3e4f5a6b7"',
+}
+#: RFC 8288 ``Link`` to the next page of a paged list (``pagination.next_link``).
+LINK_NEXT = {
+    "schema": {"type": "string"},
+    "description": "the next page's address, rel=\"next\" (RFC 8288): only when more follow, as the body's next",
+}
+
+
+def not_modified(**headers: Any) -> dict[str, Any]:
+    """The 304 of a GET whose If-None-Match names the answer: no body, its ETag and ``headers``."""
+    return {
+        "description": "not modified: the answer is the one the client holds (If-None-Match); no body",
+        "headers": {"ETag": ETAG, "X-Request-ID": REQUEST_ID, **headers},
+    }
 
 
 def _document(reply: Reply) -> Any:

@@ -3,7 +3,9 @@
 A page answers ``{"ids": [...], "next": "<cursor>"}`` with ``next`` only when more ids
 follow, so a listing that fits in one page keeps the original shape ``{"ids": [...]}``.
 The cursor marks where the page ended (keyset paging: the store answers the ids after
-it, O(log n + limit), however deep the page); clients pass ``next`` back unchanged.
+it, O(log n + limit), however deep the page); clients pass ``next`` back unchanged. The
+next page's address is also the answer's ``Link`` header (RFC 8288, ``next_link``), for clients
+that follow links rather than read bodies.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, quote, urlencode
 
 from returns.result import Failure, Result, Success
 
@@ -79,6 +81,19 @@ def page_body(ids: Sequence[CollectionId], limit: int) -> dict[str, object]:
         return {"ids": ids}
     shown = ids[:limit]
     return {"ids": shown, "next": cursor_of(shown[-1])}
+
+
+def next_link(path: str, query: str, cursor: str, kept: tuple[str, ...] = ("limit",)) -> tuple[str, str]:
+    """The ``Link`` header to the page after this one: ``path``, the ``kept`` parameters of the
+    request's ``query`` with the values it gave (the others, and its cursor, left out), then
+    ``cursor``.
+
+    A URI reference relative to the service (``</collections?limit=2&cursor=…>; rel="next"``),
+    every value percent-encoded, so nothing the client sent can end the header or its ``<…>``.
+    """
+    pairs = [(name, value) for name, value in parse_qsl(query, keep_blank_values=True) if name in kept]
+    target = urlencode([*pairs, ("cursor", cursor)], safe=":", quote_via=quote)
+    return "link", f'<{path}?{target}>; rel="next"'
 
 
 def _clip(value: str, limit: int = 100) -> str:

@@ -35,6 +35,9 @@ from influencer_stats.domain.validation import InvalidInput
 PROBLEM_JSON = "application/problem+json"
 JSON = "application/json"
 _TYPE = "urn:influencer-stats:problem:"
+#: The statuses whose answers have no content, so no Content-Type nor Content-Length either
+#: (RFC 9110 8.6, 15.3.5, 15.4.5): every server writes their headers without those two.
+BODILESS = frozenset({204, 304})
 
 
 class Reply(NamedTuple):

@@ -16,6 +16,7 @@ from typing import Any
 from influencer_stats.bootstrap.edge import ROUTES
 from influencer_stats.http.api import HttpApi, Incoming
 from influencer_stats.http.body import BodyIncomplete, content_length, read_request_body
+from influencer_stats.http.problems import BODILESS
 from influencer_stats.serving import uvicorn
 from influencer_stats.serving.server import OpenApi, Server, asgi_lifespan
 from influencer_stats.serving.supervised import Worker
@@ -81,7 +82,7 @@ class AsgiApp:
         api = self._api
         assert api is not None, "lifespan has not started the API"
         method: str = scope["method"]
-        request_id = authorization = content_type = forwarded_for = accept_encoding = None
+        request_id = authorization = content_type = forwarded_for = if_none_match = accept_encoding = None
         for name, value in scope["headers"]:
             if name == b"x-request-id":
                 if request_id is None:  # the first, as the other servers take it
@@ -95,6 +96,9 @@ class AsgiApp:
             elif name == b"x-forwarded-for":  # every line, joined (Incoming.forwarded_for)
                 text = value.decode("latin-1")
                 forwarded_for = text if forwarded_for is None else f"{forwarded_for}, {text}"
+            elif name == b"if-none-match":  # every line, joined (Incoming.if_none_match)
+                text = value.decode("latin-1")
+                if_none_match = text if if_none_match is None else f"{if_none_match}, {text}"
             elif name == b"accept-encoding" and accept_encoding is None:
                 accept_encoding = value.decode("latin-1")
         # Routed as received (ROUTES.match_raw): %2F inside an id stays in it.
@@ -117,6 +121,7 @@ class AsgiApp:
                     content_type=content_type,
                     peer=client[0] if (client := scope.get("client")) else None,
                     forwarded_for=forwarded_for,
+                    if_none_match=if_none_match,
                     accept_encoding=accept_encoding,
                     origin=_header(scope, b"origin") if api.cors else None,
                     cors_method=_header(scope, b"access-control-request-method") if api.cors else None,
@@ -125,10 +130,14 @@ class AsgiApp:
         else:
             reply = api.unmatched(scope["path"], method, request_id)
             answered_id = None  # in reply.headers already
-        headers = [
-            (b"content-type", reply.content_type.encode()),
-            (b"content-length", str(len(reply.body)).encode()),
-        ]
+        headers = (
+            []  # a 204 or 304: no content, so neither header of it
+            if reply.status in BODILESS
+            else [
+                (b"content-type", reply.content_type.encode()),
+                (b"content-length", str(len(reply.body)).encode()),
+            ]
+        )
         headers.extend((name.encode(), value.encode()) for name, value in reply.headers)
         if answered_id is not None:
             headers.append((b"x-request-id", answered_id.encode()))

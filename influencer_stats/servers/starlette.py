@@ -18,7 +18,7 @@ from influencer_stats.bootstrap.edge import ROUTES
 from influencer_stats.http import problems
 from influencer_stats.http.api import HTTP_METHODS, HttpApi, Incoming
 from influencer_stats.http.body import BodyIncomplete, content_length, read_request_body
-from influencer_stats.http.problems import Reply
+from influencer_stats.http.problems import BODILESS, Reply
 from influencer_stats.http.route_table import Route as ApiRoute
 from influencer_stats.http.route_table import decode_segment
 from influencer_stats.serving import uvicorn
@@ -31,7 +31,9 @@ _ALL_METHODS = sorted(HTTP_METHODS)
 
 
 def _response(reply: Reply) -> Response:
-    response = Response(reply.body, reply.status, media_type=reply.content_type)
+    # A 204 or 304 without Content-Type (Starlette writes no Content-Length for them itself).
+    media_type = None if reply.status in BODILESS else reply.content_type
+    response = Response(reply.body, reply.status, media_type=media_type)
     for name, value in reply.headers:
         response.headers[name] = value
     return response
@@ -89,6 +91,7 @@ def create_app(open_api: OpenApi) -> Starlette:
                 content_type=headers.get("content-type"),
                 peer=client[0] if (client := request.scope.get("client")) else None,
                 forwarded_for=", ".join(headers.getlist("x-forwarded-for")) or None,
+                if_none_match=", ".join(headers.getlist("if-none-match")) or None,
                 accept_encoding=headers.get("accept-encoding"),
                 origin=headers.get("origin") if api.cors else None,
                 cors_method=headers.get("access-control-request-method") if api.cors else None,

@@ -101,6 +101,7 @@ class Service:
         request_id: str | None = None,
         authorization: str | None = None,
         content_type: str | None = None,
+        if_none_match: str | None = None,
     ) -> Reply:
         """``path`` as a client sends it (percent-encoded): routed as received (``match_raw``)."""
         path, _, query = path.partition("?")
@@ -116,6 +117,7 @@ class Service:
             body or Body([]),
             query,
             content_type=content_type,
+            if_none_match=if_none_match,
         )
         return await self.api.serve(incoming)
 
@@ -131,8 +133,10 @@ class Service:
         path = f"/collections/{collection_id}"
         return await self.request("PUT", path, body, request_id=request_id, authorization=authorization)
 
-    async def get(self, path: str, *, request_id: str | None = None) -> Reply:
-        return await self.request("GET", path, request_id=request_id)
+    async def get(
+        self, path: str, *, request_id: str | None = None, if_none_match: str | None = None
+    ) -> Reply:
+        return await self.request("GET", path, request_id=request_id, if_none_match=if_none_match)
 
 
 def _use_case(store: CollectionStore, log: EventLog) -> CollectionStatsQuery:

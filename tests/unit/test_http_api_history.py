@@ -251,3 +251,53 @@ async def test_each_history_route_answers_its_methods_and_head_like_get() -> Non
     await assert_methods_answered(api, HISTORY_ROUTES.routes)
     await api.put("c", {"videos": []})
     await assert_head_like_get(api, HISTORY_ROUTES.routes)
+
+
+async def test_a_history_page_links_to_the_next_keeping_its_range_step_and_limit() -> None:
+    api = await _with_points(*(_point(h, h) for h in range(5)))
+
+    first = await api.get(
+        "/collections/one/history?since=2025-12-04T00:00:00Z&until=2025-12-05T00:00:00Z&limit=2"
+    )
+    stepped = await api.get("/collections/one/history?step=2h&limit=1")
+    last = await api.get("/collections/one/history?limit=10")
+
+    link = f"/collections/one/history?until=2025-12-05T00:00:00Z&limit=2&cursor={_body(first)['next']}"
+    assert header(first, "link") == f'<{link}>; rel="next"'
+    followed = await api.get(link)
+    assert [p["impressions"] for p in _body(followed)["points"]] == [2, 3]
+    assert (
+        header(stepped, "link")
+        == f'</collections/one/history?step=2h&limit=1&cursor={_body(stepped)["next"]}>; rel="next"'
+    )
+    assert header(last, "link") is None
+
+
+async def test_each_history_answer_carries_its_tag_and_a_client_holding_it_gets_a_304() -> None:
+    api = await _with_points(_point(0, 1), _point(1, 2))
+
+    for path in (
+        "/collections/one/history",
+        "/collections/one/history.svg",
+        "/collections/one/growth?since=2025-12-04T00:00:00Z",
+    ):
+        first = await api.get(path)
+        tag = header(first, "etag")
+        again = await api.get(path, if_none_match=tag)
+
+        assert tag is not None and first.status == 200, path
+        assert (again.status, again.body, again.content_type) == (304, b"", ""), path
+        assert header(again, "etag") == tag
+
+
+async def test_a_new_snapshot_changes_the_historys_tag() -> None:
+    history = MemoryStatsHistory(Retention(raw_s=30 * DAY_S, keep_s=400 * DAY_S), 1_000)
+    api = history_service(history)
+    await api.put("one", {"videos": []})
+    await history.record(ONE, _point(0, 1))
+    tag = header(await api.get("/collections/one/history"), "etag")
+    await history.record(ONE, _point(1, 2))
+
+    changed = await api.get("/collections/one/history", if_none_match=tag)
+
+    assert changed.status == 200 and header(changed, "etag") != tag

@@ -24,7 +24,7 @@ from influencer_stats.domain.models import (
     UpstreamUnavailable,
 )
 from influencer_stats.domain.validation import parse_collection_id
-from influencer_stats.http import api, problems
+from influencer_stats.http import api, conditional, problems
 from influencer_stats.http.routes import COLLECTION, STATS
 from influencer_stats.http.stats_reply import cache_headers
 from perf import guarded_answers as answers
@@ -105,8 +105,27 @@ def test_cache_headers_are_the_services_and_rendered_once_per_whole_second(
     first = entry.reply(ttl_left, age, stale)
     again = entry.reply(ttl_left - 0.001, age + 0.001, stale)  # the same whole seconds
 
-    assert first == (200, "application/json", cache_headers(CacheInfo(True, age, ttl_left, stale)), b"{}")
+    etag = ("etag", conditional.etag_of(b"{}"))
+    assert first == (
+        200,
+        "application/json",
+        (etag, *cache_headers(CacheInfo(True, age, ttl_left, stale))),
+        b"{}",
+    )
     assert again[2] is first[2]
+
+
+@pytest.mark.parametrize("if_none_match", ["*", "W/{tag}", '"other", {tag}', '"{opaque}-gzip"', '"other"'])
+def test_a_304_is_answered_when_and_as_the_service_answers_it(if_none_match: str) -> None:
+    entry = answers.Entry(b'{"videos":[]}', 0.0)
+    reply = entry.reply(9.0, 1.0, None)
+    tag = reply[2][0][1]
+    given = if_none_match.format(tag=tag, opaque=tag[1:-1])
+    service = conditional.not_modified(problems.Reply(200, reply[3], reply[1], reply[2]), given)
+
+    revalidated = answers.revalidated(reply, given)
+
+    assert (revalidated[0], revalidated[2], revalidated[3]) == (service.status, service.headers, service.body)
 
 
 def test_metrics_are_recorded_in_their_buckets_and_rendered_with_their_names() -> None:

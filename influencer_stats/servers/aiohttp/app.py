@@ -27,7 +27,7 @@ from influencer_stats.bootstrap.edge import ROUTES
 from influencer_stats.http import problems
 from influencer_stats.http.api import HttpApi, Incoming
 from influencer_stats.http.body import BodyIncomplete, BodyTimeout, read_request_body
-from influencer_stats.http.problems import Reply
+from influencer_stats.http.problems import BODILESS, Reply
 from influencer_stats.serving.server import OpenApi
 from influencer_stats.settings import Settings
 
@@ -38,10 +38,13 @@ _SERVER = "aiohttp"
 
 
 def _response(reply: Reply) -> web.Response:
-    # Content-Type as a header: aiohttp's content_type= refuses parameters (charset).
-    response = web.Response(
-        body=reply.body, status=reply.status, headers={"Content-Type": reply.content_type}
-    )
+    if reply.status in BODILESS:  # no Content-Type (aiohttp takes off the Content-Length itself)
+        response = web.Response(status=reply.status)
+    else:
+        # Content-Type as a header: aiohttp's content_type= refuses parameters (charset).
+        response = web.Response(
+            body=reply.body, status=reply.status, headers={"Content-Type": reply.content_type}
+        )
     for name, value in reply.headers:
         response.headers[name] = value
     return response
@@ -78,6 +81,7 @@ async def _dispatch(request: web.Request) -> web.Response:
         content_type=headers.get("content-type"),
         peer=request.remote,
         forwarded_for=", ".join(headers.getall("x-forwarded-for", ())) or None,
+        if_none_match=", ".join(headers.getall("if-none-match", ())) or None,
         accept_encoding=headers.get("accept-encoding"),
         origin=headers.get("origin") if api.cors else None,
         cors_method=headers.get("access-control-request-method") if api.cors else None,
