@@ -114,7 +114,7 @@ def _fast_steps(
     from influencer_stats.bootstrap.edge import ROUTES
     from influencer_stats.domain.models import CollectionId, VideoId
     from influencer_stats.http import handlers
-    from influencer_stats.http.api import Incoming
+    from influencer_stats.http.incoming import Incoming
     from influencer_stats.http.stats_reply import stats_reply
 
     api = app._api

@@ -13,11 +13,9 @@ identically.
 from __future__ import annotations
 
 import hmac
-import re
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from random import getrandbits as _random_bits
 from typing import TYPE_CHECKING
 
 import orjson
@@ -31,6 +29,14 @@ from influencer_stats.http import conditional, problems
 from influencer_stats.http.body import BodyIncomplete
 from influencer_stats.http.cors import Cors
 from influencer_stats.http.encoding import Gzip
+from influencer_stats.http.incoming import (
+    HTTP_METHODS,
+    Incoming,
+    method_label,
+    request_id_of,
+    with_request_id,
+)
+from influencer_stats.http.layers import AccessLogged, Answer, CorsAnswer, log_access
 from influencer_stats.http.problems import Reply
 from influencer_stats.http.route_table import bound
 
@@ -40,7 +46,6 @@ if TYPE_CHECKING:
 MAX_BODY_BYTES = 1024 * 1024
 #: Readiness checks by dependency name, built by the composition root.
 Checks = dict[str, Callable[[], Awaitable[bool]]]
-_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 _clock = time.perf_counter
 #: A size no answer reaches: compression off.
 _NEVER = 1 << 62
@@ -49,63 +54,6 @@ _WRITES = frozenset({"DELETE", "PATCH", "POST", "PUT"})
 #: Methods whose tagged 200 becomes a 304 when If-None-Match names it (RFC 9110 13.1.2; to any
 #: other method the field would be a precondition, 412, which no route here takes).
 _CONDITIONAL = frozenset({"GET", "HEAD"})
-#: The methods HTTP defines (RFC 9110, PATCH, WebDAV and the rest of the list llhttp parses).
-#: uvicorn's and aiohttp's parsers refuse any other method with a 400 before an app runs; the
-#: edge refuses it with a 400 too where a server lets it through (Granian takes any token), so
-#: all four agree. A method in this set that a route does not answer is a 405 with Allow.
-HTTP_METHODS = frozenset(
-    {
-        "ACL", "BIND", "CHECKOUT", "CONNECT", "COPY", "DELETE", "GET", "HEAD", "LINK", "LOCK",
-        "M-SEARCH", "MERGE", "MKACTIVITY", "MKCALENDAR", "MKCOL", "MOVE", "NOTIFY", "OPTIONS",
-        "PATCH", "POST", "PROPFIND", "PROPPATCH", "PURGE", "PUT", "QUERY", "REBIND", "REPORT",
-        "SEARCH", "SOURCE", "SUBSCRIBE", "TRACE", "UNBIND", "UNLINK", "UNLOCK", "UNSUBSCRIBE",
-    }
-)  # fmt: skip
-
-BodyReader = Callable[[int], Awaitable[bytes | None]]
-
-
-async def no_body(_: int) -> bytes | None:
-    """The ``BodyReader`` of a request without a body (or whose body no handler reads)."""
-    return b""
-
-
-@dataclass(slots=True)
-class Incoming:
-    """What a server hands over: the matched route and the request's parts.
-
-    ``read_body(limit)`` returns the body, or None as soon as it exceeds ``limit`` bytes (servers
-    build it on ``body.read_request_body``, so none ever buffers more than that), and raises
-    ``BodyIncomplete`` when the client went away before the whole body arrived; ``collection_id``
-    is percent-decoded, once split off the path as received (``RouteTable.match_raw``).
-    ``query`` is the raw query string, without the ``?`` and not yet percent-decoded.
-    """
-
-    route: Route
-    method: str
-    collection_id: str = ""
-    request_id: str | None = None
-    #: Every Authorization field line received, joined with ", " (RFC 9110 5.3): two lines
-    #: never authorize a write, whichever of them a framework would have picked.
-    authorization: str | None = None
-    read_body: BodyReader = no_body
-    query: str = ""
-    #: The W3C ``traceparent`` header; servers read it only when the API traces (``HttpApi.traced``).
-    traceparent: str | None = None
-    #: The Content-Type header (the first), for handlers that take only JSON (a slice's POST).
-    content_type: str | None = None
-    #: The address the request came from, and every X-Forwarded-For line joined (``Caller``).
-    peer: str | None = None
-    forwarded_for: str | None = None
-    #: Every If-None-Match line, joined with ", " (a list header): a GET or HEAD whose tagged 200
-    #: it names is answered 304 (``conditional``).
-    if_none_match: str | None = None
-    #: The Accept-Encoding header (the first): whether a large answer may be gzipped (``encoding``).
-    accept_encoding: str | None = None
-    #: The Origin and Access-Control-Request-Method headers; servers read them only when the API
-    #: answers CORS (``HttpApi.cors``).
-    origin: str | None = None
-    cors_method: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,34 +70,12 @@ class _Plan:
 _Plans = dict[str, _Plan]
 
 
-def _request_id(header: str | None) -> str:
-    """The client's id when it is a sane one, else a new one."""
-    return header if header is not None and _REQUEST_ID.fullmatch(header) else new_request_id()
-
-
-def with_request_id(reply: Reply, request_id: str) -> Reply:
-    """``reply`` with ``X-Request-Id: request_id`` last among its headers."""
-    # Reply(...) directly: NamedTuple._replace costs twice as much, on every request.
-    status, body, content_type, headers = reply
-    return Reply(status, body, content_type, (*headers, ("x-request-id", request_id)))
-
-
-def _method_label(method: str) -> str:
-    """The method as a metrics label: one of a closed set."""
-    return method if method in HTTP_METHODS else "other"
-
-
 def _problem_of(reply: Reply) -> dict[str, object]:
     """The members of ``reply``'s problem document (empty for any other body)."""
     if reply.content_type != problems.PROBLEM_JSON:
         return {}
     document = orjson.loads(reply.body)
     return document if isinstance(document, dict) else {}
-
-
-def new_request_id() -> str:
-    """16 hex digits; unique enough to correlate logs, cheap (no syscall), not a secret."""
-    return f"{_random_bits(64):016x}"
 
 
 class HttpApi:
@@ -168,7 +94,7 @@ class HttpApi:
     max_body_bytes = MAX_BODY_BYTES
     #: Answer one request (what servers call), with the request's id for them to add as
     #: ``X-Request-Id``: ``_answer``, or ``_traced_answer`` with tracing.
-    answer: Callable[[Incoming], Awaitable[tuple[Reply, str]]]
+    answer: Answer
 
     def __init__(
         self,
@@ -219,14 +145,12 @@ class HttpApi:
         self._plans: dict[Route, _Plans] = {}
         # Chosen once: without tracing a request costs exactly what it did before tracing existed;
         # likewise CORS and the access log, each a layer around it only when on.
-        answer = self._answer if tracing is None else self._traced_answer
+        answer: Answer = self._answer if tracing is None else self._traced_answer
         if self._cors is not None:
-            self._inside_cors = answer
-            answer = self._cors_answer
-        self._access_log = access_log
+            answer = CorsAnswer(answer, self._cors, metrics)
         if access_log:
-            self._unlogged = answer
-            answer = self._logged_answer
+            answer = AccessLogged(answer, log)
+        self._access_log = access_log
         self.answer = answer
 
     def keep(self, reply: Reply) -> Reply:
@@ -248,52 +172,13 @@ class HttpApi:
             span.answered(answered[0].status)
             return answered
 
-    async def _cors_answer(self, incoming: Incoming) -> tuple[Reply, str]:
-        """The answer with the CORS headers for the request's origin, or a preflight's 204 (``cors``)."""
-        cors, origin = self._cors, incoming.origin
-        assert cors is not None
-        if (
-            origin is not None
-            and incoming.cors_method is not None
-            and incoming.method == "OPTIONS"
-            and "OPTIONS" not in incoming.route.handlers
-            and cors.allows(origin)
-        ):
-            started = _clock()
-            request_id = _request_id(incoming.request_id)
-            reply = cors.preflight(origin, incoming.route.methods)
-            self.metrics.request(incoming.route.template, "OPTIONS", reply.status, _clock() - started)
-            return reply, request_id
-        reply, request_id = await self._inside_cors(incoming)
-        return cors.answered(reply, origin), request_id
-
-    async def _logged_answer(self, incoming: Incoming) -> tuple[Reply, str]:
-        """The answer, then its ``http.access`` event (``access``)."""
-        started = _clock()
-        reply, request_id = await self._unlogged(incoming)
-        self._access(request_id, incoming.method, incoming.route.template, reply, _clock() - started)
-        return reply, request_id
-
-    def _access(self, request_id: str, method: str, route: str, reply: Reply, seconds: float) -> None:
-        """The access log's line for one answered request: through the process's log, at info, so
-        a rate-limited logger drops (and counts) lines past its rate like any other event."""
-        self.log.info(
-            "http.access",
-            request_id=request_id,
-            method=_method_label(method),
-            route=route,
-            status=reply.status,
-            bytes=len(reply.body),
-            duration_ms=round(seconds * 1000, 3),
-        )
-
     def _plan(self, route: Route) -> _Plans:
         # Per route and method, once: answer re-derives no label and looks up no handler per
         # request (perf/RESULTS.md, "The cached path by structure": serve's own 2.0 µs, 1.2 now).
         plans = {
             method: _Plan(
                 handler if route.part is None else bound(handler, self.parts[route.part]),
-                self.metrics.recorder(route.template, _method_label(method)),
+                self.metrics.recorder(route.template, method_label(method)),
                 method in _WRITES,
             )
             for method, handler in route.handlers.items()
@@ -304,7 +189,7 @@ class HttpApi:
     async def _answer(self, incoming: Incoming, trace_id: str | None = None) -> tuple[Reply, str]:
         """Answer one request: bind its id (and trace id) to the logs, dispatch, count it."""
         started = _clock()
-        request_id = _request_id(incoming.request_id)
+        request_id = request_id_of(incoming.request_id)
         bound = LOG_CONTEXT.set(
             {"request_id": request_id}
             if trace_id is None
@@ -328,7 +213,7 @@ class HttpApi:
             else:
                 reply = await plan.handler(self, incoming)
                 if incoming.if_none_match is not None and method in _CONDITIONAL:
-                    reply = conditional.not_modified(reply, incoming.if_none_match)
+                    reply = self._revalidated(reply, incoming.if_none_match, incoming)
             # The status read once, for the metrics too: a 2xx costs one comparison more, no more.
             if (status := reply.status) >= 400 and (status >= 500 or method in _WRITES):
                 self._failed(reply, route.template, method)
@@ -349,10 +234,18 @@ class HttpApi:
         if len(reply.body) >= self._gzip_min_bytes:
             reply = self._gzip.encode(reply, method, incoming.accept_encoding)
         if plan is None:
-            self.metrics.request(route.template, _method_label(method), status, _clock() - started)
+            self.metrics.request(route.template, method_label(method), status, _clock() - started)
         else:
             plan.record(status, _clock() - started)
         return reply, request_id
+
+    def _revalidated(self, reply: Reply, if_none_match: str, incoming: Incoming) -> Reply:
+        """A 304 in place of the 200 ``reply`` when ``if_none_match`` names it (``conditional``),
+        with the Vary and the tag it would have been sent with (``Gzip.stand_in``); else ``reply``."""
+        unchanged = conditional.not_modified(reply, if_none_match)
+        if unchanged is reply or len(reply.body) < self._gzip_min_bytes:
+            return unchanged
+        return self._gzip.stand_in(reply, unchanged, incoming.method, incoming.accept_encoding)
 
     def unmatched(self, path: str, method: str, request_id: str | None) -> Reply:
         """The answer when no route matches ``path`` (percent-decoded), in the order parsers refuse:
@@ -377,12 +270,12 @@ class HttpApi:
 
         ``route`` is the metrics label: the template, or ``"unmatched"``.
         """
-        self.metrics.request(route, _method_label(method), reply.status, 0.0)
-        request_id = _request_id(request_id)
+        self.metrics.request(route, method_label(method), reply.status, 0.0)
+        request_id = request_id_of(request_id)
         if reply.status >= 500 or (reply.status >= 400 and method in _WRITES):
             self._failed(reply, route, method, request_id=request_id)
         if self._access_log:
-            self._access(request_id, method, route, reply, 0.0)
+            log_access(self.log, request_id, method, route, reply, 0.0)
         return with_request_id(reply, request_id)
 
     def _failed(self, reply: Reply, route: str, method: str, **fields: object) -> None:
@@ -399,7 +292,7 @@ class HttpApi:
             status=reply.status,
             problem=problem.get("type"),
             route=route,
-            method=_method_label(method),
+            method=method_label(method),
             **fields,
         )
 

@@ -119,18 +119,42 @@ class Gzip:
         that test only).
         """
         status, body, content_type, headers = reply
-        if (
-            status in _BODILESS
-            or status < 200
-            or (content_type.startswith("image/") and "svg" not in content_type)
-        ):
+        if status in _BODILESS or status < 200 or not _compressible(content_type):
             return reply
-        if method == "HEAD" or accept_encoding is None or not accepts_gzip(accept_encoding):
+        if not _gzipped(reply, method, accept_encoding):
             return Reply(status, body, content_type, with_vary(headers, "accept-encoding"))
-        if any(name == "content-encoding" for name, _ in headers):  # encoded already: as it is
-            return Reply(status, body, content_type, with_vary(headers, "accept-encoding"))
-        tagged = tuple(
-            (name, _gzip_tag(value)) if name == "etag" else (name, value) for name, value in headers
-        )
-        encoded = (*with_vary(tagged, "accept-encoding"), _ENCODED)
+        encoded = (*with_vary(_gzip_tagged(headers), "accept-encoding"), _ENCODED)
         return Reply(status, self._compressed(body), content_type, encoded)
+
+    def stand_in(self, answer: Reply, unchanged: Reply, method: str, accept_encoding: str | None) -> Reply:
+        """The 304 ``unchanged`` standing for ``answer`` (of at least ``min_bytes``), with the
+        ``Vary`` and the ``ETag`` that ``answer`` would have been sent with (RFC 9110 15.4.5): the
+        gzip representation's tag to a client that accepts it, which is the tag it holds."""
+        if not _compressible(answer.content_type):
+            return unchanged
+        headers = with_vary(unchanged.headers, "accept-encoding")
+        if _gzipped(answer, method, accept_encoding):
+            headers = _gzip_tagged(headers)
+        return Reply(unchanged.status, unchanged.body, unchanged.content_type, headers)
+
+
+def _compressible(content_type: str) -> bool:
+    """Whether a body of this type is worth compressing: any but an image other than SVG (PNG is
+    compressed already)."""
+    return not content_type.startswith("image/") or "svg" in content_type
+
+
+def _gzipped(reply: Reply, method: str, accept_encoding: str | None) -> bool:
+    """Whether a large ``reply`` is sent gzipped: not to HEAD (nothing is sent), only to a client
+    that accepts gzip, and never when it is encoded already."""
+    return (
+        method != "HEAD"
+        and accept_encoding is not None
+        and accepts_gzip(accept_encoding)
+        and not any(name == "content-encoding" for name, _ in reply.headers)
+    )
+
+
+def _gzip_tagged(headers: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    """``headers`` with their ``ETag`` naming the gzip representation."""
+    return tuple((name, _gzip_tag(value)) if name == "etag" else (name, value) for name, value in headers)

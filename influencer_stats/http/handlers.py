@@ -16,9 +16,10 @@ from returns.result import Failure, Success
 from influencer_stats.domain.models import CollectionId, Created, StoreUnavailable
 from influencer_stats.domain.validation import InvalidInput, parse_collection_body, parse_collection_id
 from influencer_stats.http import docs, problems
-from influencer_stats.http.api import HttpApi, Incoming
+from influencer_stats.http.api import HttpApi
 from influencer_stats.http.body import json_nests_deeper, repeated_key
 from influencer_stats.http.conditional import tagged
+from influencer_stats.http.incoming import Incoming
 from influencer_stats.http.pagination import next_link, page_body, parse_page_request
 from influencer_stats.http.problems import JSON, Reply
 from influencer_stats.http.stats_reply import stats_reply

@@ -22,7 +22,6 @@ from influencer_stats.domain.history import StatsPoint
 from influencer_stats.domain.models import CollectionId
 from influencer_stats.domain.validation import InvalidInput, parse_collection_id
 from influencer_stats.http import openapi_history, problems
-from influencer_stats.http.api import Incoming
 from influencer_stats.http.conditional import tagged
 from influencer_stats.http.history_chart import chart_reply
 from influencer_stats.http.history_query import (
@@ -36,6 +35,7 @@ from influencer_stats.http.history_query import (
     parse_time,
     query_timeout,
 )
+from influencer_stats.http.incoming import Incoming
 from influencer_stats.http.pagination import DEFAULT_LIMIT, MAX_LIMIT, next_link
 from influencer_stats.http.problems import JSON, Reply
 from influencer_stats.http.route_table import RouteGroup, part_route

@@ -27,9 +27,10 @@ from influencer_stats.domain.models import (
 from influencer_stats.domain.sources import names_a_source, parse_source_body
 from influencer_stats.domain.validation import InvalidInput, parse_collection_id
 from influencer_stats.http import openapi_sources, problems
-from influencer_stats.http.api import MAX_BODY_BYTES, Incoming
+from influencer_stats.http.api import MAX_BODY_BYTES
 from influencer_stats.http.body import is_json
 from influencer_stats.http.handlers import json_body, saved
+from influencer_stats.http.incoming import Incoming
 from influencer_stats.http.problems import JSON, Reply
 from influencer_stats.http.route_table import CollectionHooks, RouteGroup, part_route
 from influencer_stats.logic.imports import CollectionImports, Imported

@@ -14,8 +14,9 @@ from functools import partial
 from typing import Any
 
 from influencer_stats.bootstrap.edge import ROUTES
-from influencer_stats.http.api import HttpApi, Incoming
+from influencer_stats.http.api import HttpApi
 from influencer_stats.http.body import BodyIncomplete, content_length, read_request_body
+from influencer_stats.http.incoming import Incoming
 from influencer_stats.http.problems import BODILESS
 from influencer_stats.serving import uvicorn
 from influencer_stats.serving.server import OpenApi, Server, asgi_lifespan

@@ -16,8 +16,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from influencer_stats.bootstrap.edge import ROUTES
 from influencer_stats.http import problems
-from influencer_stats.http.api import HTTP_METHODS, HttpApi, Incoming
+from influencer_stats.http.api import HttpApi
 from influencer_stats.http.body import BodyIncomplete, content_length, read_request_body
+from influencer_stats.http.incoming import HTTP_METHODS, Incoming
 from influencer_stats.http.problems import BODILESS, Reply
 from influencer_stats.http.route_table import Route as ApiRoute
 from influencer_stats.http.route_table import decode_segment

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE
 
-from influencer_stats.http.api import new_request_id
+from influencer_stats.http.incoming import new_request_id
 from influencer_stats.http.problems import Reply, problem
 
 if TYPE_CHECKING:

@@ -26,7 +26,8 @@ from influencer_stats.bootstrap.edge import ROUTES
 from influencer_stats.bootstrap.root import open_http_api
 from influencer_stats.config.resolve import resolve
 from influencer_stats.domain.models import CollectionId
-from influencer_stats.http.api import HttpApi, Incoming
+from influencer_stats.http.api import HttpApi
+from influencer_stats.http.incoming import Incoming
 from influencer_stats.http.routes import STATS
 from influencer_stats.logic.service import GetStats
 from tests.declared_paths import redirected_paths

@@ -23,7 +23,7 @@ from influencer_stats.bootstrap.stats import STATS_WRAPPERS
 from influencer_stats.bootstrap.videos import VIDEO_CACHES
 from influencer_stats.config.resolve import resolve
 from influencer_stats.domain.models import CollectionId
-from influencer_stats.http.api import Incoming
+from influencer_stats.http.incoming import Incoming
 from influencer_stats.http.routes import STATS
 from tests.declared_paths import redirected_paths
 from tests.integration.tracing_support import OTEL, VIDEOS, new_traceparent, one_span, wait_for_trace

@@ -20,7 +20,8 @@ from influencer_stats.bootstrap.edge import ROUTES
 from influencer_stats.bounded import read_bounded
 from influencer_stats.domain.validation import DEFAULT_MAX_VIDEOS
 from influencer_stats.http import problems
-from influencer_stats.http.api import HttpApi, Incoming
+from influencer_stats.http.api import HttpApi
+from influencer_stats.http.incoming import Incoming
 from influencer_stats.http.problems import PROBLEM_JSON, Reply
 from influencer_stats.http.route_table import CollectionHooks, Forget, Route
 from influencer_stats.interpreters.collections.memory_dict import DictCollectionStore

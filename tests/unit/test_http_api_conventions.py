@@ -11,9 +11,9 @@ import gzip
 import pytest
 
 from influencer_stats.bootstrap.edge import ROUTES
-from influencer_stats.http.api import Incoming
 from influencer_stats.http.cors import ALLOW_HEADERS, EXPOSE_HEADERS, MAX_AGE_S, parse_origins
 from influencer_stats.http.encoding import Gzip, accepts_gzip, with_vary
+from influencer_stats.http.incoming import Incoming
 from influencer_stats.http.problems import Reply
 from influencer_stats.settings import declared
 from tests.unit.http_api_support import Body, Service, header, service
@@ -31,6 +31,7 @@ async def _call(
     accept_encoding: str | None = None,
     origin: str | None = None,
     cors_method: str | None = None,
+    if_none_match: str | None = None,
     body: Body | None = None,
 ) -> Reply:
     """``path`` routed as a hand-routed server routes it, the headers handed over."""
@@ -44,6 +45,7 @@ async def _call(
         accept_encoding=accept_encoding,
         origin=origin,
         cors_method=cors_method,
+        if_none_match=if_none_match,
     )
     return await svc.api.serve(incoming)
 
@@ -108,6 +110,24 @@ async def test_a_large_answer_is_gzipped_for_a_client_that_accepts_it() -> None:
     assert len(zipped.body) < len(plain.body) / 2
     assert header(zipped, "x-request-id")
     assert (zipped.status, zipped.content_type) == (plain.status, plain.content_type)
+
+
+@pytest.mark.parametrize("accept_encoding", ["gzip", None])
+async def test_a_304_for_a_large_answer_carries_the_tag_and_vary_its_200_was_sent_with(
+    accept_encoding: str | None,
+) -> None:
+    svc = service(gzip_min_bytes=1024)
+    path = await _big(svc)
+    sent = await _call(svc, "GET", path, accept_encoding=accept_encoding)
+    held = header(sent, "etag")
+    assert held is not None and held.endswith('-gzip"') is (accept_encoding is not None)
+
+    unchanged = await _call(svc, "GET", path, accept_encoding=accept_encoding, if_none_match=held)
+
+    assert (unchanged.status, unchanged.body) == (304, b"")
+    assert header(unchanged, "etag") == held  # RFC 9110 15.4.5: the validator the 200 had
+    assert header(unchanged, "vary") == "accept-encoding"
+    assert header(unchanged, "content-encoding") is None
 
 
 async def test_the_identity_answer_of_a_large_body_says_vary_too() -> None:
@@ -302,59 +322,6 @@ async def test_gzip_and_cors_share_one_vary() -> None:
 
     assert [value for name, value in reply.headers if name == "vary"] == ["accept-encoding, origin"]
     assert header(reply, "content-encoding") == "gzip"
-
-
-# --- the access log ------------------------------------------------------------------------------
-
-
-async def test_the_access_log_is_off_by_default() -> None:
-    svc = service()
-
-    await _call(svc, "GET", "/healthz")
-
-    assert svc.log.named("http.access") == []
-
-
-async def test_the_access_log_has_one_line_per_request_with_its_id_route_status_and_duration() -> None:
-    svc = service(access_log=True, gzip_min_bytes=1024)
-    path = await _big(svc)
-
-    reply = await _call(svc, "GET", path, accept_encoding="gzip")
-    missing = await _call(svc, "GET", "/collections/nope/stats")
-
-    lines = svc.log.named("http.access")
-    assert len(lines) == 3  # the PUT, then the two GETs
-    put, got, not_found = (line.fields for line in lines)
-    assert put["method"] == "PUT" and put["status"] == 201
-    assert got["request_id"] == header(reply, "x-request-id")
-    assert got["method"] == "GET"
-    assert got["route"] == "/collections/{id}"
-    assert got["status"] == 200
-    assert got["bytes"] == len(reply.body)  # as sent: compressed
-    assert isinstance(got["duration_ms"], float) and got["duration_ms"] >= 0
-    assert not_found["route"] == "/collections/{id}/stats"
-    assert not_found["status"] == 404
-    assert not_found["request_id"] == header(missing, "x-request-id")
-    assert all(line.level == "info" for line in lines)
-
-
-async def test_a_refusal_without_a_route_is_logged_too() -> None:
-    svc = service(access_log=True)
-
-    reply = await svc.get("/nowhere", request_id="abc-123")
-
-    (line,) = svc.log.named("http.access")
-    assert line.fields["request_id"] == "abc-123" == header(reply, "x-request-id")
-    assert (line.fields["route"], line.fields["status"]) == ("unmatched", 404)
-
-
-async def test_a_preflight_is_logged() -> None:
-    svc = service(access_log=True, cors_origins=(APP,))
-
-    await _call(svc, "OPTIONS", "/collections/c", origin=APP, cors_method="PUT")
-
-    (line,) = svc.log.named("http.access")
-    assert (line.fields["method"], line.fields["status"]) == ("OPTIONS", 204)
 
 
 # --- the settings --------------------------------------------------------------------------------

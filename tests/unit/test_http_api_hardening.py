@@ -13,9 +13,10 @@ from returns.result import Failure, Result
 
 from influencer_stats.bootstrap.edge import ROUTES
 from influencer_stats.domain.models import CollectionId, CollectionNotFound, StoreUnavailable
-from influencer_stats.http.api import HTTP_METHODS, MAX_BODY_BYTES
+from influencer_stats.http.api import MAX_BODY_BYTES
 from influencer_stats.http.body import read_request_body
 from influencer_stats.http.handlers import MAX_JSON_DEPTH
+from influencer_stats.http.incoming import HTTP_METHODS
 from influencer_stats.http.routes import COLLECTION, HEALTHZ
 from influencer_stats.interpreters.collections.memory_dict import DictCollectionStore
 from tests.unit.http_api_support import TOKEN, Body, Service, assert_problem, document, header, service

@@ -17,7 +17,8 @@ from returns.result import Failure, Success
 from influencer_stats.bootstrap.edge import ROUTES
 from influencer_stats.domain.models import CollectionId, VideoId
 from influencer_stats.domain.validation import parse_collection_id
-from influencer_stats.http.api import HttpApi, Incoming
+from influencer_stats.http.api import HttpApi
+from influencer_stats.http.incoming import Incoming
 from influencer_stats.http.openapi import openapi_spec
 from influencer_stats.http.pagination import (
     CURSOR_PATTERN,

@@ -9,8 +9,9 @@ import pytest
 
 from influencer_stats.bootstrap.edge import GROUPS, ROUTES
 from influencer_stats.http import handlers
-from influencer_stats.http.api import HttpApi, Incoming
+from influencer_stats.http.api import HttpApi
 from influencer_stats.http.docs import ASSETS
+from influencer_stats.http.incoming import Incoming
 from influencer_stats.http.openapi import openapi_spec
 from influencer_stats.http.problems import Reply
 from influencer_stats.http.route_table import Route, RouteGroup, RouteTable, grouped, part_route, route

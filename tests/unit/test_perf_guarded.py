@@ -24,7 +24,7 @@ from influencer_stats.domain.models import (
     UpstreamUnavailable,
 )
 from influencer_stats.domain.validation import parse_collection_id
-from influencer_stats.http import api, conditional, problems
+from influencer_stats.http import api, conditional, incoming, problems
 from influencer_stats.http.routes import COLLECTION, STATS
 from influencer_stats.http.stats_reply import cache_headers
 from perf import guarded_answers as answers
@@ -51,11 +51,11 @@ from tests.unit.test_perf_references import measured
 
 
 def test_guarded_takes_the_services_request_ids_routes_labels_and_body_limit() -> None:
-    assert answers.REQUEST_ID.pattern == api._REQUEST_ID.pattern
+    assert answers.REQUEST_ID.pattern == incoming._REQUEST_ID.pattern
     assert (answers.STATS_ROUTE, answers.COLLECTION_ROUTE) == (STATS, COLLECTION)
     assert {STATS, COLLECTION} <= set(ROUTES)
     assert answers.MAX_REQUEST_BODY == api.MAX_BODY_BYTES
-    assert len(api.new_request_id()) == 16  # guarded's new ids: 16 hex digits too
+    assert len(incoming.new_request_id()) == 16  # guarded's new ids: 16 hex digits too
 
 
 @pytest.mark.parametrize("raw", ["bad id", "a$b", "x" * 65, "y" * 300])

@@ -35,7 +35,7 @@ from influencer_stats.domain.models import (
     VideoId,
 )
 from influencer_stats.http import problems
-from influencer_stats.http.api import Incoming
+from influencer_stats.http.incoming import Incoming
 from influencer_stats.interpreters.shares.shares import (
     ClientShares,
     SharedCall,

@@ -25,8 +25,9 @@ from aiohttp.http_exceptions import PayloadEncodingError
 
 from influencer_stats.bootstrap.edge import ROUTES
 from influencer_stats.http import problems
-from influencer_stats.http.api import HttpApi, Incoming
+from influencer_stats.http.api import HttpApi
 from influencer_stats.http.body import BodyIncomplete, BodyTimeout, read_request_body
+from influencer_stats.http.incoming import Incoming
 from influencer_stats.http.problems import BODILESS, Reply
 from influencer_stats.serving.server import OpenApi
 from influencer_stats.settings import Settings

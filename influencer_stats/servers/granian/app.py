@@ -20,8 +20,9 @@ from typing import Any
 
 from influencer_stats.bootstrap.edge import ROUTES
 from influencer_stats.http import problems
-from influencer_stats.http.api import HttpApi, Incoming, no_body
+from influencer_stats.http.api import HttpApi
 from influencer_stats.http.body import BodyIncomplete, BodyTimeout, content_length, read_request_body
+from influencer_stats.http.incoming import Incoming, no_body
 from influencer_stats.http.problems import BODILESS
 from influencer_stats.serving.server import OpenApi
 from influencer_stats.settings import Settings

@@ -1,0 +1,102 @@
+"""The access log, through ``HttpApi`` as a server calls it (issue 34); gzip and CORS:
+``test_http_api_conventions``.
+
+``tests/integration/test_conventions_http.py`` proves each server hands the headers over and
+writes what these decide.
+"""
+
+from __future__ import annotations
+
+from influencer_stats.bootstrap.edge import ROUTES
+from influencer_stats.http.incoming import Incoming
+from influencer_stats.http.problems import Reply
+from tests.unit.http_api_support import Body, Service, header, service
+
+#: 200 distinct ids: GET /collections/{id} answers about 3 KB of JSON.
+MANY = [f"v{n:010d}" for n in range(200)]
+APP = "https://app.example.com"
+
+
+async def _call(
+    svc: Service,
+    method: str,
+    path: str,
+    *,
+    accept_encoding: str | None = None,
+    origin: str | None = None,
+    cors_method: str | None = None,
+    if_none_match: str | None = None,
+    body: Body | None = None,
+) -> Reply:
+    """``path`` routed as a hand-routed server routes it, the headers handed over."""
+    route, collection_id = ROUTES.match_raw(path)
+    assert route is not None
+    incoming = Incoming(
+        route,
+        method,
+        collection_id,
+        read_body=body or Body([]),
+        accept_encoding=accept_encoding,
+        origin=origin,
+        cors_method=cors_method,
+        if_none_match=if_none_match,
+    )
+    return await svc.api.serve(incoming)
+
+
+async def _big(svc: Service) -> str:
+    assert (await svc.put("big", {"videos": MANY})).status == 201
+    return "/collections/big"
+
+
+# --- the access log ------------------------------------------------------------------------------
+
+
+async def test_the_access_log_is_off_by_default() -> None:
+    svc = service()
+
+    await _call(svc, "GET", "/healthz")
+
+    assert svc.log.named("http.access") == []
+
+
+async def test_the_access_log_has_one_line_per_request_with_its_id_route_status_and_duration() -> None:
+    svc = service(access_log=True, gzip_min_bytes=1024)
+    path = await _big(svc)
+
+    reply = await _call(svc, "GET", path, accept_encoding="gzip")
+    missing = await _call(svc, "GET", "/collections/nope/stats")
+
+    lines = svc.log.named("http.access")
+    assert len(lines) == 3  # the PUT, then the two GETs
+    put, got, not_found = (line.fields for line in lines)
+    assert put["method"] == "PUT" and put["status"] == 201
+    assert got["request_id"] == header(reply, "x-request-id")
+    assert got["method"] == "GET"
+    assert got["route"] == "/collections/{id}"
+    assert got["status"] == 200
+    assert got["bytes"] == len(reply.body)  # as sent: compressed
+    assert isinstance(got["duration_ms"], float) and got["duration_ms"] >= 0
+    assert not_found["route"] == "/collections/{id}/stats"
+    assert not_found["status"] == 404
+    assert not_found["request_id"] == header(missing, "x-request-id")
+    assert all(line.level == "info" for line in lines)
+
+
+async def test_a_refusal_without_a_route_is_logged_too() -> None:
+    svc = service(access_log=True)
+
+    reply = await svc.get("/nowhere", request_id="abc-123")
+
+    (line,) = svc.log.named("http.access")
+    assert line.fields["request_id"] == "abc-123" == header(reply, "x-request-id")
+    assert (line.fields["route"], line.fields["status"]) == ("unmatched", 404)
+
+
+async def test_a_preflight_is_logged() -> None:
+    svc = service(access_log=True, cors_origins=(APP,))
+
+    await _call(svc, "OPTIONS", "/collections/c", origin=APP, cors_method="PUT")
+
+    (line,) = svc.log.named("http.access")
+    assert (line.fields["method"], line.fields["status"]) == ("OPTIONS", 204)
