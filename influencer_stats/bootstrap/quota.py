@@ -20,6 +20,7 @@ from influencer_stats.bootstrap.registry import Registry
 if TYPE_CHECKING:
     from influencer_stats.algebras.youtube import QuotaSpending, VideosListCall
     from influencer_stats.bootstrap.wiring import Resources, Wiring
+    from influencer_stats.domain.models import UpstreamError
 
 
 class Quota:
@@ -40,6 +41,12 @@ class Quota:
     def stretch(self) -> float:
         """The factor by which caches stretch freshness now (1 = not at all)."""
         return 1.0
+
+    def refused(self) -> UpstreamError | None:
+        """Why a call made now for the request being answered would be refused, when that is
+        known without asking any count (a client's share seen spent: the ``shares`` slice); None:
+        not known, the call asks as usual. The per-video cache asks it before starting a call."""
+        return None
 
     async def spender(self, wiring: Wiring) -> QuotaSpending | None:
         """The process's one spender of the budget, shared by every kind of YouTube call; None

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from limits.aio.storage import Storage
 
     from influencer_stats.algebras.youtube import QuotaSpending, VideosListCall
+    from influencer_stats.domain.models import UpstreamError
     from influencer_stats.interpreters.shares.shares import ClientShares
     from influencer_stats.settings import Settings
 
@@ -62,13 +63,15 @@ SLICE = Slice(
 
 class SharedQuota(Quota):
     """``inner`` (the quota the choice built), each unit first taken from the asking client's
-    share (the shares ``shares`` builds, once per process)."""
+    share (the shares ``shares`` builds, once per process); a client seen past its share is
+    ``refused`` at once, until its window ends."""
 
-    __slots__ = ("_inner", "_shares")
+    __slots__ = ("_built_shares", "_inner", "_shares")
 
     def __init__(self, inner: Quota, shares: SharesBuilder) -> None:
         self._inner = inner
         self._shares = shares
+        self._built_shares: ClientShares | None = None
 
     def units(self) -> int | None:
         return self._inner.units()
@@ -79,8 +82,15 @@ class SharedQuota(Quota):
     def stretch(self) -> float:
         return self._inner.stretch()
 
+    def refused(self) -> UpstreamError | None:
+        shares = self._built_shares
+        refused = None if shares is None else shares.spent()
+        return self._inner.refused() if refused is None else refused
+
     async def _built(self, wiring: Wiring) -> ClientShares | None:
-        return await wiring.once("client-shares", lambda: self._shares(wiring))
+        shares = await wiring.once("client-shares", lambda: self._shares(wiring))
+        self._built_shares = shares
+        return shares
 
     async def spender(self, wiring: Wiring) -> QuotaSpending | None:
         from influencer_stats.interpreters.shares.shares import SharedSpending
