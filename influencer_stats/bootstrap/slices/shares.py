@@ -46,6 +46,7 @@ SLICE = Slice(
         "influencer_stats/interpreters/shares",
         "tests/unit/test_shares.py",
         "tests/integration/test_shares.py",
+        "tests/integration/test_sources_shares.py",  # the sources slice's too: gone with the first removed
         "perf/shares_fairness.py",
     ),
     modules=("influencer_stats.interpreters.shares",),
