@@ -4,7 +4,8 @@ The slot's choice builds one ``Quota`` early (after tracing, before the metrics,
 budget); the root and the slices then ask it, never naming a choice: the YouTube base for its
 ``videos.list`` call under the governor (``governed``), the readers of playlists and channels for
 the process's one spender (``quota_spender``), the per-video caches how much to stretch freshness
-(``stretch``), background passes whether the budget runs short (``short``: ``parts.quota_short``).
+(``stretch``) and whether a call for the client asking would be refused now (``refused``),
+background passes whether the budget runs short (``short``: ``parts.quota_short``).
 This base class, ``none`` (the slot's default), answers as if there were no budget: nothing is
 spent, nothing counted, no call refused. The budget and its ledgers (``memory``, ``redis``) are the
 ``quota`` slice's (``bootstrap/slices/quota.py``): the core never names them.
