@@ -9,7 +9,6 @@ from returns.result import Failure, Result, Success
 
 from influencer_stats.domain.models import (
     QuotaExhausted,
-    ShareSpent,
     UpstreamError,
     UpstreamUnavailable,
     VideoBatch,
@@ -286,32 +285,6 @@ async def test_a_spent_budget_serves_every_entry_held_however_old_and_fails_only
     assert (batch.cache.age_s, batch.cache.stale_reason) == (10_000, "quota-exhausted")
     assert never_fetched == Failure(spent)
     assert metrics.quota_stale_answers == 1
-
-
-async def test_a_fetch_known_refused_starts_no_call_but_is_served_what_is_held_or_in_flight() -> None:
-    inner, clock = Inner(), Clock()
-    refusal: list[UpstreamError] = []  # what the quota says of the client asking (its share)
-    cache = assemble(inner, MemoryVideoEntries(100), clock, refused=lambda: refusal[0] if refusal else None)
-    await cache.fetch([A])
-    inner.gate.clear()
-    others = asyncio.create_task(cache.fetch([C]))  # another client's call, held back
-    await settle()
-    spent = ShareSpent("share spent", retry_after_s=60)
-    refusal.append(spent)
-
-    clock.now += 10_000  # A is far past every window
-    held = await cache.fetch([A])
-    never_fetched = await cache.fetch([A, B])
-    riding = asyncio.create_task(cache.fetch([C]))  # being called for already: it waits for it
-    await settle()
-    inner.gate.set()
-
-    assert inner.fetches == [(A,), (C,)]  # no call started for the refused client
-    info = held.unwrap().cache
-    assert held.unwrap().stats == {A: synthetic_stats(A)}
-    assert info is not None and info.stale_reason == "quota-exhausted"
-    assert never_fetched == Failure(spent)
-    assert (await riding).unwrap().stats == (await others).unwrap().stats == {C: synthetic_stats(C)}
 
 
 async def test_entries_are_bounded_least_recently_used_first() -> None:
