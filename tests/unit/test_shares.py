@@ -248,13 +248,14 @@ async def test_a_call_past_the_share_is_not_made(clock: Clock) -> None:
 class _Spender:
     def __init__(self) -> None:
         self.spent = 0
+        self.exhausted = False  # the whole budget spent: it affords nothing
 
     async def spend(self) -> UpstreamError | None:
         self.spent += 1
         return None
 
     def afford(self, units: int) -> QuotaExhausted | None:
-        return QuotaExhausted("no", retry_after_s=5) if units > 2 else None
+        return QuotaExhausted("no", retry_after_s=5) if units > 2 or self.exhausted else None
 
 
 async def test_a_readers_page_takes_the_share_first_then_the_budgets_unit(clock: Clock) -> None:
@@ -378,10 +379,13 @@ async def test_the_share_comes_before_the_budget_of_every_kind_of_call() -> None
         assert isinstance(refused_call, Failure) and isinstance(refused_call.failure(), ShareSpent)
         assert own == Success({}) and inner.asked == [[VideoId("b")]]
         assert quota.units() == 10
+        own_work = quota.refused()  # no client: the service's own work
         token = CALLER.set(A)
         try:
             refused_now = quota.refused()  # what the per-video cache asks before any call
+            budget.exhausted = True
+            budget_first = quota.refused()  # the call refuses for the budget (503), as SharedCall
         finally:
             CALLER.reset(token)
         assert isinstance(refused_now, ShareSpent)
-        assert quota.refused() is None  # the service's own work
+        assert budget_first is None and own_work is None

@@ -67,12 +67,13 @@ class SharedQuota(Quota):
     share (the shares ``shares`` builds, once per process); a client seen past its share is
     ``refused`` at once, until its window ends."""
 
-    __slots__ = ("_built_shares", "_inner", "_shares")
+    __slots__ = ("_budget", "_built_shares", "_inner", "_shares")
 
     def __init__(self, inner: Quota, shares: SharesBuilder) -> None:
         self._inner = inner
         self._shares = shares
         self._built_shares: ClientShares | None = None
+        self._budget: QuotaSpending | None = None  # the inner spender, once a call is governed
 
     def units(self) -> int | None:
         return self._inner.units()
@@ -84,8 +85,10 @@ class SharedQuota(Quota):
         return self._inner.stretch()
 
     def refused(self) -> UpstreamError | None:
-        shares = self._built_shares
-        refused = None if shares is None else shares.spent()
+        shares, budget = self._built_shares, self._budget
+        if shares is None or (budget is not None and budget.afford(1) is not None):
+            return self._inner.refused()  # a spent budget refuses first, as in ``SharedCall``
+        refused = shares.spent()
         return self._inner.refused() if refused is None else refused
 
     async def _built(self, wiring: Wiring) -> ClientShares | None:
@@ -106,7 +109,10 @@ class SharedQuota(Quota):
         from influencer_stats.interpreters.shares.shares import SharedCall
 
         inner, shares = await self._inner.governed(wiring, call), await self._built(wiring)
-        return inner if shares is None else SharedCall(inner, shares, await self._inner.spender(wiring))
+        if shares is None:
+            return inner
+        self._budget = await self._inner.spender(wiring)
+        return SharedCall(inner, shares, self._budget)
 
 
 async def _around(resources: Resources, quota: Quota) -> Quota:
