@@ -2,6 +2,7 @@
 
     python -m perf.shares_fairness [--asks 30] [--hammerers 8] [--rounds 3] [--hammer write-ask|ask]
                                    [--share 200/hour] [--latency-ms 20] [--before DIR]
+                                   [--shares memory|redis]
 
 Starts the YouTube double (each call delayed ``--latency-ms``) and the service (the ``youtube``
 profile, a budget of 10,000 units, ``INFLUENCER_STATS_SHARE``, one trusted proxy so the two
@@ -20,7 +21,9 @@ Prints B's p50 both ways, their ratio (the target: below 2) and each round's, wh
 and the service's CPU (its ``/proc`` times) per second and per request of A beside B (less what B's
 asks cost alone). With ``--before DIR`` (a checkout of other code, e.g. ``git archive`` of an
 earlier commit) a second service runs from there on this interpreter, and each round measures
-both in turn: before and after within one run. Bounded: every loop stops when B is done.
+both in turn: before and after within one run. ``--shares redis`` counts the shares in a
+redis-server started for the run (each service under its own prefix). Bounded: every loop stops
+when B is done.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ import httpx
 
 from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
 from perf.procs import PYTHON, free_port, running, wait_until_ok
+from perf.redis_server import redis_process
 from perf.service import installed_argv, service_env
 
 IDS = 50
@@ -262,6 +266,9 @@ def main() -> None:
     parser.add_argument("--share", default="200/hour")
     parser.add_argument("--latency-ms", type=int, default=20)
     parser.add_argument("--before", type=Path, help="a checkout of other code, measured beside this one")
+    parser.add_argument(
+        "--shares", choices=("memory", "redis"), default="memory", help="where shares are counted"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder, ExitStack() as stack:
         logs = Path(folder)
@@ -277,6 +284,10 @@ def main() -> None:
         ]
         double = stack.enter_context(running(double_argv, logs / "double.log"))
         wait_until_ok(double_port, "/healthz", double, logs / "double.log")
+        redis_env = {}
+        if args.shares == "redis":  # one server, each service's counts under its own prefix
+            redis_port = stack.enter_context(redis_process(logs / "redis.log"))
+            redis_env = {"REDIS_URL": f"redis://127.0.0.1:{redis_port}/0"}
         checkouts: list[tuple[str, Path | None]] = [("after", None)]
         if args.before is not None:
             checkouts.insert(0, ("before", args.before.resolve()))
@@ -291,9 +302,11 @@ def main() -> None:
                     "INFLUENCER_STATS_SHARE": args.share,
                     "INFLUENCER_STATS_SHARE_PROXIES": "1",
                     "INFLUENCER_STATS_DB": str(logs / f"{label}.sqlite3"),
+                    "INFLUENCER_STATS_REDIS_PREFIX": f"fairness-{label}",
+                    **redis_env,
                 },
             )
-            argv = installed_argv("youtube", port)
+            argv = installed_argv("youtube", port, [("shares", args.shares)])
             if checkout is None:
                 service = stack.enter_context(running(argv, logs / f"{label}.log", env=env))
             else:  # that checkout's code on this interpreter (its main.py's folder comes first)
