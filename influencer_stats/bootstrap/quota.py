@@ -4,7 +4,8 @@ The slot's choice builds one ``Quota`` early (after tracing, before the metrics,
 budget); the root and the slices then ask it, never naming a choice: the YouTube base for its
 ``videos.list`` call under the governor (``governed``), the readers of playlists and channels for
 the process's one spender (``quota_spender``), the per-video caches how much to stretch freshness
-(``stretch``), background passes whether the budget runs short (``short``: ``parts.quota_short``).
+(``stretch``) and whether a call for the client asking would be refused now (``refused``),
+background passes whether the budget runs short (``short``: ``parts.quota_short``).
 This base class, ``none`` (the slot's default), answers as if there were no budget: nothing is
 spent, nothing counted, no call refused. The budget and its ledgers (``memory``, ``redis``) are the
 ``quota`` slice's (``bootstrap/slices/quota.py``): the core never names them.
@@ -20,6 +21,7 @@ from influencer_stats.bootstrap.registry import Registry
 if TYPE_CHECKING:
     from influencer_stats.algebras.youtube import QuotaSpending, VideosListCall
     from influencer_stats.bootstrap.wiring import Resources, Wiring
+    from influencer_stats.domain.models import UpstreamError
 
 
 class Quota:
@@ -40,6 +42,12 @@ class Quota:
     def stretch(self) -> float:
         """The factor by which caches stretch freshness now (1 = not at all)."""
         return 1.0
+
+    def refused(self) -> UpstreamError | None:
+        """Why a call made now for the request being answered would be refused, when that is
+        known without asking any count (a client's share seen spent: the ``shares`` slice); None:
+        not known, the call asks as usual. The per-video cache asks it before starting a call."""
+        return None
 
     async def spender(self, wiring: Wiring) -> QuotaSpending | None:
         """The process's one spender of the budget, shared by every kind of YouTube call; None

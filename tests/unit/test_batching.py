@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import contextvars
+from collections.abc import Coroutine, Sequence
+from typing import Any
 
 from returns.result import Failure, Result, Success
 
+from influencer_stats.algebras.clients import CALLER, Caller
 from influencer_stats.domain.models import (
+    ShareSpent,
     UpstreamError,
     UpstreamUnavailable,
     VideoBatch,
@@ -173,3 +177,47 @@ async def test_an_id_already_in_flight_is_shared_not_asked_again() -> None:
     assert (await first).unwrap().stats == {A: synthetic_stats(A), B: synthetic_stats(B)}
     assert (await second).unwrap().stats == {B: synthetic_stats(B), C: synthetic_stats(C)}
     assert inner.fetches == [(A, B), (C,)]
+
+
+class SharesOf(Inner):
+    """Refuses every fetch made on behalf of ``spent`` (its share is spent), as the shares would."""
+
+    def __init__(self, spent: Caller) -> None:
+        super().__init__()
+        self.spent = spent
+        self.on_behalf: list[Caller | None] = []
+
+    async def fetch(self, ids: Sequence[VideoId]) -> Result[VideoBatch, UpstreamError]:
+        self.on_behalf.append(CALLER.get())
+        if CALLER.get() == self.spent:
+            self.fetches.append(tuple(ids))
+            return Failure(ShareSpent("spent", retry_after_s=60))
+        return await super().fetch(ids)
+
+
+def as_caller(
+    caller: Caller, work: Coroutine[Any, Any, Result[VideoBatch, UpstreamError]]
+) -> asyncio.Task[Result[VideoBatch, UpstreamError]]:
+    context = contextvars.copy_context()
+    context.run(CALLER.set, caller)
+    return asyncio.create_task(work, context=context)
+
+
+async def test_a_call_refused_for_its_senders_share_is_asked_again_only_for_the_other_clients() -> None:
+    spent, other = Caller(None, "10.0.0.1", None), Caller(None, "10.0.0.2", None)
+    inner, window = SharesOf(spent), Window()
+    batcher = make(inner, window)
+
+    opened = as_caller(spent, batcher.fetch([A, B]))  # opens the call: sent on its behalf
+    await settle()
+    joined = as_caller(other, batcher.fetch([B, C]))
+    await settle()
+    await window.end()
+
+    refused = await opened
+    assert isinstance(refused, Failure) and isinstance(refused.failure(), ShareSpent)
+    assert (await joined).unwrap().stats == {B: synthetic_stats(B), C: synthetic_stats(C)}
+    # The refused client's fetch is not asked again (it would be refused again); the other's is,
+    # alone, on its own share.
+    assert inner.fetches == [(A, B, C), (B, C)]
+    assert inner.on_behalf == [spent, other]

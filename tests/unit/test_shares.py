@@ -143,6 +143,44 @@ async def test_a_client_past_its_share_is_refused_until_its_window_ends_others_a
     assert await take_as(limited, A) is None  # a new window
 
 
+class _Counted(FixedWindowRateLimiter):
+    """The memory count, each time it is asked recorded."""
+
+    asked = 0
+
+    async def hit(self, item: RateLimitItem, *identifiers: str, cost: int = 1) -> bool:
+        self.asked += 1
+        return await super().hit(item, *identifiers, cost=cost)
+
+
+def spent_as(shares: ClientShares, caller: Caller | None) -> ShareSpent | None:
+    token = CALLER.set(caller)
+    try:
+        return shares.spent()
+    finally:
+        CALLER.reset(token)
+
+
+async def test_a_refusal_holds_until_its_window_ends_without_asking_the_count_again(clock: Clock) -> None:
+    limiter = _Counted(MemoryStorage())
+    limited = ClientShares(limiter, parse_many("2/minute"), known_tokens=(), proxies=0, clock=clock)
+
+    assert spent_as(limited, A) is None  # nothing seen yet: the count decides
+    taken = [await take_as(limited, A) for _ in range(3)]
+    asked = limiter.asked
+    clock.now += 15
+    again, known = await take_as(limited, A), spent_as(limited, A)
+
+    assert taken[:2] == [None, None] and isinstance(taken[2], ShareSpent)
+    assert isinstance(again, ShareSpent) and again.retry_after_s == 45
+    assert isinstance(known, ShareSpent) and known.retry_after_s == 45
+    assert limiter.asked == asked  # refused from what was seen: the count not asked
+    assert spent_as(limited, B) is None and spent_as(limited, None) is None
+    clock.now += 46  # the window ended: the count is asked again, and has units
+    assert spent_as(limited, A) is None
+    assert await take_as(limited, A) is None and limiter.asked == asked + 1
+
+
 async def test_every_share_given_is_kept_the_first_spent_refuses(clock: Clock) -> None:
     limited = shares(clock, "3/minute;4/hour")
 
@@ -210,13 +248,14 @@ async def test_a_call_past_the_share_is_not_made(clock: Clock) -> None:
 class _Spender:
     def __init__(self) -> None:
         self.spent = 0
+        self.exhausted = False  # the whole budget spent: it affords nothing
 
     async def spend(self) -> UpstreamError | None:
         self.spent += 1
         return None
 
     def afford(self, units: int) -> QuotaExhausted | None:
-        return QuotaExhausted("no", retry_after_s=5) if units > 2 else None
+        return QuotaExhausted("no", retry_after_s=5) if units > 2 or self.exhausted else None
 
 
 async def test_a_readers_page_takes_the_share_first_then_the_budgets_unit(clock: Clock) -> None:
@@ -340,3 +379,13 @@ async def test_the_share_comes_before_the_budget_of_every_kind_of_call() -> None
         assert isinstance(refused_call, Failure) and isinstance(refused_call.failure(), ShareSpent)
         assert own == Success({}) and inner.asked == [[VideoId("b")]]
         assert quota.units() == 10
+        own_work = quota.refused()  # no client: the service's own work
+        token = CALLER.set(A)
+        try:
+            refused_now = quota.refused()  # what the per-video cache asks before any call
+            budget.exhausted = True
+            budget_first = quota.refused()  # the call refuses for the budget (503), as SharedCall
+        finally:
+            CALLER.reset(token)
+        assert isinstance(refused_now, ShareSpent)
+        assert budget_first is None and own_work is None

@@ -68,6 +68,7 @@ def assemble(
     shared: bool = False,
     misses: SharedMisses | None = None,
     wait: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    refused: Callable[[], UpstreamError | None] = lambda: None,
 ) -> CachedVideoSource:
     """A per-video cache from its parts, the way the composition root puts them together."""
     metrics = metrics or RecordingMetrics()
@@ -90,6 +91,7 @@ def assemble(
         deadline_s=deadline_s,
         ahead=ahead,
         refresher=refresher,
+        refused=refused,
     )
 
 

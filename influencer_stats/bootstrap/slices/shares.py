@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from limits.aio.storage import Storage
 
     from influencer_stats.algebras.youtube import QuotaSpending, VideosListCall
+    from influencer_stats.domain.models import UpstreamError
     from influencer_stats.interpreters.shares.shares import ClientShares
     from influencer_stats.settings import Settings
 
@@ -45,6 +46,7 @@ SLICE = Slice(
         "influencer_stats/interpreters/shares",
         "tests/unit/test_shares.py",
         "tests/integration/test_shares.py",
+        "tests/integration/test_sources_shares.py",  # the sources slice's too: gone with the first removed
         "perf/shares_fairness.py",
     ),
     modules=("influencer_stats.interpreters.shares",),
@@ -62,13 +64,16 @@ SLICE = Slice(
 
 class SharedQuota(Quota):
     """``inner`` (the quota the choice built), each unit first taken from the asking client's
-    share (the shares ``shares`` builds, once per process)."""
+    share (the shares ``shares`` builds, once per process); a client seen past its share is
+    ``refused`` at once, until its window ends."""
 
-    __slots__ = ("_inner", "_shares")
+    __slots__ = ("_budget", "_built_shares", "_inner", "_shares")
 
     def __init__(self, inner: Quota, shares: SharesBuilder) -> None:
         self._inner = inner
         self._shares = shares
+        self._built_shares: ClientShares | None = None
+        self._budget: QuotaSpending | None = None  # the inner spender, once a call is governed
 
     def units(self) -> int | None:
         return self._inner.units()
@@ -79,8 +84,17 @@ class SharedQuota(Quota):
     def stretch(self) -> float:
         return self._inner.stretch()
 
+    def refused(self) -> UpstreamError | None:
+        shares, budget = self._built_shares, self._budget
+        if shares is None or (budget is not None and budget.afford(1) is not None):
+            return self._inner.refused()  # a spent budget refuses first, as in ``SharedCall``
+        refused = shares.spent()
+        return self._inner.refused() if refused is None else refused
+
     async def _built(self, wiring: Wiring) -> ClientShares | None:
-        return await wiring.once("client-shares", lambda: self._shares(wiring))
+        shares = await wiring.once("client-shares", lambda: self._shares(wiring))
+        self._built_shares = shares
+        return shares
 
     async def spender(self, wiring: Wiring) -> QuotaSpending | None:
         from influencer_stats.interpreters.shares.shares import SharedSpending
@@ -95,7 +109,10 @@ class SharedQuota(Quota):
         from influencer_stats.interpreters.shares.shares import SharedCall
 
         inner, shares = await self._inner.governed(wiring, call), await self._built(wiring)
-        return inner if shares is None else SharedCall(inner, shares, await self._inner.spender(wiring))
+        if shares is None:
+            return inner
+        self._budget = await self._inner.spender(wiring)
+        return SharedCall(inner, shares, self._budget)
 
 
 async def _around(resources: Resources, quota: Quota) -> Quota:

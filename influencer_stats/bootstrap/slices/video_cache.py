@@ -121,4 +121,5 @@ def cached(
         deadline_s=settings.upstream_deadline_s,
         ahead=ahead,
         refresher=refresher,
+        refused=wiring.quota.refused,
     )

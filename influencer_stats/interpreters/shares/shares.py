@@ -7,6 +7,11 @@ no client (a refresh on a timer: the service's own) is not limited. The count is
 fixed window (one counter a client a window; its memory storage in this process, its Redis
 storage for every worker and host), so a share is at most its amount per window, whichever
 worker spends it.
+
+A refusal is remembered until its window ends (``ClientShares.spent``): a fixed window's count only
+grows within it, so the client asking again is refused without asking the count (perf/RESULTS.md,
+"Fair shares (issue 33)": what a refused request costs), and the per-video cache asks it before it
+starts a call for the client at all.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from influencer_stats.domain.models import (
     UpstreamError,
     VideoId,
 )
+from influencer_stats.memo import BoundedMemo
 
 
 def token_digest(token: str) -> str:
@@ -64,6 +70,10 @@ class ClientShares:
     the first that has none left refuses (``ShareSpent``, a 429, with ``retry_after_s`` until its
     window ends, by ``clock``: the storage's wall time). A storage that does not answer refuses
     too (``SharedStateUnavailable``), as the quota's ledger does: no unit is spent uncounted.
+
+    A refusal is kept (at most ``remembered`` clients, then forgotten all at once) until its
+    window ends: until then the client is refused by ``spent`` and ``take`` without asking the
+    count, which within a fixed window only grows (on Redis, two round trips spared per refusal).
     """
 
     def __init__(
@@ -74,12 +84,20 @@ class ClientShares:
         known_tokens: Collection[str],
         proxies: int,
         clock: Callable[[], float],
+        remembered: int = 10_000,
     ) -> None:
         self._limiter = limiter
         self._items = tuple(items)
         self._known = frozenset(known_tokens)
         self._proxies = proxies
         self._clock = clock
+        self._spent: BoundedMemo[str, tuple[float, RateLimitItem]] = BoundedMemo(remembered)
+
+    def spent(self) -> ShareSpent | None:
+        """The asking client's refusal while one seen here still holds (its window not ended),
+        asking no count; None: not known to be spent (``take`` asks)."""
+        caller = CALLER.get()
+        return None if caller is None else self._still_spent(client_of(caller, self._known, self._proxies))
 
     async def take(self) -> UpstreamError | None:
         """A unit of the asking client's share taken (``None``: spend it), or why none was."""
@@ -87,20 +105,35 @@ class ClientShares:
         if caller is None:
             return None  # the service's own work
         client = client_of(caller, self._known, self._proxies)
+        if (spent := self._still_spent(client)) is not None:
+            return spent
         try:
             for item in self._items:
                 if not await self._limiter.hit(item, "share", client):
                     reset_at, _ = await self._limiter.get_window_stats(item, "share", client)
-                    return ShareSpent(
-                        f"this client has spent its share of {item.amount:,} YouTube units per "
-                        f"{item.get_expiry():,} s; answers already cached stay free",
-                        retry_after_s=max(1, math.ceil(reset_at - self._clock())),
-                    )
+                    self._spent.keep(client, (reset_at, item))
+                    return _refusal(item, reset_at - self._clock())
         except StorageError:
             return SharedStateUnavailable(
                 "the count of clients' shares did not answer; no YouTube call was made"
             )
         return None
+
+    def _still_spent(self, client: str) -> ShareSpent | None:
+        known = self._spent.get(client)
+        if known is None:
+            return None
+        reset_at, item = known
+        left_s = reset_at - self._clock()
+        return _refusal(item, left_s) if left_s > 0 else None
+
+
+def _refusal(item: RateLimitItem, left_s: float) -> ShareSpent:
+    return ShareSpent(
+        f"this client has spent its share of {item.amount:,} YouTube units per "
+        f"{item.get_expiry():,} s; answers already cached stay free",
+        retry_after_s=max(1, math.ceil(left_s)),
+    )
 
 
 class SharedCall:

@@ -70,6 +70,7 @@ class CachedVideoSource:
         deadline_s: float,
         ahead: RefreshAhead | None = None,
         refresher: StaleRefresher | None = None,
+        refused: Callable[[], UpstreamError | None] = lambda: None,
     ) -> None:
         if (ahead is None) != (refresher is None):
             raise ValueError("refresh-ahead and the stale queue go together: both or neither")
@@ -82,6 +83,7 @@ class CachedVideoSource:
         self._deadline_s = deadline_s
         self._ahead = ahead
         self._refresher = refresher
+        self._refused = refused
 
     async def fetch(self, ids: Sequence[VideoId]) -> Result[VideoBatch, UpstreamError]:
         if not ids:
@@ -125,6 +127,10 @@ class CachedVideoSource:
             metrics.calls_saved("video_cache", 1)
             return Success(batch_of(ids, held, info))
         metrics.video_cache_event("miss", len(due))
+        refused = self._refused()
+        if refused is not None and any(i not in self._calls.in_flight for i in due):
+            # Known refused: no call, claim, batch or gate for it (perf/RESULTS.md, "Fair shares").
+            return self._served_from_held(refused, ids, due, held, info)
         with own_flow():  # this request's calls: one flow at the call gate
             calls = self._calls.load(due)
         done, pending = await asyncio.wait(calls, timeout=self._deadline_s)  # never cancels them

@@ -9,6 +9,7 @@ from typing import Any
 from returns.result import Failure, Result, Success
 
 from influencer_stats.algebras import CacheMetrics, VideoStatsSource
+from influencer_stats.algebras.clients import CALLER, Caller
 from influencer_stats.domain.models import (
     ShareSpent,
     UpstreamError,
@@ -19,13 +20,15 @@ from influencer_stats.domain.models import (
 
 
 class _Call:
-    """One inner fetch of at most ``max_ids`` ids: filled while open, then sent; ``done`` holds its outcome."""
+    """One inner fetch of at most ``max_ids`` ids: filled while open, then sent (on behalf of
+    ``sender``, the client whose fetch sent it); ``done`` holds its outcome."""
 
-    __slots__ = ("done", "ids")
+    __slots__ = ("done", "ids", "sender")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.ids: list[VideoId] = []
         self.done: asyncio.Future[Result[VideoBatch, UpstreamError]] = loop.create_future()
+        self.sender: Caller | None = None
 
 
 class BatchingSource:
@@ -97,7 +100,9 @@ class BatchingSource:
                         missing.append(video_id)
                     else:
                         stats[video_id] = found
-                case Failure(ShareSpent()):
+                case Failure(ShareSpent() as spent):
+                    if call.sender == CALLER.get():
+                        return Failure(spent)  # this client's own share: asking again is refused again
                     # The client whose request sent the shared call is past its share: this
                     # fetch asks for its own ids alone, on its own client's share (once).
                     return await self._inner.fetch(ids)
@@ -116,6 +121,9 @@ class BatchingSource:
             self._send(call)
 
     def _send(self, call: _Call) -> None:
+        # The call runs in the context of the fetch sending it (the window's task has the
+        # opener's), so its unit is taken from that client's share.
+        call.sender = CALLER.get()
         self._sent += 1
         if call is self._open:
             self._open = None
