@@ -4,7 +4,8 @@ A ``Part`` is declared by the module of a slot or slice (``PARTS.append``), as r
 entries are: its routes (``RouteGroup``: templates, handlers, OpenAPI operations) and how to
 build what its handlers take from the stores the root built, starting its background tasks
 there too (``Wiring.background``). The root builds every part installed and hands ``HttpApi``
-what they built (``parts``, ``forgets``, ``collections``); ``bootstrap/edge.py`` makes the one route table of
+what they built (``parts``, ``forgets``, ``collections``), and the layers slices fold around the
+answer (``EDGE_LAYERS``: CORS, the access log); ``bootstrap/edge.py`` makes the one route table of
 the core and every part's routes, for the servers, the OpenAPI document and the metrics.
 """
 
@@ -13,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from influencer_stats.algebras import CollectionStatsQuery, CollectionStore
+from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, EventLog
 from influencer_stats.bootstrap.wiring import Wiring
+from influencer_stats.http.layers import EdgeLayer
 from influencer_stats.http.route_table import CollectionHooks, Forget, RouteGroup
 
 
@@ -46,6 +48,13 @@ class Part:
 
 #: Every part installed, in the order their routes follow the core's.
 PARTS: list[Part] = []
+
+#: Build a slice's layer of the answer from the wiring (its settings, log and metrics), or None
+#: while the slice's setting leaves it off (``http.layers.EdgeLayer``).
+EdgeLayerBuilder = Callable[[Wiring, EventLog], EdgeLayer | None]
+#: What slices fold around the edge's answer, outermost first (in ``INSTALLED`` order): the root
+#: builds each and hands ``HttpApi`` those that are on (the access log's outermost, CORS inside).
+EDGE_LAYERS: list[EdgeLayerBuilder] = []
 
 
 def quota_short(wiring: Wiring) -> Callable[[], bool]:

@@ -11,7 +11,7 @@ from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, Eve
 from influencer_stats.bootstrap.edge import openapi
 from influencer_stats.bootstrap.logs import LOG_WRAPPERS, LOGGERS
 from influencer_stats.bootstrap.metrics import METRICS, watch_dependencies
-from influencer_stats.bootstrap.parts import PARTS
+from influencer_stats.bootstrap.parts import EDGE_LAYERS, PARTS
 from influencer_stats.bootstrap.quota import QUOTA_LAYERS, QUOTAS
 from influencer_stats.bootstrap.registry import Registry
 from influencer_stats.bootstrap.slots import SLOTS
@@ -21,7 +21,6 @@ from influencer_stats.bootstrap.tracing import TRACING
 from influencer_stats.bootstrap.videos import VIDEO_CACHES, VIDEO_CLIENTS, VIDEO_WRAPPERS, within_deadline
 from influencer_stats.bootstrap.wiring import Observed, Resources, Wiring
 from influencer_stats.http.api import HttpApi
-from influencer_stats.http.cors import parse_origins
 from influencer_stats.logic.service import GetStats
 from influencer_stats.settings import Settings
 
@@ -131,7 +130,6 @@ async def open_http_api(settings: Settings, stdout: BinaryIO | None = None) -> A
             forgets=[part.forget for part in built.values() if part.forget is not None],
             collections=[part.collections for part in built.values() if part.collections is not None],
             gzip_min_bytes=settings.gzip_min_bytes,
-            cors_origins=parse_origins(settings.cors_origins or ""),
-            access_log=settings.access_log == "on",
+            layers=[layer for build in EDGE_LAYERS if (layer := build(wiring, log)) is not None],
         )
         log.info("service.stopping", profile=settings.profile)

@@ -27,7 +27,6 @@ from influencer_stats.algebras.metrics import RequestRecorder
 from influencer_stats.algebras.tracing import RequestTracing
 from influencer_stats.http import conditional, problems
 from influencer_stats.http.body import BodyIncomplete
-from influencer_stats.http.cors import Cors
 from influencer_stats.http.encoding import Gzip
 from influencer_stats.http.incoming import (
     HTTP_METHODS,
@@ -36,7 +35,7 @@ from influencer_stats.http.incoming import (
     request_id_of,
     with_request_id,
 )
-from influencer_stats.http.layers import AccessLogged, Answer, CorsAnswer, log_access
+from influencer_stats.http.layers import Answer, EdgeLayer
 from influencer_stats.http.problems import Reply
 from influencer_stats.http.route_table import bound
 
@@ -112,8 +111,7 @@ class HttpApi:
         forgets: Sequence[Forget] = (),
         collections: Sequence[CollectionHooks] = (),
         gzip_min_bytes: int = 0,
-        cors_origins: Sequence[str] = (),
-        access_log: bool = False,
+        layers: Sequence[EdgeLayer] = (),
     ) -> None:
         self.store = store
         self.stats = stats
@@ -134,9 +132,8 @@ class HttpApi:
         #: The OpenAPI document, as ``/openapi.json`` answers it.
         self.openapi = Reply(200, openapi)
         self._gzip.keep(openapi, now=True)
-        self._cors = Cors(cors_origins) if cors_origins else None
         #: Whether servers should hand over ``Origin`` and ``Access-Control-Request-Method``.
-        self.cors = self._cors is not None
+        self.cors = any(layer.reads_origin for layer in layers)
         self._write_token = write_token.encode() if write_token else None
         self._tracing = tracing
         #: Whether servers should hand over the ``traceparent`` header (``Incoming.traceparent``).
@@ -144,13 +141,11 @@ class HttpApi:
         #: Each route's plans (``_Plan``), built the first time the route is served.
         self._plans: dict[Route, _Plans] = {}
         # Chosen once: without tracing a request costs exactly what it did before tracing existed;
-        # likewise CORS and the access log, each a layer around it only when on.
+        # likewise the layers of slices (CORS, the access log), folded around it only while on.
         answer: Answer = self._answer if tracing is None else self._traced_answer
-        if self._cors is not None:
-            answer = CorsAnswer(answer, self._cors, metrics)
-        if access_log:
-            answer = AccessLogged(answer, log)
-        self._access_log = access_log
+        for layer in reversed(layers):  # outermost first
+            answer = layer.wrap(answer)
+        self._refused = tuple(layer.refused for layer in layers if layer.refused is not None)
         self.answer = answer
 
     def keep(self, reply: Reply) -> Reply:
@@ -274,8 +269,8 @@ class HttpApi:
         request_id = request_id_of(request_id)
         if reply.status >= 500 or (reply.status >= 400 and method in _WRITES):
             self._failed(reply, route, method, request_id=request_id)
-        if self._access_log:
-            log_access(self.log, request_id, method, route, reply, 0.0)
+        for refused in self._refused:
+            refused(request_id, method, route, reply)
         return with_request_id(reply, request_id)
 
     def _failed(self, reply: Reply, route: str, method: str, **fields: object) -> None:

@@ -1,7 +1,7 @@
 """CORS (the Fetch standard's cross-origin protocol) for the origins the service allows.
 
-Off unless origins are given (``INFLUENCER_STATS_CORS_ORIGINS``): without, ``HttpApi`` builds no
-``Cors`` and answers exactly as before (an OPTIONS is a 405 with ``Allow``). With origins:
+The ``cors`` slice, off unless origins are given (``INFLUENCER_STATS_CORS_ORIGINS``): without,
+``HttpApi`` has no CORS layer and answers exactly as before (an OPTIONS is a 405 with ``Allow``). With origins:
 
 - a preflight (``OPTIONS`` with ``Origin`` and ``Access-Control-Request-Method``) from an allowed
   origin, on a route, is a 204 with ``Access-Control-Allow-Origin``, ``-Allow-Methods`` (the
@@ -16,9 +16,13 @@ Off unless origins are given (``INFLUENCER_STATS_CORS_ORIGINS``): without, ``Htt
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
+from influencer_stats.algebras import Metrics
 from influencer_stats.http.encoding import with_vary
+from influencer_stats.http.incoming import Incoming, request_id_of
+from influencer_stats.http.layers import Answer, EdgeLayer
 from influencer_stats.http.problems import Reply
 
 #: What a client of this API sends beyond the CORS-safelisted headers.
@@ -70,3 +74,35 @@ class Cors:
 def parse_origins(text: str) -> tuple[str, ...]:
     """The origins of a comma list as the setting gives them (validated there), lower-cased."""
     return tuple(dict.fromkeys(item.strip().lower() for item in text.split(",") if item.strip()))
+
+
+class CorsAnswer:
+    """The answer with the CORS headers for the request's origin, or a preflight's 204."""
+
+    def __init__(self, inner: Answer, cors: Cors, metrics: Metrics) -> None:
+        self._inner, self._cors, self._metrics = inner, cors, metrics
+
+    async def __call__(self, incoming: Incoming) -> tuple[Reply, str]:
+        cors, origin = self._cors, incoming.origin
+        if (
+            origin is not None
+            and incoming.cors_method is not None
+            and incoming.method == "OPTIONS"
+            and "OPTIONS" not in incoming.route.handlers
+            and cors.allows(origin)
+        ):
+            started = time.perf_counter()
+            request_id = request_id_of(incoming.request_id)
+            reply = cors.preflight(origin, incoming.route.methods)
+            self._metrics.request(
+                incoming.route.template, "OPTIONS", reply.status, time.perf_counter() - started
+            )
+            return reply, request_id
+        reply, request_id = await self._inner(incoming)
+        return cors.answered(reply, origin), request_id
+
+
+def cors_layer(origins: Sequence[str], metrics: Metrics) -> EdgeLayer:
+    """The CORS layer for ``origins`` (``("*",)``: every origin); its preflights counted in ``metrics``."""
+    cors = Cors(origins)
+    return EdgeLayer(lambda inner: CorsAnswer(inner, cors, metrics), reads_origin=True)

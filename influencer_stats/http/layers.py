@@ -1,68 +1,30 @@
-"""The layers ``HttpApi`` folds around its answer only when they are on, so that a service without
-them answers with no layer added: CORS (``INFLUENCER_STATS_CORS_ORIGINS``) and the access log
-(``INFLUENCER_STATS_ACCESS_LOG``). Each takes the answer inside it and is one itself."""
+"""What a slice folds around ``HttpApi``'s answer (an ``EdgeLayer``), only while it is on, so that
+a service without it answers with no layer added: CORS (the ``cors`` slice) and the access log
+(the ``access_log`` slice) are such layers. The root builds each installed slice's
+(``bootstrap.edge.EDGE_LAYERS``) and hands ``HttpApi`` those that are on, outermost first."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
-from influencer_stats.algebras import EventLog, Metrics
-from influencer_stats.http.cors import Cors
-from influencer_stats.http.incoming import Incoming, method_label, request_id_of
+from influencer_stats.http.incoming import Incoming
 from influencer_stats.http.problems import Reply
 
 #: An answer to one request, with the request's id (``HttpApi.answer``).
 Answer = Callable[[Incoming], Awaitable[tuple[Reply, str]]]
-_clock = time.perf_counter
+#: Told of each request a server refused before any route answered it (no route, a method HTTP
+#: does not define): its request id, method, route label (``unmatched``) and the refusal.
+Refused = Callable[[str, str, str, Reply], None]
 
 
-class CorsAnswer:
-    """The answer with the CORS headers for the request's origin, or a preflight's 204 (``cors``)."""
+@dataclass(frozen=True, slots=True)
+class EdgeLayer:
+    """A layer of the answer: ``wrap`` takes the answer inside it and returns one; ``refused`` is
+    told of the refusals that no answer sees; ``reads_origin``: the servers must hand over
+    ``Origin`` and ``Access-Control-Request-Method`` (``Incoming.origin``, ``cors_method``), which
+    they read only then."""
 
-    def __init__(self, inner: Answer, cors: Cors, metrics: Metrics) -> None:
-        self._inner, self._cors, self._metrics = inner, cors, metrics
-
-    async def __call__(self, incoming: Incoming) -> tuple[Reply, str]:
-        cors, origin = self._cors, incoming.origin
-        if (
-            origin is not None
-            and incoming.cors_method is not None
-            and incoming.method == "OPTIONS"
-            and "OPTIONS" not in incoming.route.handlers
-            and cors.allows(origin)
-        ):
-            started = _clock()
-            request_id = request_id_of(incoming.request_id)
-            reply = cors.preflight(origin, incoming.route.methods)
-            self._metrics.request(incoming.route.template, "OPTIONS", reply.status, _clock() - started)
-            return reply, request_id
-        reply, request_id = await self._inner(incoming)
-        return cors.answered(reply, origin), request_id
-
-
-class AccessLogged:
-    """The answer, then its ``http.access`` event: through the process's log, at info, so a
-    rate-limited logger drops (and counts) lines past its rate like any other event."""
-
-    def __init__(self, inner: Answer, log: EventLog) -> None:
-        self._inner, self._log = inner, log
-
-    async def __call__(self, incoming: Incoming) -> tuple[Reply, str]:
-        started = _clock()
-        reply, request_id = await self._inner(incoming)
-        log_access(self._log, request_id, incoming.method, incoming.route.template, reply, _clock() - started)
-        return reply, request_id
-
-
-def log_access(log: EventLog, request_id: str, method: str, route: str, reply: Reply, seconds: float) -> None:
-    """The access log's line for one answered request (a refusal without a route too)."""
-    log.info(
-        "http.access",
-        request_id=request_id,
-        method=method_label(method),
-        route=route,
-        status=reply.status,
-        bytes=len(reply.body),
-        duration_ms=round(seconds * 1000, 3),
-    )
+    wrap: Callable[[Answer], Answer]
+    refused: Refused | None = None
+    reads_origin: bool = False

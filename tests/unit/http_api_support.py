@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import orjson
 
-from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, EventLog
+from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, EventLog, Metrics
 from influencer_stats.algebras.event_log import LOG_CONTEXT
 from influencer_stats.bootstrap.edge import ROUTES
 from influencer_stats.bounded import read_bounded
@@ -22,6 +22,7 @@ from influencer_stats.domain.validation import DEFAULT_MAX_VIDEOS
 from influencer_stats.http import problems
 from influencer_stats.http.api import HttpApi
 from influencer_stats.http.incoming import Incoming
+from influencer_stats.http.layers import EdgeLayer
 from influencer_stats.http.problems import PROBLEM_JSON, Reply
 from influencer_stats.http.route_table import CollectionHooks, Forget, Route
 from influencer_stats.interpreters.collections.memory_dict import DictCollectionStore
@@ -155,14 +156,14 @@ def service(
     forgets: Sequence[Forget] = (),
     collections: Callable[[Mapping[str, object]], Sequence[CollectionHooks]] | None = None,
     gzip_min_bytes: int = 0,
-    cors_origins: Sequence[str] = (),
-    access_log: bool = False,
+    layers: Callable[[EventLog, Metrics], Sequence[EdgeLayer]] | None = None,
     openapi: bytes = OPENAPI,
 ) -> Service:
     """The API on a dict store and the stats use case over the fake source, unless told otherwise;
     ``parts`` builds, from the store and the log, what a slice's routes take by name (``Route.part``),
     a DELETE runs ``forgets``, and ``collections`` gives, from what ``parts`` built, what they add
-    to ``/collections/{id}`` (as the root wires a slice's ``Part``)."""
+    to ``/collections/{id}`` (as the root wires a slice's ``Part``); ``layers`` builds, from the log
+    and the metrics, what slices fold around the answer, outermost first (``EDGE_LAYERS``)."""
     store = store or DictCollectionStore()
     log = ContextLog()
     metrics = RecordingMetrics()
@@ -187,8 +188,7 @@ def service(
         forgets=forgets,
         collections=collections(built) if collections else (),
         gzip_min_bytes=gzip_min_bytes,
-        cors_origins=cors_origins,
-        access_log=access_log,
+        layers=layers(log, metrics) if layers else (),
     )
     return Service(api, store, log, metrics)
 

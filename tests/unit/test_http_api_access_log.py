@@ -7,8 +7,13 @@ writes what these decide.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
+from influencer_stats.algebras import EventLog, Metrics
 from influencer_stats.bootstrap.edge import ROUTES
+from influencer_stats.http.access_log import access_log_layer
 from influencer_stats.http.incoming import Incoming
+from influencer_stats.http.layers import Answer, EdgeLayer
 from influencer_stats.http.problems import Reply
 from tests.unit.http_api_support import Body, Service, header, service
 
@@ -49,6 +54,10 @@ async def _big(svc: Service) -> str:
     return "/collections/big"
 
 
+#: The ``layers`` of a service with the access log on, as the slice builds them.
+ACCESS_LOG: Callable[[EventLog, Metrics], Sequence[EdgeLayer]] = lambda log, _: [access_log_layer(log)]  # noqa: E731
+
+
 # --- the access log ------------------------------------------------------------------------------
 
 
@@ -61,7 +70,7 @@ async def test_the_access_log_is_off_by_default() -> None:
 
 
 async def test_the_access_log_has_one_line_per_request_with_its_id_route_status_and_duration() -> None:
-    svc = service(access_log=True, gzip_min_bytes=1024)
+    svc = service(layers=ACCESS_LOG, gzip_min_bytes=1024)
     path = await _big(svc)
 
     reply = await _call(svc, "GET", path, accept_encoding="gzip")
@@ -84,7 +93,7 @@ async def test_the_access_log_has_one_line_per_request_with_its_id_route_status_
 
 
 async def test_a_refusal_without_a_route_is_logged_too() -> None:
-    svc = service(access_log=True)
+    svc = service(layers=ACCESS_LOG)
 
     reply = await svc.get("/nowhere", request_id="abc-123")
 
@@ -93,10 +102,24 @@ async def test_a_refusal_without_a_route_is_logged_too() -> None:
     assert (line.fields["route"], line.fields["status"]) == ("unmatched", 404)
 
 
-async def test_a_preflight_is_logged() -> None:
-    svc = service(access_log=True, cors_origins=(APP,))
+async def test_it_is_outermost_and_logs_what_an_inner_layer_answered_itself() -> None:
+    """A layer inside it may answer without the route (the cors slice's preflight): logged too."""
 
-    await _call(svc, "OPTIONS", "/collections/c", origin=APP, cors_method="PUT")
+    def answers_itself(inner: Answer) -> Answer:
+        async def answer(incoming: Incoming) -> tuple[Reply, str]:
+            if incoming.method == "OPTIONS":
+                return Reply(204, b""), "from-the-layer"
+            return await inner(incoming)
+
+        return answer
+
+    svc = service(layers=lambda log, _: [access_log_layer(log), EdgeLayer(answers_itself)])
+
+    await _call(svc, "OPTIONS", "/collections/c")
 
     (line,) = svc.log.named("http.access")
-    assert (line.fields["method"], line.fields["status"]) == ("OPTIONS", 204)
+    assert (line.fields["method"], line.fields["status"], line.fields["request_id"]) == (
+        "OPTIONS",
+        204,
+        "from-the-layer",
+    )

@@ -26,9 +26,11 @@ from influencer_stats.bootstrap.slices.slice import Joint, Slice
 #: Every slice of the service, as a Django project lists its INSTALLED_APPS: one line each.
 INSTALLED: Final[tuple[str, ...]] = (
     # "name",  # what it adds: this line and the files its module declares are the slice
+    "access_log",  # one http.access line per request (INFLUENCER_STATS_ACCESS_LOG=on): first, outermost
     "aiohttp_server",  # aiohttp.web as a server, beside Starlette
     "asgi_server",  # a hand-routed ASGI app on uvicorn, beside Starlette
     "batching",  # up to 50 ids a videos.list call: the *-batched clients, the batch wrapper
+    "cors",  # CORS for the origins INFLUENCER_STATS_CORS_ORIGINS allows (preflights, headers)
     "granian_server",  # Granian (Rust) through RSGI, the server of v5 and fast
     "history",  # snapshots of each collection's stats: /history, /history.svg, /growth
     "httpx_clients",  # the YouTube clients over httpx (--video-client httpx; httpx-batched with batching)
