@@ -248,6 +248,14 @@ class Settings:
         low=0,
         high=1_000,
     )
+    batch_fill_ms: int = integer(
+        "INFLUENCER_STATS_BATCH_FILL_MS",
+        100,
+        "batching: while YouTube is busy (calls in flight or waiting), a call not full waits up to "
+        "this many ms for more ids (0 = it leaves after the window)",
+        low=0,
+        high=1_000,
+    )
     quota_per_day: int = integer(
         "INFLUENCER_STATS_QUOTA_PER_DAY",
         10_000,

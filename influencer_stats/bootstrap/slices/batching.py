@@ -21,6 +21,7 @@ from influencer_stats.bootstrap.videos import (
     VIDEO_WRAPPERS,
     HttpClient,
     add_youtube_client,
+    built_gate,
     for_each_youtube_client,
 )
 from influencer_stats.bootstrap.wiring import Wiring
@@ -49,8 +50,16 @@ async def _batch(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
     settings = wiring.settings
     if settings.batch_window_ms == 0:
         return inner  # off
+    window_s = settings.batch_window_ms / 1000
+    fill_s = max(window_s, settings.batch_fill_ms / 1000) if settings.batch_fill_ms else 0.0
+    gate = built_gate(wiring)  # a YouTube client's: it says when YouTube is busy
     return BatchingSource(
-        inner, wiring.metrics, window_s=settings.batch_window_ms / 1000, max_ids=MAX_IDS_PER_CALL
+        inner,
+        wiring.metrics,
+        window_s=window_s,
+        max_ids=MAX_IDS_PER_CALL,
+        fill_s=fill_s,
+        busy=gate.busy if gate is not None else None,
     )
 
 

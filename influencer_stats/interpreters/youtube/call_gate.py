@@ -87,6 +87,10 @@ class CallGate:
         """Calls waiting for a slot now."""
         return self._waiting
 
+    def busy(self) -> bool:
+        """Whether a call made now would wait: no free slot, or calls waiting already."""
+        return not self._free or self._waiting > 0
+
     def try_enter(self, flow: object | None) -> bool:
         """Take a slot for ``flow`` if one is free to take now (no waiting, no coroutine); else False.
 
