@@ -7,7 +7,8 @@ registers its batched twin (``aiohttp-batched``): the same library, the YouTube 
 cache (refresh-ahead and the stale queue fill calls to 50). Its entry ``batch`` in the core's
 ``video_wrappers`` slot puts a ``BatchingSource`` (``interpreters/videos/batching.py``) around
 the video client: the ids every request asks for within ``INFLUENCER_STATS_BATCH_WINDOW_MS`` of
-the first go together, 50 to a call. Without this slice each id is a call of its own
+the first go together, 50 to a call, and among other requests (or while the YouTube client's call
+gate is busy) a call not full waits up to ``INFLUENCER_STATS_BATCH_FILL_MS`` to fill. Without this slice each id is a call of its own
 (``ids_per_call`` is 0: the video cache refreshes nothing ahead), and the profiles naming a
 batched client or ``batch`` (``fast``, ``youtube``, ``distributed``) are not offered. The
 setting stays in the core (read by nothing without it).
@@ -40,7 +41,7 @@ SLICE = Slice(
 
 @VIDEO_WRAPPERS.add(
     "batch",
-    "ids of concurrent requests share full videos.list calls (INFLUENCER_STATS_BATCH_WINDOW_MS)",
+    "ids of concurrent requests share full videos.list calls (INFLUENCER_STATS_BATCH_WINDOW_MS, _FILL_MS)",
     scenario="concurrent",
 )
 async def _batch(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
