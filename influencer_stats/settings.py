@@ -31,6 +31,7 @@ from influencer_stats.setting_kinds import (
 
 #: What the service's own variables start with (``Slot.env`` builds each slot's from it).
 PREFIX: Final = "INFLUENCER_STATS_"
+_FILL_DOC = "batching: ms a call not full waits to fill among other requests or a busy call gate (0 = none)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,14 +249,7 @@ class Settings:
         low=0,
         high=1_000,
     )
-    batch_fill_ms: int = integer(
-        "INFLUENCER_STATS_BATCH_FILL_MS",
-        100,
-        "batching: while YouTube is busy (calls in flight or waiting), a call not full waits up to "
-        "this many ms for more ids (0 = it leaves after the window)",
-        low=0,
-        high=1_000,
-    )
+    batch_fill_ms: int = integer("INFLUENCER_STATS_BATCH_FILL_MS", 100, _FILL_DOC, low=0, high=1_000)
     quota_per_day: int = integer(
         "INFLUENCER_STATS_QUOTA_PER_DAY",
         10_000,

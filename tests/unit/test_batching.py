@@ -191,9 +191,21 @@ class Clock:
         return self.now
 
 
-def filling(inner: Inner, window: Window, clock: Clock, busy: list[bool] | None = None) -> BatchingSource:
-    """A batcher whose calls not full wait up to ``FILL_S`` among other requests (or while ``busy``)."""
+def filling(
+    inner: Inner,
+    window: Window,
+    clock: Clock,
+    busy: list[bool] | None = None,
+    idle: asyncio.Future[None] | None = None,
+) -> BatchingSource:
+    """A batcher whose calls not full wait up to ``FILL_S`` among other requests (or while ``busy``,
+    until ``idle`` is done)."""
     state = busy if busy is not None else [False]
+
+    async def until_idle() -> None:
+        assert idle is not None
+        await idle
+
     return BatchingSource(
         inner,
         RecordingMetrics(),
@@ -201,6 +213,7 @@ def filling(inner: Inner, window: Window, clock: Clock, busy: list[bool] | None 
         max_ids=MAX_IDS_PER_CALL,
         fill_s=FILL_S,
         busy=lambda: state[0],
+        idle=until_idle if idle is not None else None,
         sleep=window,
         clock=clock,
     )
@@ -294,6 +307,22 @@ async def test_a_lone_requests_call_waits_to_fill_while_the_call_gate_is_busy() 
 
     assert (await alone).unwrap().stats == {A: synthetic_stats(A)}
     assert window.started == [WINDOW_S, FILL_S - WINDOW_S]
+
+
+async def test_a_lone_requests_call_held_while_the_gate_is_busy_leaves_once_the_gate_is_free() -> None:
+    inner, window, clock = Inner(), Window(), Clock()
+    idle: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    batcher = filling(inner, window, clock, [True], idle)
+
+    alone = request(batcher.fetch([A]))
+    await settle()
+    await window.end()
+    assert inner.fetches == []  # every connection taken: it waits, and may fill meanwhile
+    idle.set_result(None)  # a connection is free and nobody waits for it
+    await settle()
+
+    assert inner.fetches == [(A,)]  # before the fill wait ended
+    assert (await alone).unwrap().stats == {A: synthetic_stats(A)}
 
 
 def test_the_fill_wait_is_no_shorter_than_the_window() -> None:

@@ -70,6 +70,21 @@ async def test_the_gate_is_busy_while_no_slot_is_free_or_calls_wait() -> None:
     assert not gate.busy()
 
 
+async def test_idle_is_told_once_a_slot_is_free_and_no_call_waits() -> None:
+    gate = CallGate(1, per_flow=1, max_waiting=10)
+    calls = Calls(gate)
+    assert gate.idle().done()  # not busy: at once
+
+    calls.start("a", 2)
+    await settle()
+    idle = gate.idle()
+    gate.leave("a")  # the waiting call takes the slot: still busy
+    await settle()
+    assert not idle.done()
+    gate.leave("a")
+    assert idle.done()
+
+
 async def test_a_request_arriving_behind_another_ones_hundred_calls_is_served_next() -> None:
     gate = CallGate(4, per_flow=16, max_waiting=200)
     calls = Calls(gate)
