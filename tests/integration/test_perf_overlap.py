@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from perf import overlap
+from perf import overlap, overlap_world
 
 
 def test_a_short_overlap_run_counts_units_slice_by_slice_and_the_calls_each_wrapper_saved(
@@ -44,7 +44,7 @@ def test_a_closed_loop_on_a_small_world_reports_the_floor_and_the_ids_a_call_car
 
     assert code == 0
     report = (tmp_path / "overlap.md").read_text()
-    load = overlap.world(1, 200, overlap.Shape(300, 20, (5, 60)))
+    load = overlap_world.world(1, 200, overlap_world.Shape(300, 20, (5, 60)))
     assert f"Floor: {load.floor():.2f} units per 1,000 requests" in report
     assert "--clients 4 --requests 200" in report
     row = next(line for line in report.splitlines() if line.startswith("| **+ both"))
