@@ -196,15 +196,15 @@ def filling(
     window: Window,
     clock: Clock,
     busy: list[bool] | None = None,
-    idle: asyncio.Future[None] | None = None,
+    freed: asyncio.Future[None] | None = None,
 ) -> BatchingSource:
     """A batcher whose calls not full wait up to ``FILL_S`` among other requests (or while ``busy``,
-    until ``idle`` is done)."""
+    until ``freed`` is done)."""
     state = busy if busy is not None else [False]
 
-    async def until_idle() -> None:
-        assert idle is not None
-        await idle
+    async def until_freed() -> None:
+        assert freed is not None
+        await freed
 
     return BatchingSource(
         inner,
@@ -213,7 +213,7 @@ def filling(
         max_ids=MAX_IDS_PER_CALL,
         fill_s=FILL_S,
         busy=lambda: state[0],
-        idle=until_idle if idle is not None else None,
+        freed=until_freed if freed is not None else None,
         sleep=window,
         clock=clock,
     )
@@ -309,16 +309,16 @@ async def test_a_lone_requests_call_waits_to_fill_while_the_call_gate_is_busy() 
     assert window.started == [WINDOW_S, FILL_S - WINDOW_S]
 
 
-async def test_a_lone_requests_call_held_while_the_gate_is_busy_leaves_once_the_gate_is_free() -> None:
+async def test_a_lone_requests_call_held_while_the_gate_is_busy_leaves_when_a_slot_is_given_back() -> None:
     inner, window, clock = Inner(), Window(), Clock()
-    idle: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-    batcher = filling(inner, window, clock, [True], idle)
+    freed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    batcher = filling(inner, window, clock, [True], freed)
 
     alone = request(batcher.fetch([A]))
     await settle()
     await window.end()
     assert inner.fetches == []  # every connection taken: it waits, and may fill meanwhile
-    idle.set_result(None)  # a connection is free and nobody waits for it
+    freed.set_result(None)  # a call gave its slot back: the gate serves the fewest-waiting flow next
     await settle()
 
     assert inner.fetches == [(A,)]  # before the fill wait ended

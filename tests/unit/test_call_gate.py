@@ -70,19 +70,18 @@ async def test_the_gate_is_busy_while_no_slot_is_free_or_calls_wait() -> None:
     assert not gate.busy()
 
 
-async def test_idle_is_told_once_a_slot_is_free_and_no_call_waits() -> None:
+async def test_freed_is_told_when_a_slot_is_next_given_back_and_at_once_when_not_busy() -> None:
     gate = CallGate(1, per_flow=1, max_waiting=10)
     calls = Calls(gate)
-    assert gate.idle().done()  # not busy: at once
+    assert gate.freed().done()  # not busy: at once
 
     calls.start("a", 2)
     await settle()
-    idle = gate.idle()
-    gate.leave("a")  # the waiting call takes the slot: still busy
-    await settle()
-    assert not idle.done()
-    gate.leave("a")
-    assert idle.done()
+    freed = gate.freed()
+    assert not freed.done()
+    gate.leave("a")  # handed to the waiting call, but given back: the turn a new flow would take
+    assert freed.done()
+    assert not gate.freed().done()  # busy again until the next one
 
 
 async def test_a_request_arriving_behind_another_ones_hundred_calls_is_served_next() -> None:

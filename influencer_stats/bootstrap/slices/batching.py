@@ -61,7 +61,7 @@ async def _batch(wiring: Wiring, inner: VideoStatsSource) -> VideoStatsSource:
         max_ids=MAX_IDS_PER_CALL,
         fill_s=fill_s,
         busy=gate.busy if gate is not None else None,
-        idle=gate.idle if gate is not None else None,
+        freed=gate.freed if gate is not None else None,
     )
 
 

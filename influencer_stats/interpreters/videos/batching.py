@@ -44,8 +44,8 @@ class BatchingSource:
     call gate: no free connection, or calls waiting for one) is false; a lone
     request pays only the window. Otherwise it waits to fill up to ``fill_s``
     after it opened (a cold start's misses share calls; with the gate busy the
-    call would wait for a connection anyway; alone, it leaves once ``idle()``,
-    the gate free again, is done). So a fetch waits at most
+    call would wait for a connection anyway; alone, it leaves once ``freed()``
+    is done: a slot given back, the turn the gate would give it first). So a fetch waits at most
     ``window_s`` alone with the gate free, ``fill_s`` otherwise (and a cache above means hits
     never come here). An id already waiting or in flight is shared, not asked
     twice.
@@ -71,7 +71,7 @@ class BatchingSource:
         max_ids: int,
         fill_s: float = 0.0,
         busy: Callable[[], bool] | None = None,
-        idle: Callable[[], Awaitable[None]] | None = None,
+        freed: Callable[[], Awaitable[None]] | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         clock: Callable[[], float] | None = None,
     ) -> None:
@@ -83,7 +83,7 @@ class BatchingSource:
         self._max_ids = max_ids
         self._fill_s = fill_s
         self._busy = busy or _never
-        self._idle = idle
+        self._freed = freed
         self._sleep = sleep
         self._clock = clock or _loop_time  # the clock ``asyncio.sleep`` waits by
         self._last_at = -math.inf  # when a fetch last brought ids, and its request's flow
@@ -150,10 +150,10 @@ class BatchingSource:
             return  # it filled up
         if self._fill_s and (call.crowded or self._busy()):
             rest = self._fill_s - self._window_s  # more ids may come: fill it
-            if call.crowded or self._idle is None:
+            if call.crowded or self._freed is None:
                 await self._sleep(rest)
-            else:  # alone while the gate is busy: it leaves once a connection is free for it
-                await _first(self._sleep(rest), self._idle())
+            else:  # alone while the gate is busy: it fills until a slot is given back
+                await _first(self._sleep(rest), self._freed())
             if call is not self._open:
                 return
         self._send(call)
