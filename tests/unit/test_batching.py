@@ -325,6 +325,26 @@ async def test_a_lone_requests_call_held_while_the_gate_is_busy_leaves_when_a_sl
     assert (await alone).unwrap().stats == {A: synthetic_stats(A)}
 
 
+async def test_among_other_requests_a_call_held_while_the_gate_is_busy_leaves_when_a_slot_is_given_back() -> (
+    None
+):
+    inner, window, clock = Inner(), Window(), Clock()
+    freed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    batcher = filling(inner, window, clock, [True], freed)
+
+    first = request(batcher.fetch([A]))
+    second = request(batcher.fetch([B]))  # crowded, but waiting longer would only delay them
+    await settle()
+    await window.end()
+    assert inner.fetches == []
+    freed.set_result(None)
+    await settle()
+
+    assert inner.fetches == [(A, B)]
+    assert (await first).unwrap().stats == {A: synthetic_stats(A)}
+    assert (await second).unwrap().stats == {B: synthetic_stats(B)}
+
+
 def test_the_fill_wait_is_no_shorter_than_the_window() -> None:
     with pytest.raises(ValueError, match="fill_s"):
         BatchingSource(Inner(), RecordingMetrics(), window_s=0.01, max_ids=50, fill_s=0.005)

@@ -39,16 +39,16 @@ class BatchingSource:
     to ``inner`` together, in fetches of at most ``max_ids`` distinct ids (one
     ``videos.list`` call each for a batched client, one quota unit whatever its
     ids). As soon as ``max_ids`` ids wait, that call leaves at once. A call not
-    full leaves when ``window_s`` ends if it is alone: no other fetch came
-    within ``fill_s`` before it opened or joined it since, and ``busy()`` (the
-    call gate: no free connection, or calls waiting for one) is false; a lone
-    request pays only the window. Otherwise it waits to fill up to ``fill_s``
-    after it opened (a cold start's misses share calls; with the gate busy the
-    call would wait for a connection anyway; alone, it leaves once ``freed()``
-    is done: a slot given back, the turn the gate would give it first). So a fetch waits at most
-    ``window_s`` alone with the gate free, ``fill_s`` otherwise (and a cache above means hits
-    never come here). An id already waiting or in flight is shared, not asked
-    twice.
+    full leaves when ``window_s`` ends if it is alone (no other request's fetch
+    came within ``fill_s`` before it opened, or joined it since) and ``busy()``
+    (the call gate: no free connection, or calls waiting for one) is false: a
+    lone request pays only the window. Among other requests it waits to fill,
+    up to ``fill_s`` after it opened (a cold start's misses share calls). While
+    the gate is busy it fills until ``freed()`` (a slot given back: the turn the
+    gate, fewest calls waiting first, would give it at the soonest), at most as
+    long. So a fetch waits at most ``window_s`` alone, ``fill_s`` otherwise (and
+    a cache above means hits never come here). An id already waiting or in
+    flight is shared, not asked twice.
 
     Each waiting fetch gets exactly its ids. A failed inner fetch fails only the
     fetches that needed one of its ids. A fetch waits until its calls answer
@@ -150,10 +150,12 @@ class BatchingSource:
             return  # it filled up
         if self._fill_s and (call.crowded or self._busy()):
             rest = self._fill_s - self._window_s  # more ids may come: fill it
-            if call.crowded or self._freed is None:
-                await self._sleep(rest)
-            else:  # alone while the gate is busy: it fills until a slot is given back
+            if self._freed is not None and self._busy():
+                # Every connection taken: it fills until a slot is given back, the turn the gate
+                # (fewest calls waiting first) would give it at the soonest.
                 await _first(self._sleep(rest), self._freed())
+            else:
+                await self._sleep(rest)
             if call is not self._open:
                 return
         self._send(call)
