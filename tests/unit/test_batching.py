@@ -258,6 +258,21 @@ async def test_among_other_requests_a_call_waits_to_fill_and_leaves_when_the_wai
         assert set((await task).unwrap().stats) == {video_id}
 
 
+async def test_among_other_requests_a_call_at_least_half_full_leaves_when_the_window_ends() -> None:
+    inner, window, clock = Inner(), Window(), Clock()
+    batcher = filling(inner, window, clock)
+    ids = [synthetic_video_id(n) for n in range(MAX_IDS_PER_CALL // 2)]
+
+    first = request(batcher.fetch(ids[:5]))
+    second = request(batcher.fetch(ids[5:]))  # crowded, but half full: waiting gains too little
+    await settle()
+    await window.end()
+
+    assert inner.fetches == [tuple(ids)]
+    assert window.started == [WINDOW_S]
+    assert set((await first).unwrap().stats) | set((await second).unwrap().stats) == set(ids)
+
+
 async def test_a_call_filling_up_leaves_as_soon_as_it_is_full() -> None:
     inner, window, clock = Inner(), Window(), Clock()
     batcher = filling(inner, window, clock)
