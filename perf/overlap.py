@@ -1,6 +1,8 @@
 """Quota economy in the lab: the overlapping-campaigns workload, in quota units per 1,000 requests.
 
     python perf/run.py --workload overlap [--rate 200] [--duration 60] [--seed 1] [--publish]
+    python perf/run.py --workload overlap --pool 3000 --collections 300 --sizes 20-200 \
+        --clients 32 --requests 12000 --variants 3,4   (issue 33's load: 32 clients, closed loop)
     python perf/overlap.py ...   (the same)
 
 The world (deterministic from ``--seed``): a pool of 20,000 videos; 2,000
@@ -8,11 +10,15 @@ collections of 20-500 videos each, drawn with Zipf(1.1) popularity from the
 pool (the same popular creators appear in many campaigns); requests pick a
 collection with Zipf(1.0). Each variant of the ``youtube`` stack runs as its
 own service against the Python YouTube double, from cold, at the same open-loop
-rate; the double's call counter is the quota spent (one unit per
-``videos.list`` call). Freshness is the same everywhere: collections and
+rate (or, with ``--clients N``, N clients each asking again once answered: a
+closed loop); the double's call counter is the quota spent (one unit per
+``videos.list`` call). ``--pool``, ``--collections`` and ``--sizes`` shape the
+world. Freshness is the same everywhere: collections and
 videos fresh for 10 s. Reported per variant: units per 1,000 stats requests,
 req/s answered, latency p50/p99, the age of the answers (``Age``) p50/p99 and
-the statuses. The budget run gives the governor 200 units for the day at
+the statuses, the ids a call carried on average, and the floor: the distinct
+videos the requests asked for ÷ 50 ids a call, per 1,000 requests (no cache
+can spend less on a run within one freshness; a longer run refreshes too). The budget run gives the governor 200 units for the day at
 the same load (a quota day is a Pacific calendar day; its reset is unit-tested). Writes ``perf/out/overlap.md`` (and, with
 ``--publish``, the table into ``perf/RESULTS.md`` between its overlap markers).
 Everything listens on 127.0.0.1; every phase is bounded in time.
@@ -22,32 +28,35 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import bisect
-import random
 import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
-from itertools import accumulate, pairwise
+from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Final
 
 if __package__ in (None, ""):  # `python perf/overlap.py`: make `perf` importable as a package
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import aiohttp
 
-from influencer_stats.interpreters.videos.synthetic import synthetic_video_id
+from perf.overlap_world import (
+    COLLECTIONS,
+    IDS_PER_CALL,
+    POOL,
+    SIZES,
+    Shape,
+    Tally,
+    World,
+    ask,
+    put_collections,
+    world,
+)
 from perf.procs import HOST, PYTHON, LabError, free_port, http_get, running, wait_until_ok
 from perf.redis_server import answers
 from perf.service import installed_argv, service_env
 
-POOL: Final = 20_000
-COLLECTIONS: Final = 2_000
-SIZES: Final = (20, 500)
-VIDEO_ZIPF: Final = 1.1
-REQUEST_ZIPF: Final = 1.0
 FRESH_S: Final = "10"
 BEGIN, END = "<!-- overlap:begin -->", "<!-- overlap:end -->"
 
@@ -107,105 +116,15 @@ VARIANTS: Final = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class World:
-    collections: dict[str, tuple[str, ...]]
-    requests: tuple[str, ...]
-
-
-def _zipf_weights(n: int, s: float) -> list[float]:
-    return list(accumulate(1 / (rank**s) for rank in range(1, n + 1)))
-
-
-def _draw(rng: random.Random, cumulative: Sequence[float]) -> int:
-    return bisect.bisect_left(cumulative, rng.random() * cumulative[-1])
-
-
-def world(seed: int, requests: int) -> World:
-    """The collections and the request sequence, the same for every variant of a run."""
-    rng = random.Random(seed)
-    videos = _zipf_weights(POOL, VIDEO_ZIPF)
-    collections: dict[str, tuple[str, ...]] = {}
-    for n in range(COLLECTIONS):
-        size = rng.randint(*SIZES)
-        chosen: dict[str, None] = {}
-        while len(chosen) < size:
-            chosen[str(synthetic_video_id(_draw(rng, videos)))] = None
-        collections[f"campaign-{n:04d}"] = tuple(chosen)
-    names = list(collections)
-    ranks = _zipf_weights(len(names), REQUEST_ZIPF)
-    return World(collections, tuple(names[_draw(rng, ranks)] for _ in range(requests)))
-
-
-@dataclass(slots=True)
-class Tally:
-    latencies: list[float] = field(default_factory=list)
-    ages: list[int] = field(default_factory=list)
-    statuses: dict[int, int] = field(default_factory=dict)
-    errors: int = 0
-    counts: list[int] = field(default_factory=list)  # the double's call counter every --slice-s
-
-
-async def _seed(urls: Sequence[str], collections: dict[str, tuple[str, ...]]) -> None:
-    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as session:
-        gate = asyncio.Semaphore(16)
-
-        async def put(name: str, ids: tuple[str, ...]) -> None:
-            async with gate, session.put(f"{urls[0]}/collections/{name}", json={"videos": ids}) as r:
-                if r.status not in (200, 201):
-                    raise LabError(f"seeding {name}: {r.status} {await r.text()}")
-
-        await asyncio.gather(*(put(n, ids) for n, ids in collections.items()))
-
-
-async def _load(
-    urls: Sequence[str], requests: Sequence[str], rate: float, counter_url: str = "", slice_s: float = 0.0
-) -> tuple[Tally, float]:
-    """Open loop: request i leaves at i/rate seconds (round-robin over the replicas). With
-    ``slice_s``, the double's counter (``counter_url``) is read every ``slice_s`` meanwhile."""
-    tally = Tally()
-    connector = aiohttp.TCPConnector(limit=256)
-    async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=10)) as session:
-
-        async def sample() -> None:
-            while True:
-                await asyncio.sleep(slice_s)
-                async with session.get(counter_url) as r:
-                    tally.counts.append(int((await r.json())["calls"]))
-
-        async def one(i: int, name: str) -> None:
-            started = time.perf_counter()
-            try:
-                async with session.get(f"{urls[i % len(urls)]}/collections/{name}/stats") as r:
-                    await r.read()
-                    tally.statuses[r.status] = tally.statuses.get(r.status, 0) + 1
-                    tally.ages.append(int(r.headers.get("age", "0")))
-            except (aiohttp.ClientError, TimeoutError):
-                tally.errors += 1
-                return
-            tally.latencies.append(time.perf_counter() - started)
-
-        sampler = asyncio.create_task(sample()) if slice_s else None
-        began = time.perf_counter()
-        tasks = []
-        for i, name in enumerate(requests):
-            delay = began + i / rate - time.perf_counter()
-            if delay > 0:
-                await asyncio.sleep(delay)
-            tasks.append(asyncio.create_task(one(i, name)))
-        await asyncio.gather(*tasks)
-        if sampler is not None:
-            sampler.cancel()
-        return tally, time.perf_counter() - began
-
-
-def _calls(port: int) -> int:
+def _calls(port: int) -> tuple[int, int]:
+    """The double's videos.list calls so far, and the ids they carried."""
     import json
 
     status, body = http_get(port, "/_control/stats")
     if status != 200:
         raise LabError(f"the double's counter answered {status}")
-    return int(json.loads(body)["calls"])
+    counters = json.loads(body)
+    return int(counters["calls"]), int(counters["ids_requested"])
 
 
 @contextmanager
@@ -230,6 +149,8 @@ class Row:
     tally: Tally
     before: int = 0  # the double's counter when the load began
     saved: str = ""  # calls saved by each wrapper, from the replicas' /metrics
+    ids: int = 0  # the ids the load's calls carried
+    floor: float = 0.0  # the world's floor, units per 1,000 requests
 
     def slices(self) -> str:
         """Units spent in each --slice-s of the run (the last slice may be short)."""
@@ -239,6 +160,7 @@ class Row:
     def cells(self, baseline: int | None) -> list[str]:
         t = self.tally
         per_1000 = 1000 * self.units / max(1, self.requests)
+        floor = f"{per_1000 / self.floor:.2f}×" if self.floor else "—"
         fewer = f"{baseline / self.units:.1f}×" if baseline and self.units else "—"
         lat = sorted(t.latencies) or [0.0]
         ages = sorted(t.ages) or [0]
@@ -248,7 +170,9 @@ class Row:
         return [
             f"**{self.variant.name}**",
             f"{self.units:,}",
-            f"{per_1000:,.0f}",
+            f"{per_1000:,.1f}" if per_1000 < 100 else f"{per_1000:,.0f}",
+            floor,
+            f"{self.ids / self.units:.1f}" if self.units else "—",
             fewer,
             f"{sum(t.statuses.values()) / self.seconds:,.0f}",
             f"{_pct(lat, 50) * 1000:.1f} / {_pct(lat, 99) * 1000:.1f} ms",
@@ -282,11 +206,14 @@ def measure(
     double_port: int,
     out: Path,
     slice_s: float = 0.0,
+    clients: int = 0,
+    extra: Sequence[tuple[str, str]] = (),
 ) -> Row:
     settings = {
         "INFLUENCER_STATS_CACHE_TTL": FRESH_S,
         "INFLUENCER_STATS_VIDEO_TTL": FRESH_S,
         "INFLUENCER_STATS_LOGGER": "silent",
+        **dict(extra),
         **dict(variant.env),
     }
     profile = "distributed" if variant.redis else "youtube"
@@ -303,13 +230,23 @@ def measure(
             process = stack.enter_context(running(argv, log, env=env))
             wait_until_ok(port, "/healthz", process, log)
             urls.append(f"http://{HOST}:{port}")
-        asyncio.run(_seed(urls, load.collections))
-        before = _calls(double_port)
+        asyncio.run(put_collections(urls, load.collections))
+        before, ids_before = _calls(double_port)
         counter = f"http://{HOST}:{double_port}/_control/stats"
-        tally, seconds = asyncio.run(_load(urls, load.requests, rate, counter, slice_s))
-        units = _calls(double_port) - before
+        tally, seconds = asyncio.run(ask(urls, load.requests, rate, counter, slice_s, clients))
+        after, ids_after = _calls(double_port)
         saved = _saved(urls) if slice_s else ""
-    return Row(variant, len(load.requests), units, seconds, tally, before, saved)
+    return Row(
+        variant,
+        len(load.requests),
+        after - before,
+        seconds,
+        tally,
+        before,
+        saved,
+        ids_after - ids_before,
+        load.floor(),
+    )
 
 
 def table(rows: Sequence[Row], command: str, slice_s: float = 0.0) -> str:
@@ -318,14 +255,19 @@ def table(rows: Sequence[Row], command: str, slice_s: float = 0.0) -> str:
         "variant",
         "quota units",
         "units / 1,000 req",
+        "× floor",
+        "ids / call",
         "fewer than today",
         "req/s",
         "latency p50 / p99",
         "answer age p50 / p99",
         "statuses",
     ]
+    floor = rows[0].floor if rows else 0.0
     lines = [
         f"`{command}`",
+        "",
+        f"Floor: {floor:.2f} units per 1,000 requests (the distinct videos asked for ÷ {IDS_PER_CALL}).",
         "",
         "| " + " | ".join(head) + " |",
         "|" + "|".join("---" if i == 0 else "---:" for i in range(len(head))) + "|",
@@ -352,27 +294,67 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--slice-s", type=float, default=0.0, help="also report the units spent every this many seconds"
     )
+    parser.add_argument(
+        "--clients", type=int, default=0, help="a closed loop of this many clients instead of --rate"
+    )
+    parser.add_argument("--requests", type=int, default=0, help="stats requests (--rate × --duration)")
+    parser.add_argument("--pool", type=int, default=POOL, help=f"videos to draw from ({POOL:,})")
+    parser.add_argument("--collections", type=int, default=COLLECTIONS, help=f"collections ({COLLECTIONS:,})")
+    sizes = f"{SIZES[0]}-{SIZES[1]}"
+    parser.add_argument("--sizes", default=sizes, help=f"ids a collection, MIN-MAX ({sizes})")
+    parser.add_argument("--latency-ms", type=int, default=0, help="the double's delay per call (0)")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="INFLUENCER_STATS_X=VALUE",
+        help="a setting for every variant's service (repeatable)",
+    )
     parser.add_argument("--out", type=Path, default=Path("perf/out"))
     parser.add_argument("--publish", action="store_true", help="also write the table into perf/RESULTS.md")
     args = parser.parse_args(sys.argv[1:] if argv is None else list(argv))
     if args.rate <= 0 or not 1 <= args.duration <= 600 or args.slice_s < 0:
         parser.error("--rate must be positive, --duration 1-600 s and --slice-s 0 or more")
+    low, _, high = args.sizes.partition("-")
+    if not (low.isdigit() and high.isdigit() and 1 <= int(low) <= int(high)):
+        parser.error("--sizes must be MIN-MAX, as 20-200")
+    if not (0 <= args.clients <= 1024 and 0 <= args.requests <= 1_000_000 and 0 <= args.latency_ms <= 10_000):
+        parser.error("--clients 0-1024, --requests 0-1,000,000, --latency-ms 0-10,000")
+    if args.pool < 1 or args.collections < 1:
+        parser.error("--pool and --collections must be at least 1")
+    shape = Shape(args.pool, args.collections, (int(low), int(high)))
+    if any(not pair.startswith("INFLUENCER_STATS_") or "=" not in pair for pair in args.set):
+        parser.error("--set takes INFLUENCER_STATS_NAME=VALUE")
+    extra = [(name, value) for name, _, value in (pair.partition("=") for pair in args.set)]
     chosen: tuple[Variant, ...] = VARIANTS
     if args.variants:
         chosen = tuple(VARIANTS[int(n) - 1] for n in args.variants.split(","))
     args.out.mkdir(parents=True, exist_ok=True)
-    load = world(args.seed, round(args.rate * args.duration))
+    load = world(args.seed, args.requests or round(args.rate * args.duration), shape)
     port = free_port()
-    double_argv = [PYTHON, "-m", "youtube_double", "--port", str(port)]
+    double_argv = [PYTHON, "-m", "youtube_double", "--port", str(port), "--latency-ms", str(args.latency_ms)]
     rows = []
     with running(double_argv, args.out / "overlap-double.log") as double:
         wait_until_ok(port, "/healthz", double, args.out / "overlap-double.log")
         url = f"http://{HOST}:{port}/youtube/v3/videos"
         for variant in chosen:
             print(f"overlap: {variant.name} …", file=sys.stderr, flush=True)
-            rows.append(measure(variant, load, args.rate, url, port, args.out, args.slice_s))
+            rows.append(
+                measure(variant, load, args.rate, url, port, args.out, args.slice_s, args.clients, extra)
+            )
             print(f"overlap: {variant.name}: {rows[-1].units:,} units", file=sys.stderr, flush=True)
-    flags = [("rate", f"{args.rate:g}"), ("duration", args.duration), ("seed", args.seed)]
+    flags: list[tuple[str, object]] = []
+    if shape != Shape():
+        flags += [("pool", args.pool), ("collections", args.collections), ("sizes", args.sizes)]
+    if args.clients:
+        flags += [("clients", args.clients), ("requests", len(load.requests))]
+    else:
+        flags.append(("rate", f"{args.rate:g}"))
+        flags.append(("requests", args.requests) if args.requests else ("duration", args.duration))
+    if args.latency_ms:
+        flags.append(("latency-ms", args.latency_ms))
+    flags += [("set", pair) for pair in args.set]
+    flags.append(("seed", args.seed))
     if args.variants:
         flags.append(("variants", args.variants))
     if args.slice_s:

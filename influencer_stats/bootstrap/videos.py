@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from influencer_stats.algebras import VideoStatsSource
 from influencer_stats.bootstrap.registry import Registry
@@ -107,6 +107,16 @@ async def youtube_connections(wiring: Wiring, client: HttpClient | None = None) 
         return await client(wiring, settings.upstream_connections), gate
 
     return await wiring.once(f"youtube-connections:{client.__name__}", build)
+
+
+def built_gate(wiring: Wiring) -> CallGate | None:
+    """The video client's ``CallGate``, if its connections were built already (the YouTube
+    clients build them before their wrappers), else None (the fake, or a stack built by hand)."""
+    client = HTTP_LIBRARIES.get(wiring.settings.choices.one("video_client"))
+    if client is None:
+        return None
+    made = wiring.made(f"youtube-connections:{client.__name__}")
+    return cast("Connections", made)[1] if made is not None else None
 
 
 async def _youtube(client: HttpClient, batched: bool, wiring: Wiring) -> VideoStatsSource:

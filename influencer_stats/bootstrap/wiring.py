@@ -66,6 +66,10 @@ class Resources:
             self._shared.once[name] = await build()
         return cast(T, self._shared.once[name])
 
+    def made(self, name: str) -> object | None:
+        """What ``once(name, …)`` built, if it was asked for already (else None)."""
+        return self._shared.once.get(name)
+
     @property
     def tracing(self) -> Tracing:
         """What the ``tracing`` slot built: the layers and hooks every later builder asks for

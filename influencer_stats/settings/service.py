@@ -240,6 +240,13 @@ class ServiceSettings:
         low=0,
         high=1_000,
     )
+    batch_fill_ms: int = integer(
+        "INFLUENCER_STATS_BATCH_FILL_MS",
+        100,
+        "batching: ms a call not full waits to fill among other requests or a busy call gate (0 = none)",
+        low=0,
+        high=1_000,
+    )
     quota_per_day: int = integer(
         "INFLUENCER_STATS_QUOTA_PER_DAY",
         10_000,

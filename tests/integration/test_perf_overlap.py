@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from perf import overlap
+from perf import overlap, overlap_world
 
 
 def test_a_short_overlap_run_counts_units_slice_by_slice_and_the_calls_each_wrapper_saved(
@@ -32,3 +32,25 @@ def test_a_short_overlap_run_counts_units_slice_by_slice_and_the_calls_each_wrap
         parts = [int(p.replace(",", "")) for p in per_slice.split(" / ")]
         assert len(parts) >= 3 and sum(parts) == total  # every unit lands in one slice
         assert re.fullmatch(r"(batching|video_cache) [\d,]+(, video_cache [\d,]+)?\)|none\)", saved)
+
+
+def test_a_closed_loop_on_a_small_world_reports_the_floor_and_the_ids_a_call_carried(tmp_path: Path) -> None:
+    code = overlap.main(
+        [
+            *("--pool", "300", "--collections", "20", "--sizes", "5-60"),
+            *("--clients", "4", "--requests", "200", "--variants", "4", "--out", str(tmp_path)),
+        ]
+    )
+
+    assert code == 0
+    report = (tmp_path / "overlap.md").read_text()
+    load = overlap_world.world(1, 200, overlap_world.Shape(300, 20, (5, 60)))
+    assert f"Floor: {load.floor():.2f} units per 1,000 requests" in report
+    assert "--clients 4 --requests 200" in report
+    row = next(line for line in report.splitlines() if line.startswith("| **+ both"))
+    cells = [cell.strip() for cell in row.split("|")[1:-1]]
+    units, per_1000, times_floor, per_call = cells[1:5]
+    assert float(per_1000) == round(1000 * int(units) / 200, 1)
+    assert float(times_floor.rstrip("×")) >= 1.0  # nothing spends below the floor
+    assert 1.0 <= float(per_call) <= 50.0
+    assert cells[-1] == "200: 200"

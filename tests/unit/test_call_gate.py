@@ -48,6 +48,42 @@ async def test_a_free_slot_is_taken_at_once_and_a_call_beyond_the_slots_waits() 
     assert gate.waiting == 0
 
 
+async def test_the_gate_is_busy_while_no_slot_is_free_or_calls_wait() -> None:
+    gate = CallGate(2, per_flow=1, max_waiting=10)
+    calls = Calls(gate)
+    assert not gate.busy()
+
+    calls.start("a")
+    await settle()
+    assert not gate.busy()  # a slot is free
+    calls.start("a")  # a holds its share: this one waits though a slot is free
+    await settle()
+    assert gate.busy()
+    calls.start("b")  # takes the free slot; a's call still waits
+    await settle()
+    assert gate.busy()
+    gate.leave("a")
+    await settle()
+    assert gate.busy()  # no slot free
+    gate.leave("a")
+    await settle()
+    assert not gate.busy()
+
+
+async def test_freed_is_told_when_a_slot_is_next_given_back_and_at_once_when_not_busy() -> None:
+    gate = CallGate(1, per_flow=1, max_waiting=10)
+    calls = Calls(gate)
+    assert gate.freed().done()  # not busy: at once
+
+    calls.start("a", 2)
+    await settle()
+    freed = gate.freed()
+    assert not freed.done()
+    gate.leave("a")  # handed to the waiting call, but given back: the turn a new flow would take
+    assert freed.done()
+    assert not gate.freed().done()  # busy again until the next one
+
+
 async def test_a_request_arriving_behind_another_ones_hundred_calls_is_served_next() -> None:
     gate = CallGate(4, per_flow=16, max_waiting=200)
     calls = Calls(gate)

@@ -81,11 +81,33 @@ class CallGate:
         # The flows with calls waiting, in the order they started waiting.
         self._waiters: dict[object | None, deque[asyncio.Future[None]]] = {}
         self._waiting = 0
+        self._freed: list[asyncio.Future[None]] = []  # told when a slot is next given back
 
     @property
     def waiting(self) -> int:
         """Calls waiting for a slot now."""
         return self._waiting
+
+    def busy(self) -> bool:
+        """Whether a call made now would wait: no free slot, or calls waiting already."""
+        return not self._free or self._waiting > 0
+
+    def freed(self) -> asyncio.Future[None]:
+        """Done when a slot is next given back, the turn a call entering now would wait for at
+        most if its flow goes first (at once if the gate is not ``busy``); cancelling it is fine."""
+        future = asyncio.get_running_loop().create_future()
+        if not self.busy():
+            future.set_result(None)
+        else:
+            self._freed = [f for f in self._freed if not f.done()]  # as many as wait now, no more
+            self._freed.append(future)
+        return future
+
+    def _tell_freed(self) -> None:
+        for future in self._freed:
+            if not future.done():
+                future.set_result(None)
+        self._freed = []
 
     def try_enter(self, flow: object | None) -> bool:
         """Take a slot for ``flow`` if one is free to take now (no waiting, no coroutine); else False.
@@ -128,6 +150,8 @@ class CallGate:
             del self._held[flow]
         self._free += 1
         self._hand_over()
+        if self._freed:
+            self._tell_freed()
 
     def _hand_over(self) -> None:
         waiters, held, share = self._waiters, self._held, self._per_flow
