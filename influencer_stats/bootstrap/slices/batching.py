@@ -33,6 +33,7 @@ SLICE = Slice(
     files=(
         "influencer_stats/interpreters/videos/batching.py",
         "tests/unit/test_batching.py",
+        "tests/unit/test_batching_fill.py",
         "tests/unit/test_batched_clients.py",
     ),
     modules=("influencer_stats.interpreters.videos.batching", "influencer_stats.bootstrap.slices.batching"),
