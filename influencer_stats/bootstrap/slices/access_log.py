@@ -21,6 +21,7 @@ SLICE = Slice(
         "influencer_stats/http/access_log.py",
         "tests/unit/test_http_api_access_log.py",
         "tests/integration/test_access_log_http.py",
+        "tests/integration/test_access_log_nginx.py",
     ),
     modules=("influencer_stats.http.access_log", "influencer_stats.bootstrap.slices.access_log"),
 )
