@@ -13,11 +13,10 @@ import httpx
 import orjson
 import pytest
 
-from tests.support import SERVERS, RunningService, running_service, wait_for
+from tests.integration.edge_support import client, serving
+from tests.support import SERVERS, RunningService, wait_for
 
-APP = "https://app.example.com"
-#: 200 distinct ids: GET /collections/{id} answers about 3 KB of JSON.
-MANY = [f"v{n:010d}" for n in range(200)]
+__all__ = ["client"]  # edge_support's fixture, which this module's tests take
 
 
 @pytest.fixture(scope="module", params=SERVERS)
@@ -25,30 +24,8 @@ def service(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[RunningService]:
     """The default profile on each server, with the access log on."""
-    log = tmp_path_factory.mktemp("conventions") / "service.log"
-    env = {"INFLUENCER_STATS_ACCESS_LOG": "on"}
-    with running_service(["--server", request.param], log, env=env) as running:
+    with serving(request, tmp_path_factory, {"INFLUENCER_STATS_ACCESS_LOG": "on"}) as running:
         yield running
-
-
-@pytest.fixture
-def client(service: RunningService) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=service.url, timeout=10) as c:
-        yield c
-
-
-def _big(client: httpx.Client) -> str:
-    cid = "c-" + uuid.uuid4().hex
-    assert client.put(f"/collections/{cid}", json={"videos": MANY}).status_code == 201
-    return f"/collections/{cid}"
-
-
-def _raw(
-    client: httpx.Client, method: str, path: str, headers: dict[str, str]
-) -> tuple[httpx.Response, bytes]:
-    """The response and its body as sent (httpx decodes gzip for ``content``)."""
-    with client.stream(method, path, headers=headers) as response:
-        return response, b"".join(response.iter_raw())
 
 
 def test_each_request_is_one_access_line_with_its_id(client: httpx.Client, service: RunningService) -> None:

@@ -8,18 +8,16 @@ must hand over ``Accept-Encoding`` and write the encoded body with its length an
 from __future__ import annotations
 
 import gzip
-import uuid
 from collections.abc import Iterator
 
 import httpx
 import orjson
 import pytest
 
-from tests.support import SERVERS, RunningService, running_service
+from tests.integration.edge_support import MANY, big, client, raw, serving
+from tests.support import SERVERS, RunningService
 
-APP = "https://app.example.com"
-#: 200 distinct ids: GET /collections/{id} answers about 3 KB of JSON.
-MANY = [f"v{n:010d}" for n in range(200)]
+__all__ = ["client"]  # edge_support's fixture, which this module's tests take
 
 
 @pytest.fixture(scope="module", params=SERVERS)
@@ -27,37 +25,15 @@ def service(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[RunningService]:
     """The default profile on each server, answers of 1 KiB and more gzipped."""
-    log = tmp_path_factory.mktemp("conventions") / "service.log"
-    env = {"INFLUENCER_STATS_GZIP_MIN_BYTES": "1024"}
-    with running_service(["--server", request.param], log, env=env) as running:
+    with serving(request, tmp_path_factory, {"INFLUENCER_STATS_GZIP_MIN_BYTES": "1024"}) as running:
         yield running
 
 
-@pytest.fixture
-def client(service: RunningService) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=service.url, timeout=10) as c:
-        yield c
-
-
-def _big(client: httpx.Client) -> str:
-    cid = "c-" + uuid.uuid4().hex
-    assert client.put(f"/collections/{cid}", json={"videos": MANY}).status_code == 201
-    return f"/collections/{cid}"
-
-
-def _raw(
-    client: httpx.Client, method: str, path: str, headers: dict[str, str]
-) -> tuple[httpx.Response, bytes]:
-    """The response and its body as sent (httpx decodes gzip for ``content``)."""
-    with client.stream(method, path, headers=headers) as response:
-        return response, b"".join(response.iter_raw())
-
-
 def test_a_large_answer_is_gzipped_when_accepted_and_says_vary(client: httpx.Client) -> None:
-    path = _big(client)
+    path = big(client)
 
-    zipped, sent = _raw(client, "GET", path, {"accept-encoding": "gzip"})
-    plain, identity = _raw(client, "GET", path, {"accept-encoding": "identity"})
+    zipped, sent = raw(client, "GET", path, {"accept-encoding": "gzip"})
+    plain, identity = raw(client, "GET", path, {"accept-encoding": "identity"})
 
     assert zipped.status_code == plain.status_code == 200
     assert zipped.headers["content-encoding"] == "gzip"
@@ -72,7 +48,7 @@ def test_a_large_answer_is_gzipped_when_accepted_and_says_vary(client: httpx.Cli
 
 
 def test_head_answers_the_identity_representation(client: httpx.Client) -> None:
-    path = _big(client)
+    path = big(client)
 
     head = client.head(path, headers={"accept-encoding": "gzip"})
 
@@ -83,7 +59,7 @@ def test_head_answers_the_identity_representation(client: httpx.Client) -> None:
 
 
 def test_the_openapi_document_is_served_gzipped(client: httpx.Client) -> None:
-    response, sent = _raw(client, "GET", "/openapi.json", {"accept-encoding": "br;q=1, gzip;q=0.5"})
+    response, sent = raw(client, "GET", "/openapi.json", {"accept-encoding": "br;q=1, gzip;q=0.5"})
 
     assert response.headers["content-encoding"] == "gzip"
     assert orjson.loads(gzip.decompress(sent))["openapi"] == "3.1.0"
@@ -91,7 +67,7 @@ def test_the_openapi_document_is_served_gzipped(client: httpx.Client) -> None:
 
 
 def test_a_small_answer_is_left_alone(client: httpx.Client) -> None:
-    response, sent = _raw(client, "GET", "/healthz", {"accept-encoding": "gzip"})
+    response, sent = raw(client, "GET", "/healthz", {"accept-encoding": "gzip"})
 
     assert "content-encoding" not in response.headers
     assert orjson.loads(sent) == {"status": "ok"}

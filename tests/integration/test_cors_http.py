@@ -7,17 +7,16 @@ headers.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 
 import httpx
 import pytest
 
-from tests.support import SERVERS, RunningService, running_service
+from tests.integration.edge_support import MANY, big, client, serving
+from tests.support import SERVERS, RunningService
 
 APP = "https://app.example.com"
-#: 200 distinct ids: GET /collections/{id} answers about 3 KB of JSON.
-MANY = [f"v{n:010d}" for n in range(200)]
+__all__ = ["client"]  # edge_support's fixture, which this module's tests take
 
 
 @pytest.fixture(scope="module", params=SERVERS)
@@ -25,33 +24,15 @@ def service(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[RunningService]:
     """The default profile on each server, with CORS for ``APP`` and answers of 1 KiB and more gzipped."""
-    log = tmp_path_factory.mktemp("conventions") / "service.log"
-    env = {
-        "INFLUENCER_STATS_CORS_ORIGINS": f"{APP},http://localhost:3000",
-        "INFLUENCER_STATS_GZIP_MIN_BYTES": "1024",
-    }
-    with running_service(["--server", request.param], log, env=env) as running:
+    with serving(
+        request,
+        tmp_path_factory,
+        {
+            "INFLUENCER_STATS_CORS_ORIGINS": f"{APP},http://localhost:3000",
+            "INFLUENCER_STATS_GZIP_MIN_BYTES": "1024",
+        },
+    ) as running:
         yield running
-
-
-@pytest.fixture
-def client(service: RunningService) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=service.url, timeout=10) as c:
-        yield c
-
-
-def _big(client: httpx.Client) -> str:
-    cid = "c-" + uuid.uuid4().hex
-    assert client.put(f"/collections/{cid}", json={"videos": MANY}).status_code == 201
-    return f"/collections/{cid}"
-
-
-def _raw(
-    client: httpx.Client, method: str, path: str, headers: dict[str, str]
-) -> tuple[httpx.Response, bytes]:
-    """The response and its body as sent (httpx decodes gzip for ``content``)."""
-    with client.stream(method, path, headers=headers) as response:
-        return response, b"".join(response.iter_raw())
 
 
 def test_a_preflight_from_an_allowed_origin_is_a_204_with_the_cors_headers(client: httpx.Client) -> None:
@@ -90,7 +71,7 @@ def test_a_preflight_from_another_origin_gets_no_cors_header(client: httpx.Clien
 
 
 def test_an_answer_to_an_allowed_origin_exposes_the_api_headers(client: httpx.Client) -> None:
-    path = _big(client)
+    path = big(client)
 
     response = client.get(path, headers={"origin": "http://localhost:3000", "accept-encoding": "gzip"})
 

@@ -242,3 +242,40 @@ async def assert_head_like_get(svc: Service, routes: Iterable[Route]) -> None:
 
         assert (head.status, head.content_type) == (get.status, get.content_type), route.template
         assert [n for n, _ in head.headers] == [n for n, _ in get.headers]
+
+
+#: 200 distinct ids: GET /collections/{id} answers about 3 KB of JSON (over the gzip threshold).
+MANY = [f"v{n:010d}" for n in range(200)]
+
+
+async def call(
+    svc: Service,
+    method: str,
+    path: str,
+    *,
+    accept_encoding: str | None = None,
+    origin: str | None = None,
+    cors_method: str | None = None,
+    if_none_match: str | None = None,
+    body: Body | None = None,
+) -> Reply:
+    """``path`` routed as a hand-routed server routes it, the headers handed over."""
+    route, collection_id = ROUTES.match_raw(path)
+    assert route is not None
+    incoming = Incoming(
+        route,
+        method,
+        collection_id,
+        read_body=body or Body([]),
+        accept_encoding=accept_encoding,
+        origin=origin,
+        cors_method=cors_method,
+        if_none_match=if_none_match,
+    )
+    return await svc.api.serve(incoming)
+
+
+async def put_big(svc: Service) -> str:
+    """A collection of ``MANY`` ids, and its path."""
+    assert (await svc.put("big", {"videos": MANY})).status == 201
+    return "/collections/big"

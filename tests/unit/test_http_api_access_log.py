@@ -10,49 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from influencer_stats.algebras import EventLog, Metrics
-from influencer_stats.bootstrap.edge import ROUTES
 from influencer_stats.http.access_log import access_log_layer
 from influencer_stats.http.incoming import Incoming
 from influencer_stats.http.layers import Answer, EdgeLayer
 from influencer_stats.http.problems import Reply
-from tests.unit.http_api_support import Body, Service, header, service
-
-#: 200 distinct ids: GET /collections/{id} answers about 3 KB of JSON.
-MANY = [f"v{n:010d}" for n in range(200)]
-APP = "https://app.example.com"
-
-
-async def _call(
-    svc: Service,
-    method: str,
-    path: str,
-    *,
-    accept_encoding: str | None = None,
-    origin: str | None = None,
-    cors_method: str | None = None,
-    if_none_match: str | None = None,
-    body: Body | None = None,
-) -> Reply:
-    """``path`` routed as a hand-routed server routes it, the headers handed over."""
-    route, collection_id = ROUTES.match_raw(path)
-    assert route is not None
-    incoming = Incoming(
-        route,
-        method,
-        collection_id,
-        read_body=body or Body([]),
-        accept_encoding=accept_encoding,
-        origin=origin,
-        cors_method=cors_method,
-        if_none_match=if_none_match,
-    )
-    return await svc.api.serve(incoming)
-
-
-async def _big(svc: Service) -> str:
-    assert (await svc.put("big", {"videos": MANY})).status == 201
-    return "/collections/big"
-
+from tests.unit.http_api_support import call, header, put_big, service
 
 #: The ``layers`` of a service with the access log on, as the slice builds them.
 ACCESS_LOG: Callable[[EventLog, Metrics], Sequence[EdgeLayer]] = lambda log, _: [access_log_layer(log)]  # noqa: E731
@@ -64,17 +26,17 @@ ACCESS_LOG: Callable[[EventLog, Metrics], Sequence[EdgeLayer]] = lambda log, _: 
 async def test_the_access_log_is_off_by_default() -> None:
     svc = service()
 
-    await _call(svc, "GET", "/healthz")
+    await call(svc, "GET", "/healthz")
 
     assert svc.log.named("http.access") == []
 
 
 async def test_the_access_log_has_one_line_per_request_with_its_id_route_status_and_duration() -> None:
     svc = service(layers=ACCESS_LOG, gzip_min_bytes=1024)
-    path = await _big(svc)
+    path = await put_big(svc)
 
-    reply = await _call(svc, "GET", path, accept_encoding="gzip")
-    missing = await _call(svc, "GET", "/collections/nope/stats")
+    reply = await call(svc, "GET", path, accept_encoding="gzip")
+    missing = await call(svc, "GET", "/collections/nope/stats")
 
     lines = svc.log.named("http.access")
     assert len(lines) == 3  # the PUT, then the two GETs
@@ -115,7 +77,7 @@ async def test_it_is_outermost_and_logs_what_an_inner_layer_answered_itself() ->
 
     svc = service(layers=lambda log, _: [access_log_layer(log), EdgeLayer(answers_itself)])
 
-    await _call(svc, "OPTIONS", "/collections/c")
+    await call(svc, "OPTIONS", "/collections/c")
 
     (line,) = svc.log.named("http.access")
     assert (line.fields["method"], line.fields["status"], line.fields["request_id"]) == (

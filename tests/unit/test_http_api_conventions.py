@@ -13,45 +13,10 @@ import pytest
 
 from influencer_stats.bootstrap.edge import ROUTES
 from influencer_stats.http.encoding import Gzip, accepts_gzip, with_vary
-from influencer_stats.http.incoming import Incoming
 from influencer_stats.http.problems import Reply
-from tests.unit.http_api_support import Body, Service, header, service
+from tests.unit.http_api_support import MANY, call, header, put_big, service
 
-#: 200 distinct ids: GET /collections/{id} answers about 3 KB of JSON.
-MANY = [f"v{n:010d}" for n in range(200)]
 APP = "https://app.example.com"
-
-
-async def _call(
-    svc: Service,
-    method: str,
-    path: str,
-    *,
-    accept_encoding: str | None = None,
-    origin: str | None = None,
-    cors_method: str | None = None,
-    if_none_match: str | None = None,
-    body: Body | None = None,
-) -> Reply:
-    """``path`` routed as a hand-routed server routes it, the headers handed over."""
-    route, collection_id = ROUTES.match_raw(path)
-    assert route is not None
-    incoming = Incoming(
-        route,
-        method,
-        collection_id,
-        read_body=body or Body([]),
-        accept_encoding=accept_encoding,
-        origin=origin,
-        cors_method=cors_method,
-        if_none_match=if_none_match,
-    )
-    return await svc.api.serve(incoming)
-
-
-async def _big(svc: Service) -> str:
-    assert (await svc.put("big", {"videos": MANY})).status == 201
-    return "/collections/big"
 
 
 # --- Accept-Encoding -----------------------------------------------------------------------------
@@ -97,10 +62,10 @@ def test_vary_is_merged_into_the_one_header() -> None:
 
 async def test_a_large_answer_is_gzipped_for_a_client_that_accepts_it() -> None:
     svc = service(gzip_min_bytes=1024)
-    path = await _big(svc)
-    plain = await _call(svc, "GET", path)
+    path = await put_big(svc)
+    plain = await call(svc, "GET", path)
 
-    zipped = await _call(svc, "GET", path, accept_encoding="gzip, deflate, br")
+    zipped = await call(svc, "GET", path, accept_encoding="gzip, deflate, br")
 
     assert len(plain.body) > 1024
     assert header(zipped, "content-encoding") == "gzip"
@@ -116,12 +81,12 @@ async def test_a_304_for_a_large_answer_carries_the_tag_and_vary_its_200_was_sen
     accept_encoding: str | None,
 ) -> None:
     svc = service(gzip_min_bytes=1024)
-    path = await _big(svc)
-    sent = await _call(svc, "GET", path, accept_encoding=accept_encoding)
+    path = await put_big(svc)
+    sent = await call(svc, "GET", path, accept_encoding=accept_encoding)
     held = header(sent, "etag")
     assert held is not None and held.endswith('-gzip"') is (accept_encoding is not None)
 
-    unchanged = await _call(svc, "GET", path, accept_encoding=accept_encoding, if_none_match=held)
+    unchanged = await call(svc, "GET", path, accept_encoding=accept_encoding, if_none_match=held)
 
     assert (unchanged.status, unchanged.body) == (304, b"")
     assert header(unchanged, "etag") == held  # RFC 9110 15.4.5: the validator the 200 had
@@ -131,10 +96,10 @@ async def test_a_304_for_a_large_answer_carries_the_tag_and_vary_its_200_was_sen
 
 async def test_the_identity_answer_of_a_large_body_says_vary_too() -> None:
     svc = service(gzip_min_bytes=1024)
-    path = await _big(svc)
+    path = await put_big(svc)
 
     for accept in (None, "identity", "gzip;q=0, br"):
-        reply = await _call(svc, "GET", path, accept_encoding=accept)
+        reply = await call(svc, "GET", path, accept_encoding=accept)
 
         assert header(reply, "content-encoding") is None
         assert header(reply, "vary") == "accept-encoding"
@@ -145,7 +110,7 @@ async def test_a_small_answer_is_never_gzipped_nor_varies() -> None:
     assert (await svc.put("small", {"videos": MANY[:3]})).status == 201
 
     for path in ("/collections/small", "/collections/small/stats", "/healthz"):
-        reply = await _call(svc, "GET", path, accept_encoding="gzip")
+        reply = await call(svc, "GET", path, accept_encoding="gzip")
 
         assert reply.status == 200
         assert len(reply.body) < 1024
@@ -155,9 +120,9 @@ async def test_a_small_answer_is_never_gzipped_nor_varies() -> None:
 
 async def test_compression_off_leaves_every_answer_as_it_was() -> None:
     svc = service(gzip_min_bytes=0)
-    path = await _big(svc)
+    path = await put_big(svc)
 
-    reply = await _call(svc, "GET", path, accept_encoding="gzip")
+    reply = await call(svc, "GET", path, accept_encoding="gzip")
 
     assert header(reply, "content-encoding") is None
     assert header(reply, "vary") is None
@@ -165,10 +130,10 @@ async def test_compression_off_leaves_every_answer_as_it_was() -> None:
 
 async def test_head_is_not_compressed_but_varies_as_get() -> None:
     svc = service(gzip_min_bytes=1024)
-    path = await _big(svc)
+    path = await put_big(svc)
 
-    head = await _call(svc, "HEAD", path, accept_encoding="gzip")
-    get = await _call(svc, "GET", path)
+    head = await call(svc, "HEAD", path, accept_encoding="gzip")
+    get = await call(svc, "GET", path)
 
     assert header(head, "content-encoding") is None
     assert header(head, "vary") == "accept-encoding"
@@ -179,8 +144,8 @@ async def test_the_openapi_document_is_compressed_once_when_the_api_is_built() -
     document = b'{"openapi":"3.1.0","padding":"' + b"x" * 4000 + b'"}'
     svc = service(gzip_min_bytes=1024, openapi=document)
 
-    first = await _call(svc, "GET", "/openapi.json", accept_encoding="gzip")
-    second = await _call(svc, "GET", "/openapi.json", accept_encoding="gzip")
+    first = await call(svc, "GET", "/openapi.json", accept_encoding="gzip")
+    second = await call(svc, "GET", "/openapi.json", accept_encoding="gzip")
 
     assert gzip.decompress(first.body) == document
     assert first.body is second.body  # the one compressed copy, not compressed per request
@@ -190,8 +155,8 @@ async def test_a_docs_file_is_compressed_once_then_kept() -> None:
     svc = service(gzip_min_bytes=1024)
     path = next(t for t in ROUTES if t.endswith("swagger-ui.css"))
 
-    first = await _call(svc, "GET", path, accept_encoding="gzip")
-    second = await _call(svc, "GET", path, accept_encoding="gzip")
+    first = await call(svc, "GET", path, accept_encoding="gzip")
+    second = await call(svc, "GET", path, accept_encoding="gzip")
 
     assert header(first, "content-encoding") == "gzip"
     assert first.body is second.body
@@ -238,8 +203,8 @@ def test_the_same_body_compresses_to_the_same_bytes() -> None:
 async def test_without_cors_an_options_is_the_405_it_always_was_and_nothing_is_added() -> None:
     svc = service()
 
-    preflight = await _call(svc, "OPTIONS", "/collections/c/stats", origin=APP, cors_method="GET")
-    get = await _call(svc, "GET", "/healthz", origin=APP)
+    preflight = await call(svc, "OPTIONS", "/collections/c/stats", origin=APP, cors_method="GET")
+    get = await call(svc, "GET", "/healthz", origin=APP)
 
     assert preflight.status == 405
     assert header(preflight, "allow") == "GET, HEAD"

@@ -11,49 +11,12 @@ from collections.abc import Callable, Sequence
 import pytest
 
 from influencer_stats.algebras import EventLog, Metrics
-from influencer_stats.bootstrap.edge import ROUTES
 from influencer_stats.http.cors import ALLOW_HEADERS, EXPOSE_HEADERS, MAX_AGE_S, cors_layer, parse_origins
-from influencer_stats.http.incoming import Incoming
 from influencer_stats.http.layers import EdgeLayer
-from influencer_stats.http.problems import Reply
 from influencer_stats.settings import declared
-from tests.unit.http_api_support import Body, Service, header, service
+from tests.unit.http_api_support import call, header, put_big, service
 
-#: 200 distinct ids: GET /collections/{id} answers about 3 KB of JSON.
-MANY = [f"v{n:010d}" for n in range(200)]
 APP = "https://app.example.com"
-
-
-async def _call(
-    svc: Service,
-    method: str,
-    path: str,
-    *,
-    accept_encoding: str | None = None,
-    origin: str | None = None,
-    cors_method: str | None = None,
-    if_none_match: str | None = None,
-    body: Body | None = None,
-) -> Reply:
-    """``path`` routed as a hand-routed server routes it, the headers handed over."""
-    route, collection_id = ROUTES.match_raw(path)
-    assert route is not None
-    incoming = Incoming(
-        route,
-        method,
-        collection_id,
-        read_body=body or Body([]),
-        accept_encoding=accept_encoding,
-        origin=origin,
-        cors_method=cors_method,
-        if_none_match=if_none_match,
-    )
-    return await svc.api.serve(incoming)
-
-
-async def _big(svc: Service) -> str:
-    assert (await svc.put("big", {"videos": MANY})).status == 201
-    return "/collections/big"
 
 
 def cors(*origins: str) -> Callable[[EventLog, Metrics], Sequence[EdgeLayer]]:
@@ -67,7 +30,7 @@ def cors(*origins: str) -> Callable[[EventLog, Metrics], Sequence[EdgeLayer]]:
 async def test_a_preflight_from_an_allowed_origin_is_a_204_naming_what_it_may_do() -> None:
     svc = service(layers=cors(APP))
 
-    reply = await _call(svc, "OPTIONS", "/collections/c", origin=APP, cors_method="PUT")
+    reply = await call(svc, "OPTIONS", "/collections/c", origin=APP, cors_method="PUT")
 
     assert reply.status == 204
     assert reply.body == b""
@@ -84,7 +47,7 @@ async def test_a_preflight_from_an_allowed_origin_is_a_204_naming_what_it_may_do
 async def test_a_preflight_from_another_origin_gets_no_cors_header() -> None:
     svc = service(layers=cors(APP))
 
-    reply = await _call(svc, "OPTIONS", "/collections/c", origin="https://evil.example", cors_method="PUT")
+    reply = await call(svc, "OPTIONS", "/collections/c", origin="https://evil.example", cors_method="PUT")
 
     assert reply.status == 405
     assert not [name for name, _ in reply.headers if name.startswith("access-control-")]
@@ -94,19 +57,19 @@ async def test_a_preflight_from_another_origin_gets_no_cors_header() -> None:
 async def test_an_options_that_is_no_preflight_keeps_its_405() -> None:
     svc = service(layers=cors(APP))
 
-    without_method = await _call(svc, "OPTIONS", "/collections/c", origin=APP)
-    without_origin = await _call(svc, "OPTIONS", "/collections/c", cors_method="PUT")
+    without_method = await call(svc, "OPTIONS", "/collections/c", origin=APP)
+    without_origin = await call(svc, "OPTIONS", "/collections/c", cors_method="PUT")
 
     assert without_method.status == without_origin.status == 405
 
 
 async def test_an_answer_to_an_allowed_origin_says_so_and_exposes_the_api_headers() -> None:
     svc = service(layers=cors(APP, "http://localhost:3000"))
-    path = await _big(svc)
+    path = await put_big(svc)
 
-    reply = await _call(svc, "GET", path, origin=APP)
-    other = await _call(svc, "GET", path, origin="https://evil.example")
-    none = await _call(svc, "GET", path)
+    reply = await call(svc, "GET", path, origin=APP)
+    other = await call(svc, "GET", path, origin="https://evil.example")
+    none = await call(svc, "GET", path)
 
     assert header(reply, "access-control-allow-origin") == APP
     exposed = {name.strip() for name in EXPOSE_HEADERS.split(",")}
@@ -121,8 +84,8 @@ async def test_an_answer_to_an_allowed_origin_says_so_and_exposes_the_api_header
 async def test_any_origin_answers_star_and_does_not_vary() -> None:
     svc = service(layers=cors("*"))
 
-    preflight = await _call(svc, "OPTIONS", "/collections/c", origin=APP, cors_method="DELETE")
-    get = await _call(svc, "GET", "/healthz", origin=APP)
+    preflight = await call(svc, "OPTIONS", "/collections/c", origin=APP, cors_method="DELETE")
+    get = await call(svc, "GET", "/healthz", origin=APP)
 
     assert header(preflight, "access-control-allow-origin") == "*"
     assert header(get, "access-control-allow-origin") == "*"
@@ -132,9 +95,9 @@ async def test_any_origin_answers_star_and_does_not_vary() -> None:
 
 async def test_gzip_and_cors_share_one_vary() -> None:
     svc = service(layers=cors(APP), gzip_min_bytes=1024)
-    path = await _big(svc)
+    path = await put_big(svc)
 
-    reply = await _call(svc, "GET", path, origin=APP, accept_encoding="gzip")
+    reply = await call(svc, "GET", path, origin=APP, accept_encoding="gzip")
 
     assert [value for name, value in reply.headers if name == "vary"] == ["accept-encoding, origin"]
     assert header(reply, "content-encoding") == "gzip"
