@@ -13,11 +13,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mappin
 from dataclasses import dataclass
 
 import orjson
+from returns.result import Result
 
 from influencer_stats.algebras import CollectionStatsQuery, CollectionStore, EventLog, Metrics
 from influencer_stats.algebras.event_log import LOG_CONTEXT
 from influencer_stats.bootstrap.edge import ROUTES
 from influencer_stats.bounded import read_bounded
+from influencer_stats.domain.models import CollectionId, StatsAnswer, StatsError
 from influencer_stats.domain.validation import DEFAULT_MAX_VIDEOS
 from influencer_stats.http import problems
 from influencer_stats.http.api import HttpApi
@@ -279,3 +281,16 @@ async def put_big(svc: Service) -> str:
     """A collection of ``MANY`` ids, and its path."""
     assert (await svc.put("big", {"videos": MANY})).status == 201
     return "/collections/big"
+
+
+@dataclass
+class AnsweringStats:
+    """A ``CollectionStatsQuery`` that gives one scripted answer."""
+
+    answer: Result[StatsAnswer, StatsError]
+
+    async def stats(self, collection_id: CollectionId) -> Result[StatsAnswer, StatsError]:
+        return self.answer
+
+    async def invalidate(self, collection_id: CollectionId) -> None:
+        pass

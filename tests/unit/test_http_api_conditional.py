@@ -8,22 +8,27 @@ routes; the history's are in ``test_http_api_history.py``, every server in
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pytest
-from returns.result import Result, Success
+from returns.result import Success
 
 from influencer_stats.domain.models import (
     CacheInfo,
     CollectionId,
     CollectionStats,
     StatsAnswer,
-    StatsError,
 )
 from influencer_stats.http.conditional import etag_of, names, not_modified, same_answer, tagged
 from influencer_stats.http.pagination import cursor_of
 from influencer_stats.http.problems import Reply
-from tests.unit.http_api_support import ORIGINAL_VIDEOS, Body, assert_problem, document, header, service
+from tests.unit.http_api_support import (
+    ORIGINAL_VIDEOS,
+    AnsweringStats,
+    Body,
+    assert_problem,
+    document,
+    header,
+    service,
+)
 
 TAG = '"0123456789abcdef0123456789abcdef"'
 OPAQUE = TAG[1:-1]
@@ -155,19 +160,6 @@ async def test_if_none_match_on_a_write_changes_nothing_of_its_answer() -> None:
 
 
 # --- stats ---------------------------------------------------------------------------------------
-
-
-@dataclass
-class AnsweringStats:
-    """A ``CollectionStatsQuery`` that gives one scripted answer."""
-
-    answer: Result[StatsAnswer, StatsError]
-
-    async def stats(self, collection_id: CollectionId) -> Result[StatsAnswer, StatsError]:
-        return self.answer
-
-    async def invalidate(self, collection_id: CollectionId) -> None:
-        pass
 
 
 _STATS = CollectionStats(18760776, 383586, 710585, 3, ())

@@ -7,10 +7,8 @@ over a real socket.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pytest
-from returns.result import Failure, Result, Success
+from returns.result import Failure, Success
 
 from influencer_stats.domain.models import (
     CacheInfo,
@@ -31,6 +29,7 @@ from influencer_stats.domain.models import (
 from influencer_stats.interpreters.videos.synthetic import synthetic_stats, synthetic_video_id
 from tests.unit.http_api_support import (
     ORIGINAL_VIDEOS,
+    AnsweringStats,
     Service,
     assert_problem,
     document,
@@ -42,19 +41,6 @@ ORIGINAL_ID = "99757a95-f758-499f-a170-bea93b2d8bcf"
 
 
 # --- doubles -------------------------------------------------------------------------------------
-
-
-@dataclass
-class AnsweringStats:
-    """A ``CollectionStatsQuery`` that gives one scripted answer."""
-
-    answer: Result[StatsAnswer, StatsError]
-
-    async def stats(self, collection_id: CollectionId) -> Result[StatsAnswer, StatsError]:
-        return self.answer
-
-    async def invalidate(self, collection_id: CollectionId) -> None:
-        pass
 
 
 def expected_totals(videos: list[str]) -> dict[str, int]:
